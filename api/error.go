@@ -1,0 +1,50 @@
+package api
+
+import "fmt"
+
+// Error codes: stable, machine-readable. See docs/api.md.
+const (
+	CodeMalformedJSON     = "malformed_json"
+	CodeUnknownField      = "unknown_field"
+	CodeInvalidArgument   = "invalid_argument"
+	CodeUnauthenticated   = "unauthenticated"
+	CodePermissionDenied  = "permission_denied"
+	CodeNotFound          = "not_found"
+	CodeStaleAttempt      = "stale_attempt"
+	CodeConflict          = "conflict"
+	CodeBodyTooLarge      = "body_too_large"
+	CodeUnsupportedMedia  = "unsupported_media_type"
+	CodeRateLimited       = "rate_limited"
+	CodeOverloaded        = "overloaded"
+	CodeInternal          = "internal"
+	CodeMethodNotAllowed  = "method_not_allowed"
+	CodeDeadlineExceeded  = "deadline_exceeded"
+	CodeServerUnavailable = "unavailable"
+)
+
+// ErrorBody is the error object of every error response.
+type ErrorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+}
+
+// ErrorResponse is the body of every error response.
+type ErrorResponse struct {
+	Error ErrorBody `json:"error"`
+}
+
+// Error is an API error as a Go error: what the client returns for a 4xx
+// or 5xx answer.
+type Error struct {
+	Status     int // HTTP status
+	RetryAfter int // seconds, from Retry-After (0: none)
+	ErrorBody
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s (%d): %s [field %s]", e.Code, e.Status, e.Message, e.Field)
+	}
+	return fmt.Sprintf("%s (%d): %s", e.Code, e.Status, e.Message)
+}

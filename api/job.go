@@ -1,0 +1,260 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Resources is a job's demand or a worker's capacity.
+type Resources struct {
+	CPU      float64 `json:"cpu,omitempty"`
+	MemoryMB int64   `json:"memory_mb,omitempty"`
+	GPU      int64   `json:"gpu,omitempty"`
+}
+
+// Dependency names a job that must end before this one runs.
+type Dependency struct {
+	JobID     string `json:"job_id"`
+	Condition string `json:"condition,omitempty"` // success (default) | failure | any
+}
+
+// RetryPolicy says when and how a failed attempt is retried.
+type RetryPolicy struct {
+	Kind       string   `json:"kind,omitempty"` // fixed | exponential | immediate
+	DelayMS    int64    `json:"delay_ms,omitempty"`
+	MaxDelayMS int64    `json:"max_delay_ms,omitempty"`
+	Jitter     bool     `json:"jitter,omitempty"`
+	RetryOn    []string `json:"retry_on,omitempty"` // failure classes
+}
+
+// JobSpec is what a client submits.
+type JobSpec struct {
+	Type           string            `json:"type"`
+	Tenant         string            `json:"tenant,omitempty"`
+	Name           string            `json:"name,omitempty"`
+	Lane           string            `json:"lane,omitempty"`
+	Key            string            `json:"key,omitempty"`
+	FairnessKey    string            `json:"fairness_key,omitempty"`
+	Priority       *int              `json:"priority,omitempty"`
+	OnDemand       bool              `json:"on_demand,omitempty"`
+	Resources      *Resources        `json:"resources,omitempty"`
+	Labels         []string          `json:"labels,omitempty"`
+	Command        []string          `json:"command,omitempty"`
+	Shell          bool              `json:"shell,omitempty"`
+	Env            map[string]string `json:"env,omitempty"`
+	Dir            string            `json:"dir,omitempty"`
+	Payload        json.RawMessage   `json:"payload,omitempty"`
+	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	MaxAttempts    int               `json:"max_attempts,omitempty"`
+	Retry          *RetryPolicy      `json:"retry,omitempty"`
+	TimeoutMS      int64             `json:"timeout_ms,omitempty"`
+	ExpectedMS     int64             `json:"expected_ms,omitempty"`
+	SLAPolicy      string            `json:"sla_policy,omitempty"`
+	RunAt          *time.Time        `json:"run_at,omitempty"`
+	DependsOn      []Dependency      `json:"depends_on,omitempty"`
+}
+
+// Job states.
+const (
+	StateBlocked   = "blocked"
+	StatePending   = "pending"
+	StateLeased    = "leased"
+	StateRunning   = "running"
+	StateRetryWait = "retry_wait"
+	StateSucceeded = "succeeded"
+	StateFailed    = "failed"
+	StateCancelled = "cancelled"
+)
+
+// Terminal reports whether a job in state s will never change again.
+func Terminal(s string) bool {
+	return s == StateSucceeded || s == StateFailed || s == StateCancelled
+}
+
+// Job is a job as the server reports it: the resolved spec and its state.
+type Job struct {
+	ID             string            `json:"id"`
+	Type           string            `json:"type"`
+	Tenant         string            `json:"tenant"`
+	Name           string            `json:"name,omitempty"`
+	Lane           string            `json:"lane"`
+	Key            string            `json:"key,omitempty"`
+	FairnessKey    string            `json:"fairness_key,omitempty"`
+	Priority       int               `json:"priority"`
+	OnDemand       bool              `json:"on_demand,omitempty"`
+	Resources      Resources         `json:"resources"`
+	Labels         []string          `json:"labels,omitempty"`
+	Command        []string          `json:"command,omitempty"`
+	Shell          bool              `json:"shell,omitempty"`
+	Env            map[string]string `json:"env,omitempty"`
+	Dir            string            `json:"dir,omitempty"`
+	Payload        json.RawMessage   `json:"payload,omitempty"`
+	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	MaxAttempts    int               `json:"max_attempts"`
+	Retry          RetryPolicy       `json:"retry"`
+	TimeoutMS      int64             `json:"timeout_ms,omitempty"`
+	ExpectedMS     int64             `json:"expected_ms,omitempty"`
+	SLAPolicy      string            `json:"sla_policy,omitempty"`
+	RunAt          *time.Time        `json:"run_at,omitempty"`
+	DependsOn      []Dependency      `json:"depends_on,omitempty"`
+
+	State           string          `json:"state"`
+	Attempt         int             `json:"attempt"`
+	CreatedAt       time.Time       `json:"created_at"`
+	UpdatedAt       time.Time       `json:"updated_at"`
+	EnqueuedAt      *time.Time      `json:"enqueued_at,omitempty"`
+	StartedAt       *time.Time      `json:"started_at,omitempty"`
+	FinishedAt      *time.Time      `json:"finished_at,omitempty"`
+	WorkerID        string          `json:"worker_id,omitempty"`
+	LeaseExpiresAt  *time.Time      `json:"lease_expires_at,omitempty"`
+	CancelRequested bool            `json:"cancel_requested,omitempty"`
+	LastError       string          `json:"last_error,omitempty"`
+	ExitCode        *int            `json:"exit_code,omitempty"`
+	FailureClass    string          `json:"failure_class,omitempty"`
+	Result          json.RawMessage `json:"result,omitempty"`
+}
+
+// SubmitResponse answers POST /jobs.
+type SubmitResponse struct {
+	Job            Job        `json:"job"`
+	EstimatedStart *time.Time `json:"estimated_start,omitempty"`
+	Deduplicated   bool       `json:"deduplicated"`
+}
+
+// BatchRequest is the body of POST /jobs/batch.
+type BatchRequest struct {
+	Jobs []JobSpec `json:"jobs"`
+}
+
+// BatchResponse answers POST /jobs/batch, one item per spec in order.
+type BatchResponse struct {
+	Jobs []SubmitResponse `json:"jobs"`
+}
+
+// JobResponse answers GET /jobs/{id} and POST /jobs/{id}/extend-sla.
+type JobResponse struct {
+	Job       Job        `json:"job"`
+	Execution *Execution `json:"execution,omitempty"`
+}
+
+// JobList answers GET /jobs.
+type JobList struct {
+	Jobs       []Job  `json:"jobs"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// Cancel and reprioritize results.
+const (
+	ResultCancelled       = "cancelled"
+	ResultCancelRequested = "cancel_requested"
+	ResultAlreadyFinished = "already_finished"
+	ResultReprioritized   = "reprioritized"
+	ResultAlreadyRunning  = "already_running"
+)
+
+// ActionResponse answers cancel and reprioritize.
+type ActionResponse struct {
+	Job    Job    `json:"job"`
+	Result string `json:"result"`
+}
+
+// ReprioritizeRequest is the body of POST /jobs/{id}/reprioritize.
+type ReprioritizeRequest struct {
+	Priority *int `json:"priority"`
+}
+
+// ExtendSLARequest is the body of POST /jobs/{id}/extend-sla.
+type ExtendSLARequest struct {
+	ExtendMS int64 `json:"extend_ms"`
+}
+
+// Execution is one attempt of a job.
+type Execution struct {
+	JobID           string     `json:"job_id"`
+	Attempt         int        `json:"attempt"`
+	WorkerID        string     `json:"worker_id,omitempty"`
+	LeasedAt        *time.Time `json:"leased_at,omitempty"`
+	StartedAt       *time.Time `json:"started_at,omitempty"`
+	FinishedAt      *time.Time `json:"finished_at,omitempty"`
+	Outcome         string     `json:"outcome,omitempty"` // succeeded | failed | cancelled | lost | timeout ("" while running)
+	ExitCode        *int       `json:"exit_code,omitempty"`
+	FailureClass    string     `json:"failure_class,omitempty"`
+	Error           string     `json:"error,omitempty"`
+	DurationMS      int64      `json:"duration_ms,omitempty"`
+	SLAMet          *bool      `json:"sla_met,omitempty"`
+	SLAViolationPct float64    `json:"sla_violation_pct,omitempty"`
+}
+
+// ExecutionList answers GET /jobs/{id}/executions.
+type ExecutionList struct {
+	Executions []Execution `json:"executions"`
+}
+
+// LogChunk is a piece of a job's output.
+type LogChunk struct {
+	JobID   string    `json:"job_id"`
+	Attempt int       `json:"attempt"`
+	Stream  string    `json:"stream"` // stdout | stderr
+	Seq     int64     `json:"seq"`
+	At      time.Time `json:"at"`
+	Data    string    `json:"data"`
+}
+
+// LogList answers GET /jobs/{id}/logs.
+type LogList struct {
+	Chunks []LogChunk `json:"chunks"`
+}
+
+// LogEnd is the data of the final SSE event of a followed log.
+type LogEnd struct {
+	State string `json:"state"`
+}
+
+// Event is one audit-trail entry.
+type Event struct {
+	ID      int64           `json:"id"`
+	JobID   string          `json:"job_id,omitempty"`
+	Attempt int             `json:"attempt,omitempty"`
+	Type    string          `json:"type"`
+	At      time.Time       `json:"at"`
+	Actor   string          `json:"actor,omitempty"`
+	Detail  json.RawMessage `json:"detail,omitempty"`
+}
+
+// EventList answers GET /jobs/{id}/events.
+type EventList struct {
+	Events []Event `json:"events"`
+}
+
+// Explanation answers GET /jobs/{id}/explain.
+type Explanation struct {
+	JobID          string     `json:"job_id"`
+	State          string     `json:"state"`
+	Code           string     `json:"code"`
+	Message        string     `json:"message"`
+	Blocker        string     `json:"blocker,omitempty"`
+	Lane           string     `json:"lane,omitempty"`
+	Score          int64      `json:"score,omitempty"`
+	Position       int        `json:"position,omitempty"`
+	Queued         int        `json:"queued,omitempty"`
+	EstimatedStart *time.Time `json:"estimated_start,omitempty"`
+}
+
+// Summary answers GET /failures and GET /successes.
+type Summary struct {
+	Total          int64            `json:"total"`
+	Succeeded      int64            `json:"succeeded"`
+	Failed         int64            `json:"failed"`
+	ByClass        map[string]int64 `json:"by_failure_class,omitempty"`
+	ByType         map[string]int64 `json:"by_type,omitempty"`
+	MeanDurationMS float64          `json:"mean_duration_ms"`
+	P95DurationMS  float64          `json:"p95_duration_ms"`
+}
+
+// SLAReport answers GET /sla-compliance.
+type SLAReport struct {
+	Total      int64   `json:"total"`
+	Met        int64   `json:"met"`
+	Violated   int64   `json:"violated"`
+	Compliance float64 `json:"compliance"` // met / total, 1 when total is 0
+}

@@ -1,0 +1,178 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// RegisterRequest is the body of POST /workers/register.
+type RegisterRequest struct {
+	Name     string   `json:"name"`
+	Types    []string `json:"types,omitempty"` // none: every type
+	Labels   []string `json:"labels,omitempty"`
+	Slots    int      `json:"slots"`
+	CPU      float64  `json:"cpu,omitempty"`
+	MemoryMB int64    `json:"memory_mb,omitempty"`
+	GPU      int64    `json:"gpu,omitempty"`
+}
+
+// RegisterResponse answers POST /workers/register.
+type RegisterResponse struct {
+	WorkerID            string `json:"worker_id"`
+	LeaseTTLMS          int64  `json:"lease_ttl_ms"`
+	HeartbeatIntervalMS int64  `json:"heartbeat_interval_ms"`
+}
+
+// LeaseRequest is the body of POST /workers/{id}/lease.
+type LeaseRequest struct {
+	Max    int   `json:"max"`
+	WaitMS int64 `json:"wait_ms,omitempty"`
+}
+
+// Lease is one job handed to a worker, with its fencing token.
+type Lease struct {
+	Job            Job       `json:"job"`
+	Attempt        int       `json:"attempt"`
+	LeaseExpiresAt time.Time `json:"lease_expires_at"`
+}
+
+// LeaseResponse answers POST /workers/{id}/lease.
+type LeaseResponse struct {
+	Leases []Lease `json:"leases"`
+}
+
+// JobAttempt names one attempt of a job.
+type JobAttempt struct {
+	JobID     string     `json:"job_id"`
+	Attempt   int        `json:"attempt"`
+	StartedAt *time.Time `json:"started_at,omitempty"` // start calls only
+}
+
+// StartRequest is the body of POST /workers/{id}/start.
+type StartRequest struct {
+	Jobs []JobAttempt `json:"jobs"`
+}
+
+// HeartbeatRequest is the body of POST /workers/{id}/heartbeat.
+type HeartbeatRequest struct {
+	Jobs []JobAttempt `json:"jobs"`
+}
+
+// HeartbeatResponse answers POST /workers/{id}/heartbeat.
+type HeartbeatResponse struct {
+	LeaseExpiresAt time.Time    `json:"lease_expires_at"`
+	Cancel         []JobAttempt `json:"cancel,omitempty"`
+	Revoked        []JobAttempt `json:"revoked,omitempty"`
+	// Deadlines are new max run times of held attempts whose SLA was
+	// extended since they were leased.
+	Deadlines []Deadline `json:"deadlines,omitempty"`
+}
+
+// Deadline is an attempt's max run time, counted from its start.
+type Deadline struct {
+	JobID     string `json:"job_id"`
+	Attempt   int    `json:"attempt"`
+	TimeoutMS int64  `json:"timeout_ms"`
+}
+
+// Outcomes a worker reports.
+const (
+	OutcomeSucceeded = "succeeded"
+	OutcomeFailed    = "failed"
+	OutcomeCancelled = "cancelled"
+)
+
+// Failure classes.
+const (
+	FailExitCode   = "exit_code"
+	FailTimeout    = "timeout"
+	FailKilled     = "killed"
+	FailOOM        = "oom"
+	FailLostWorker = "lost_worker"
+	FailCancelled  = "cancelled"
+	FailStartError = "start_error"
+)
+
+// Completion is one finished attempt, as a worker reports it.
+type Completion struct {
+	JobID        string          `json:"job_id"`
+	Attempt      int             `json:"attempt"`
+	Outcome      string          `json:"outcome"`
+	ExitCode     *int            `json:"exit_code,omitempty"`
+	FailureClass string          `json:"failure_class,omitempty"`
+	Error        string          `json:"error,omitempty"`
+	StartedAt    *time.Time      `json:"started_at,omitempty"`
+	FinishedAt   *time.Time      `json:"finished_at,omitempty"`
+	Result       json.RawMessage `json:"result,omitempty"`
+}
+
+// CompleteRequest is the body of POST /workers/{id}/complete.
+type CompleteRequest struct {
+	Results []Completion `json:"results"`
+}
+
+// ItemResult is the server's answer for one item of a start or complete.
+type ItemResult struct {
+	JobID string     `json:"job_id"`
+	OK    bool       `json:"ok"`
+	Error *ErrorBody `json:"error,omitempty"`
+}
+
+// ItemResults answers start and complete.
+type ItemResults struct {
+	Results []ItemResult `json:"results"`
+}
+
+// LogAppendRequest is the body of POST /workers/{id}/logs.
+type LogAppendRequest struct {
+	Chunks []LogChunk `json:"chunks"`
+}
+
+// LogAppendResponse answers POST /workers/{id}/logs.
+type LogAppendResponse struct {
+	Accepted int `json:"accepted"`
+}
+
+// WorkerInfo is a worker as GET /workers lists it.
+type WorkerInfo struct {
+	ID           string    `json:"id"`
+	Name         string    `json:"name"`
+	Types        []string  `json:"types,omitempty"`
+	Labels       []string  `json:"labels,omitempty"`
+	Slots        int       `json:"slots"`
+	CPU          float64   `json:"cpu,omitempty"`
+	MemoryMB     int64     `json:"memory_mb,omitempty"`
+	GPU          int64     `json:"gpu,omitempty"`
+	State        string    `json:"state"`
+	Running      int       `json:"running"`
+	RegisteredAt time.Time `json:"registered_at"`
+	LastSeenAt   time.Time `json:"last_seen_at"`
+}
+
+// WorkerList answers GET /workers.
+type WorkerList struct {
+	Workers []WorkerInfo `json:"workers"`
+}
+
+// LaneInfo is one lane as GET /lanes lists it.
+type LaneInfo struct {
+	Name          string    `json:"name"`
+	Weight        float64   `json:"weight"`
+	Pending       int       `json:"pending"`
+	Queued        int       `json:"queued"`
+	Running       int       `json:"running"`
+	Usage         Resources `json:"usage"`
+	DominantShare float64   `json:"dominant_share"`
+}
+
+// Capacity is the pool's total.
+type Capacity struct {
+	Resources
+	Slots int `json:"slots"`
+}
+
+// LaneList answers GET /lanes.
+type LaneList struct {
+	Lanes    []LaneInfo `json:"lanes"`
+	Capacity Capacity   `json:"capacity"`
+}

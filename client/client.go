@@ -1,0 +1,227 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultUserAgent is sent when no WithUserAgent option is given.
+const DefaultUserAgent = "fairway-go-client/1"
+
+// Client talks to a fairway server. It is safe for concurrent use; create
+// one per server and share it.
+type Client struct {
+	root string // scheme://host[:port], for /healthz
+	api  string // root + "/api/v1"
+	hc   *http.Client
+	auth string // "Bearer <key>", or empty
+	ua   string
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithAPIKey sends key as a bearer token on every request.
+func WithAPIKey(key string) Option {
+	return func(c *Client) {
+		if key != "" {
+			c.auth = "Bearer " + key
+		}
+	}
+}
+
+// WithHTTPClient makes the Client use hc as is instead of its own tuned
+// one. Do not give hc a Timeout: it would cut long polls (Lease,
+// SubmitWait, FollowLogs); bound calls with context deadlines instead.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *Client) {
+		if hc != nil {
+			c.hc = hc
+		}
+	}
+}
+
+// WithUserAgent sets the User-Agent header.
+func WithUserAgent(ua string) Option {
+	return func(c *Client) { c.ua = ua }
+}
+
+// New returns a Client for the server at baseURL, e.g.
+// "http://127.0.0.1:7070". A base URL that already ends in /api/v1 is
+// accepted, and one without a scheme gets http://.
+func New(baseURL string, opts ...Option) (*Client, error) {
+	root, err := normalizeBase(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{root: root, api: root + "/api/v1", ua: DefaultUserAgent}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.hc == nil {
+		c.hc = &http.Client{Transport: newTransport()}
+	}
+	return c, nil
+}
+
+func normalizeBase(baseURL string) (string, error) {
+	s := strings.TrimSpace(baseURL)
+	if s == "" {
+		return "", fmt.Errorf("client: empty server URL")
+	}
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("client: server URL: %w", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("client: server URL %q: want http(s)://host[:port]", baseURL)
+	}
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/api/v1")
+	u.RawQuery, u.Fragment, u.RawPath = "", "", ""
+	return strings.TrimSuffix(u.String(), "/"), nil
+}
+
+// newTransport is http.DefaultTransport tuned for many concurrent requests
+// to one server: a large idle pool per host so that hundreds of goroutines
+// reuse connections instead of dialling, and no response-header timeout
+// (long polls answer late by design).
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	t.MaxIdleConns = 2048
+	t.MaxIdleConnsPerHost = 1024
+	t.IdleConnTimeout = 90 * time.Second
+	t.ResponseHeaderTimeout = 0
+	return t
+}
+
+// BaseURL is the server's root URL (without /api/v1).
+func (c *Client) BaseURL() string { return c.root }
+
+// bufPool holds response buffers; large ones are not kept.
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledBuf = 1 << 20
+
+func getBuf() *bytes.Buffer { return bufPool.Get().(*bytes.Buffer) }
+
+func putBuf(b *bytes.Buffer) {
+	if b.Cap() > maxPooledBuf {
+		return
+	}
+	b.Reset()
+	bufPool.Put(b)
+}
+
+// call is one JSON request: method and path under /api/v1, an optional
+// query, an optional body to encode and an optional value to decode the
+// 2xx answer into. It returns the HTTP status.
+type call struct {
+	method string
+	path   string
+	query  url.Values
+	in     any
+	out    any
+	// idemKey, if set, is sent as the Idempotency-Key header, which also
+	// lets net/http resend the request on a pooled connection that turned
+	// out to be closed.
+	idemKey string
+}
+
+func (c *Client) do(ctx context.Context, k call) (int, error) {
+	req, err := c.newRequest(ctx, k.method, c.api+k.path, k.query, k.in)
+	if err != nil {
+		return 0, err
+	}
+	if k.idemKey != "" {
+		req.Header.Set("Idempotency-Key", k.idemKey)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp.StatusCode, decodeError(resp)
+	}
+	return resp.StatusCode, decodeBody(resp.Body, k.out)
+}
+
+func (c *Client) newRequest(ctx context.Context, method, u string, q url.Values, in any) (*http.Request, error) {
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, fmt.Errorf("client: encode request: %w", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	c.setCommon(req)
+	return req, nil
+}
+
+func (c *Client) setCommon(req *http.Request) {
+	if c.auth != "" {
+		req.Header.Set("Authorization", c.auth)
+	}
+	if c.ua != "" {
+		req.Header.Set("User-Agent", c.ua)
+	}
+}
+
+// decodeBody reads the whole body into a pooled buffer (so the connection
+// goes back to the pool) and decodes it into out, if out is not nil.
+func decodeBody(r io.Reader, out any) error {
+	buf := getBuf()
+	defer putBuf(buf)
+	if _, err := buf.ReadFrom(r); err != nil {
+		return fmt.Errorf("client: read response: %w", err)
+	}
+	if out == nil || buf.Len() == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(buf.Bytes(), out); err != nil {
+		return fmt.Errorf("client: decode response: %w", err)
+	}
+	return nil
+}
+
+// jobPath is /jobs/{id}[suffix] with id escaped.
+func jobPath(id, suffix string) string {
+	return "/jobs/" + url.PathEscape(id) + suffix
+}
+
+// workerPath is /workers/{id}/{verb} with id escaped.
+func workerPath(id, verb string) string {
+	return "/workers/" + url.PathEscape(id) + "/" + verb
+}
+
+func formatTime(t time.Time) string {
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// CloseIdleConnections closes the idle connections of the Client's pool.
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }

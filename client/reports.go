@@ -1,0 +1,90 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+)
+
+// SummaryOptions filters the failure, success and SLA reports. Zero values
+// are left out.
+type SummaryOptions struct {
+	Since  time.Time
+	Until  time.Time
+	Type   string
+	Tenant string // admin keys only
+}
+
+func (o SummaryOptions) query() url.Values {
+	q := url.Values{}
+	setTime(q, "since", o.Since)
+	setTime(q, "until", o.Until)
+	setIf(q, "type", o.Type)
+	setIf(q, "tenant", o.Tenant)
+	return q
+}
+
+// Failures summarises failed jobs (GET /failures).
+func (c *Client) Failures(ctx context.Context, opts SummaryOptions) (api.Summary, error) {
+	var out api.Summary
+	_, err := c.do(ctx, call{method: http.MethodGet, path: "/failures", query: opts.query(), out: &out})
+	return out, wrap("failures", err)
+}
+
+// Successes summarises succeeded jobs (GET /successes).
+func (c *Client) Successes(ctx context.Context, opts SummaryOptions) (api.Summary, error) {
+	var out api.Summary
+	_, err := c.do(ctx, call{method: http.MethodGet, path: "/successes", query: opts.query(), out: &out})
+	return out, wrap("successes", err)
+}
+
+// SLACompliance reports how many finished jobs met their SLA.
+func (c *Client) SLACompliance(ctx context.Context, opts SummaryOptions) (api.SLAReport, error) {
+	var out api.SLAReport
+	_, err := c.do(ctx, call{method: http.MethodGet, path: "/sla-compliance", query: opts.query(), out: &out})
+	return out, wrap("SLA compliance", err)
+}
+
+// Workers lists the registered workers.
+func (c *Client) Workers(ctx context.Context) ([]api.WorkerInfo, error) {
+	var out api.WorkerList
+	_, err := c.do(ctx, call{method: http.MethodGet, path: "/workers", out: &out})
+	return out.Workers, wrap("list workers", err)
+}
+
+// Lanes returns every lane's load and the pool's capacity.
+func (c *Client) Lanes(ctx context.Context) (api.LaneList, error) {
+	var out api.LaneList
+	_, err := c.do(ctx, call{method: http.MethodGet, path: "/lanes", out: &out})
+	return out, wrap("list lanes", err)
+}
+
+// Health checks that the server process is up (GET /healthz).
+func (c *Client) Health(ctx context.Context) error {
+	return c.probe(ctx, "/healthz")
+}
+
+// Ready checks that the server can serve: its store is open and its
+// dispatcher running (GET /readyz).
+func (c *Client) Ready(ctx context.Context) error {
+	return c.probe(ctx, "/readyz")
+}
+
+func (c *Client) probe(ctx context.Context, path string) error {
+	req, err := c.newRequest(ctx, http.MethodGet, c.root+path, nil, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return wrap(path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return wrap(path, decodeError(resp))
+	}
+	return wrap(path, decodeBody(resp.Body, nil))
+}

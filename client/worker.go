@@ -1,0 +1,76 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+)
+
+// The worker protocol: a worker registers once per start, then loops on
+// Lease (a long poll), Start, Heartbeat, AppendLogs and Complete, all
+// fenced by each job's attempt. A worker the server no longer knows gets a
+// not-found error (IsNotFound) on every call and must register again.
+
+// Register announces a worker and returns its fresh identity and the lease
+// timing it must keep.
+func (c *Client) Register(ctx context.Context, req api.RegisterRequest) (api.RegisterResponse, error) {
+	var out api.RegisterResponse
+	_, err := c.do(ctx, call{method: http.MethodPost, path: "/workers/register", in: &req, out: &out})
+	return out, wrap("register worker", err)
+}
+
+// Lease asks for up to maxJobs jobs, waiting up to wait (the server caps it at
+// 60 s) for at least one. It answers as soon as one is assigned, or with
+// none when wait passes. ctx must allow for wait: no client-side timeout
+// applies.
+func (c *Client) Lease(ctx context.Context, workerID string, maxJobs int, wait time.Duration) ([]api.Lease, error) {
+	var out api.LeaseResponse
+	in := api.LeaseRequest{Max: maxJobs, WaitMS: wait.Milliseconds()}
+	_, err := c.do(ctx, call{method: http.MethodPost, path: workerPath(workerID, "lease"), in: &in, out: &out})
+	return out.Leases, wrap("lease", err)
+}
+
+// Start reports that the worker started the named attempts. Each item's
+// result says whether it is still current (see ResultError).
+func (c *Client) Start(ctx context.Context, workerID string, jobs []api.JobAttempt) ([]api.ItemResult, error) {
+	var out api.ItemResults
+	in := api.StartRequest{Jobs: jobs}
+	_, err := c.do(ctx, call{method: http.MethodPost, path: workerPath(workerID, "start"), in: &in, out: &out})
+	return out.Results, wrap("start", err)
+}
+
+// Heartbeat names every attempt the worker holds and extends their leases.
+// The answer lists attempts to kill and report cancelled (Cancel) and
+// attempts no longer current, to stop without reporting (Revoked).
+func (c *Client) Heartbeat(ctx context.Context, workerID string, jobs []api.JobAttempt) (api.HeartbeatResponse, error) {
+	var out api.HeartbeatResponse
+	in := api.HeartbeatRequest{Jobs: jobs}
+	_, err := c.do(ctx, call{method: http.MethodPost, path: workerPath(workerID, "heartbeat"), in: &in, out: &out})
+	return out, wrap("heartbeat", err)
+}
+
+// Complete reports finished attempts. A stale attempt is refused per item
+// (see ResultError and IsStaleAttempt).
+func (c *Client) Complete(ctx context.Context, workerID string, results []api.Completion) ([]api.ItemResult, error) {
+	var out api.ItemResults
+	in := api.CompleteRequest{Results: results}
+	_, err := c.do(ctx, call{method: http.MethodPost, path: workerPath(workerID, "complete"), in: &in, out: &out})
+	return out.Results, wrap("complete", err)
+}
+
+// AppendLogs sends output chunks and returns how many the server accepted.
+func (c *Client) AppendLogs(ctx context.Context, workerID string, chunks []api.LogChunk) (int, error) {
+	var out api.LogAppendResponse
+	in := api.LogAppendRequest{Chunks: chunks}
+	_, err := c.do(ctx, call{method: http.MethodPost, path: workerPath(workerID, "logs"), in: &in, out: &out})
+	return out.Accepted, wrap("append logs", err)
+}
+
+// Deregister says the worker is leaving; the jobs it still holds are
+// released for another attempt.
+func (c *Client) Deregister(ctx context.Context, workerID string) error {
+	_, err := c.do(ctx, call{method: http.MethodPost, path: workerPath(workerID, "deregister"), in: struct{}{}})
+	return wrap("deregister", err)
+}

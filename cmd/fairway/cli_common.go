@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fairwayhq/fairway/client"
+)
+
+// Exit codes of the API commands (docs/cli.md).
+const (
+	exitOK          = 0
+	exitJobFailed   = 1 // submit --wait: the job failed or was cancelled
+	exitUsage       = 2
+	exitNotFound    = 3
+	exitAPI         = 4 // the server refused the request (4xx other than 404)
+	exitUnavailable = 5 // the server cannot be reached, or answered 5xx
+	exitInterrupted = 130
+)
+
+// Defaults of the common flags.
+const (
+	envServer     = "FAIRWAY_SERVER"
+	envAPIKey     = "FAIRWAY_API_KEY"
+	defaultServer = "http://127.0.0.1:7070"
+)
+
+// cli is one run of an API command: its flags (the common ones plus its
+// own) and where it writes.
+type cli struct {
+	name     string
+	synopsis string // what follows "fairway NAME" in the usage line
+	about    string
+	fs       *flag.FlagSet
+	server   string
+	apiKey   string
+	json     bool
+	stdout   io.Writer
+	stderr   io.Writer
+}
+
+func newCLI(name, synopsis, about string, stdout, stderr io.Writer) *cli {
+	c := &cli{name: name, synopsis: synopsis, about: about, stdout: stdout, stderr: stderr}
+	c.fs = flag.NewFlagSet(name, flag.ContinueOnError)
+	c.fs.SetOutput(io.Discard) // errors are printed by parse, usage by printUsage
+	c.fs.StringVar(&c.server, "server", "", "server `URL` (default $"+envServer+", else "+defaultServer+")")
+	c.fs.StringVar(&c.apiKey, "api-key", "", "API `key` (default $"+envAPIKey+")")
+	c.fs.BoolVar(&c.json, "json", false, "print the API's JSON instead of text")
+	return c
+}
+
+// parse reads flags placed before, between or after the positional
+// arguments. Arguments after a "--" are returned apart, in rest. code is -1
+// to go on, else the exit code to stop with (0 after -h).
+func (c *cli) parse(args []string) (pos, rest []string, code int) {
+	for {
+		if err := c.fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				c.printUsage()
+				return nil, nil, exitOK
+			}
+			return nil, nil, c.usageErr("%v", err)
+		}
+		left := c.fs.Args()
+		if n := len(args) - len(left); n > 0 && args[n-1] == "--" {
+			return pos, left, -1
+		}
+		if len(left) == 0 {
+			return pos, nil, -1
+		}
+		pos = append(pos, left[0])
+		args = left[1:]
+	}
+}
+
+// parseN parses args for a command that takes exactly n positional
+// arguments (a "--" only protects arguments that look like flags).
+func (c *cli) parseN(args []string, n int, what string) ([]string, int) {
+	pos, rest, code := c.parse(args)
+	if code >= 0 {
+		return nil, code
+	}
+	pos = append(pos, rest...)
+	if len(pos) != n {
+		return nil, c.usageErr("want %s, got %d argument(s)", what, len(pos))
+	}
+	return pos, -1
+}
+
+func (c *cli) printUsage() {
+	fmt.Fprintf(c.stderr, "usage: fairway %s %s\n\n%s\n\nflags:\n", c.name, c.synopsis, c.about)
+	c.fs.SetOutput(c.stderr)
+	c.fs.PrintDefaults()
+	c.fs.SetOutput(io.Discard)
+}
+
+// usageErr reports a usage error and returns exitUsage.
+func (c *cli) usageErr(format string, args ...any) int {
+	fmt.Fprintf(c.stderr, "fairway: %s: %s\nRun 'fairway %s -h' for usage.\n", c.name, fmt.Sprintf(format, args...), c.name)
+	return exitUsage
+}
+
+// client makes the API client from the common flags.
+// oneJob parses a command's single job ID and makes its client. A code
+// >= 0 means the command ends with it.
+func (c *cli) oneJob(args []string) (string, *client.Client, int) {
+	pos, code := c.parseN(args, 1, "one job ID")
+	if code >= 0 {
+		return "", nil, code
+	}
+	cl, code := c.client()
+	if code >= 0 {
+		return "", nil, code
+	}
+	return pos[0], cl, -1
+}
+
+func (c *cli) client() (*client.Client, int) {
+	server := firstNonEmpty(c.server, os.Getenv(envServer), defaultServer)
+	key := firstNonEmpty(c.apiKey, os.Getenv(envAPIKey))
+	cl, err := client.New(server, client.WithAPIKey(key), client.WithUserAgent("fairway-cli/1"))
+	if err != nil {
+		return nil, c.usageErr("--server: %v", err)
+	}
+	c.server = cl.BaseURL()
+	return cl, -1
+}
+
+// fail prints err and returns the exit code for it: 3 for not found, 4
+// for another refusal, 5 when the server is unreachable or failed, 130
+// when interrupted.
+func (c *cli) fail(err error) int {
+	code := exitCodeFor(err)
+	switch code {
+	case exitInterrupted:
+		fmt.Fprintln(c.stderr, "fairway: interrupted")
+	case exitUnavailable:
+		if _, isAPI := client.APIError(err); !isAPI {
+			fmt.Fprintf(c.stderr, "fairway: cannot reach the server at %s: %v\n", c.server, err)
+			break
+		}
+		fallthrough
+	default:
+		fmt.Fprintf(c.stderr, "fairway: %v\n", err)
+	}
+	return code
+}
+
+func exitCodeFor(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, context.Canceled) {
+		return exitInterrupted
+	}
+	e, ok := client.APIError(err)
+	switch {
+	case !ok:
+		return exitUnavailable
+	case e.Status == 404:
+		return exitNotFound
+	case e.Status >= 500:
+		return exitUnavailable
+	}
+	return exitAPI
+}
+
+// done returns exitOK for a nil error, else fail(err).
+func (c *cli) done(err error) int {
+	if err != nil {
+		return c.fail(err)
+	}
+	return exitOK
+}
+
+// printJSON writes v as indented JSON on stdout.
+func (c *cli) printJSON(v any) error {
+	enc := json.NewEncoder(c.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// table returns a tabwriter for aligned columns on stdout; Flush it.
+func (c *cli) table() *tabwriter.Writer {
+	return tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+}
+
+// tableRow writes tab-separated cells and a newline.
+func tableRow(w io.Writer, cells ...string) {
+	fmt.Fprintln(w, strings.Join(cells, "\t"))
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// timeText shows a time in UTC to the second, "-" when unset.
+func timeText(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05")
+}
+
+// msText shows a millisecond count as a duration.
+func msText(ms int64) string {
+	return (time.Duration(ms) * time.Millisecond).String()
+}
+
+// dashIfEmpty shows "-" for an empty cell.
+func dashIfEmpty(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// lockedWriter serialises writes from several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+
+func (s *stringList) Set(v string) error {
+	*s = append(*s, v)
+	return nil
+}
+
+// optionalInt is an int flag that knows whether it was given.
+type optionalInt struct {
+	v   int
+	set bool
+}
+
+func (o *optionalInt) String() string {
+	if o == nil || !o.set {
+		return ""
+	}
+	return strconv.Itoa(o.v)
+}
+
+func (o *optionalInt) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("not an integer")
+	}
+	o.v, o.set = n, true
+	return nil
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/fairwayhq/fairway/api"
+)
+
+func init() {
+	commands["explain"] = command{summary: "say why a job is not running", run: runExplain}
+}
+
+const explainAbout = `Says why a job is not running: the first constraint that holds it back
+(no compatible worker, a cap, a conflict, a dependency, its run_at, its
+lane over its fair share), its position in its lane and an estimated start.`
+
+func runExplain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newCLI("explain", "ID [flags]", explainAbout, stdout, stderr)
+	id, cl, code := c.oneJob(args)
+	if code >= 0 {
+		return code
+	}
+	x, err := cl.Explain(ctx, id)
+	if err != nil {
+		return c.fail(err)
+	}
+	if c.json {
+		return c.done(c.printJSON(x))
+	}
+	tw := c.table()
+	writeFields(tw, explainFields(x))
+	return c.done(tw.Flush())
+}
+
+func explainFields(x api.Explanation) []field {
+	f := []field{
+		{"job", x.JobID}, {"state", x.State}, {"lane", x.Lane},
+		{"reason", x.Code}, {"message", x.Message}, {"blocked by", x.Blocker},
+	}
+	if x.Position > 0 {
+		f = append(f, field{"position", fmt.Sprintf("%d of %d queued in its lane", x.Position, x.Queued)})
+	}
+	if x.Score != 0 {
+		f = append(f, field{"score", strconv.FormatInt(x.Score, 10)})
+	}
+	return append(f, field{"estimated start", timeOrEmpty(x.EstimatedStart)})
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+)
+
+func init() {
+	commands["status"] = command{summary: "show a job and its latest attempt", run: runStatus}
+}
+
+func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newCLI("status", "ID [flags]", "Shows a job: its spec as resolved by the server, its state and its latest attempt.", stdout, stderr)
+	id, cl, code := c.oneJob(args)
+	if code >= 0 {
+		return code
+	}
+	r, err := cl.Get(ctx, id)
+	if err != nil {
+		return c.fail(err)
+	}
+	if c.json {
+		return c.done(c.printJSON(r))
+	}
+	tw := c.table()
+	writeFields(tw, jobFields(r.Job))
+	if r.Execution != nil {
+		writeFields(tw, executionFields(*r.Execution))
+	}
+	return c.done(tw.Flush())
+}
+
+// field is one "name: value" line; empty values are left out.
+type field struct{ name, value string }
+
+func writeFields(w io.Writer, fields []field) {
+	for _, f := range fields {
+		if f.value != "" {
+			tableRow(w, f.name+":", f.value)
+		}
+	}
+}
+
+func jobFields(j api.Job) []field {
+	return []field{
+		{"id", j.ID}, {"name", j.Name}, {"type", j.Type}, {"state", jobStateText(j)},
+		{"tenant", j.Tenant}, {"lane", j.Lane}, {"key", j.Key}, {"fairness key", j.FairnessKey},
+		{"priority", strconv.Itoa(j.Priority) + onDemandText(j.OnDemand)},
+		{"resources", resourcesText(j.Resources)}, {"labels", strings.Join(j.Labels, ",")},
+		{"command", commandText(j.Command, j.Shell)}, {"dir", j.Dir},
+		{"attempts", fmt.Sprintf("%d of %d", j.Attempt, j.MaxAttempts)},
+		{"timeout", msOrEmpty(j.TimeoutMS)}, {"expected", msOrEmpty(j.ExpectedMS)}, {"sla policy", j.SLAPolicy},
+		{"depends on", depsText(j.DependsOn)}, {"run at", timeOrEmpty(j.RunAt)},
+		{"created", timeText(&j.CreatedAt)}, {"started", timeOrEmpty(j.StartedAt)}, {"finished", timeOrEmpty(j.FinishedAt)},
+		{"worker", j.WorkerID}, {"lease expires", leaseText(j)},
+		{"cancel requested", yesOrEmpty(j.CancelRequested)}, {"error", j.LastError},
+	}
+}
+
+func executionFields(e api.Execution) []field {
+	outcome := dashIfEmpty(e.Outcome)
+	if e.Outcome == "" {
+		outcome = "(in progress)"
+	}
+	last := fmt.Sprintf("attempt %d on %s: %s", e.Attempt, dashIfEmpty(e.WorkerID), outcome)
+	if e.ExitCode != nil {
+		last += fmt.Sprintf(", exit code %d", *e.ExitCode)
+	}
+	if e.DurationMS > 0 {
+		last += ", " + msText(e.DurationMS)
+	}
+	if e.SLAMet != nil && !*e.SLAMet {
+		last += fmt.Sprintf(", SLA violated by %.0f%%", e.SLAViolationPct)
+	}
+	return []field{{"last attempt", last}, {"failure", e.FailureClass}, {"attempt error", e.Error}}
+}
+
+func onDemandText(on bool) string {
+	if on {
+		return " (on demand)"
+	}
+	return ""
+}
+
+func resourcesText(r api.Resources) string {
+	var parts []string
+	if r.CPU != 0 {
+		parts = append(parts, strconv.FormatFloat(r.CPU, 'g', -1, 64)+" cpu")
+	}
+	if r.MemoryMB != 0 {
+		parts = append(parts, strconv.FormatInt(r.MemoryMB, 10)+" MB")
+	}
+	if r.GPU != 0 {
+		parts = append(parts, strconv.FormatInt(r.GPU, 10)+" gpu")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// commandText shows argv with arguments quoted where needed.
+func commandText(argv []string, shell bool) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = a
+		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`") {
+			q[i] = strconv.Quote(a)
+		}
+	}
+	s := strings.Join(q, " ")
+	if shell && s != "" {
+		s += " (shell)"
+	}
+	return s
+}
+
+func depsText(deps []api.Dependency) string {
+	parts := make([]string, len(deps))
+	for i, d := range deps {
+		parts[i] = d.JobID + ":" + firstNonEmpty(d.Condition, "success")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func msOrEmpty(ms int64) string {
+	if ms == 0 {
+		return ""
+	}
+	return msText(ms)
+}
+
+func timeOrEmpty(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	return timeText(t)
+}
+
+// leaseText is when the lease of a job not yet ended expires.
+func leaseText(j api.Job) string {
+	if api.Terminal(j.State) {
+		return ""
+	}
+	return timeOrEmpty(j.LeaseExpiresAt)
+}
+
+func yesOrEmpty(b bool) string {
+	if b {
+		return "yes"
+	}
+	return ""
+}

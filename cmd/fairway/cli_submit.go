@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+)
+
+func init() {
+	commands["submit"] = command{summary: "submit a job (--wait: follow its logs to its end)", run: runSubmit}
+}
+
+const submitAbout = `Submits a job of TYPE that runs COMMAND (given after --) and prints its id.
+With --wait it then follows the job: its stdout and stderr are copied to
+fairway's, state changes are shown on stderr, and the exit status says how it
+ended (0 succeeded, 1 failed or cancelled).`
+
+// submitFlags are submit's own flags.
+type submitFlags struct {
+	tenant, name, lane, key, fairnessKey string
+	priority                             optionalInt
+	onDemand, shell, wait                bool
+	cpu                                  float64
+	memoryMB, gpu                        int64
+	labels, env, after                   stringList
+	dir, idempotencyKey                  string
+	maxAttempts                          int
+	retry                                string
+	retryDelay, timeout, expected        time.Duration
+	sla, runAt, payload                  string
+}
+
+func (f *submitFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.tenant, "tenant", "", "tenant (admin keys and open servers only)")
+	fs.StringVar(&f.name, "name", "", "a label for people")
+	fs.StringVar(&f.lane, "lane", "", "lane (default: the type's)")
+	fs.StringVar(&f.key, "key", "", "resource key: what the job works on (conflicts, cost learning)")
+	fs.StringVar(&f.fairnessKey, "fairness-key", "", "whose consumption it counts against (default: the tenant)")
+	fs.Var(&f.priority, "priority", "priority `N`, 0..1000, higher first (default: the type's, else 500)")
+	fs.BoolVar(&f.onDemand, "on-demand", false, "a caller is waiting: jump ahead within the anti-starvation bounds")
+	fs.Float64Var(&f.cpu, "cpu", 0, "cpu cores it needs (default: the type's)")
+	fs.Int64Var(&f.memoryMB, "memory-mb", 0, "memory in MB it needs (default: the type's)")
+	fs.Int64Var(&f.gpu, "gpu", 0, "GPUs it needs (default: the type's)")
+	fs.Var(&f.labels, "label", "worker `label` it needs (repeatable)")
+	fs.Var(&f.env, "env", "environment variable `K=V` (repeatable)")
+	fs.StringVar(&f.dir, "dir", "", "working directory on the worker")
+	fs.BoolVar(&f.shell, "shell", false, "run COMMAND through the shell (if the type allows it)")
+	fs.StringVar(&f.idempotencyKey, "idempotency-key", "", "a resubmit with the same key within 24 h returns the first job")
+	fs.IntVar(&f.maxAttempts, "max-attempts", 0, "attempts before it fails for good (default: the type's, else 1)")
+	fs.StringVar(&f.retry, "retry", "", "retry back-off: fixed, exponential or immediate")
+	fs.DurationVar(&f.retryDelay, "retry-delay", 0, "delay before a retry (the first, for exponential)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "max run time (SLA limit)")
+	fs.DurationVar(&f.expected, "expected", 0, "expected run time (SLA warning)")
+	fs.StringVar(&f.sla, "sla", "", "SLA policy: strict (kill at --timeout), flexible or warning_only")
+	fs.StringVar(&f.runAt, "run-at", "", "not before this `time`: RFC 3339, or +DURATION from now")
+	fs.Var(&f.after, "after", "run after job `ID[:condition]` ends; condition success (default), failure or any (repeatable)")
+	fs.StringVar(&f.payload, "payload", "", "JSON payload for SDK handlers")
+	fs.BoolVar(&f.wait, "wait", false, "follow the job: stream its logs and state, exit 0 on success, 1 on failure")
+}
+
+func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newCLI("submit", "TYPE [flags] [-- COMMAND [ARG...]]", submitAbout, stdout, stderr)
+	var f submitFlags
+	f.register(c.fs)
+	pos, command, code := c.parse(args)
+	if code >= 0 {
+		return code
+	}
+	if len(pos) != 1 {
+		return c.usageErr("want one job TYPE and the command after --, got %d argument(s) before --", len(pos))
+	}
+	spec, err := f.spec(pos[0], command, time.Now())
+	if err != nil {
+		return c.usageErr("%v", err)
+	}
+	cl, code := c.client()
+	if code >= 0 {
+		return code
+	}
+	res, err := cl.Submit(ctx, spec)
+	if err != nil {
+		return c.fail(err)
+	}
+	if f.wait {
+		return c.follow(ctx, cl, res)
+	}
+	return c.done(c.printSubmitted(res))
+}
+
+func (c *cli) printSubmitted(res api.SubmitResponse) error {
+	if c.json {
+		return c.printJSON(res)
+	}
+	if res.Deduplicated {
+		fmt.Fprintf(c.stderr, "fairway: idempotency key seen before: job %s already exists (%s)\n", res.Job.ID, res.Job.State)
+	}
+	_, err := fmt.Fprintln(c.stdout, res.Job.ID)
+	return err
+}
+
+// spec builds the job spec from the flags; an error is a usage error.
+func (f *submitFlags) spec(typ string, command []string, now time.Time) (api.JobSpec, error) {
+	s := api.JobSpec{
+		Type: typ, Tenant: f.tenant, Name: f.name, Lane: f.lane, Key: f.key, FairnessKey: f.fairnessKey,
+		OnDemand: f.onDemand, Labels: f.labels, Command: command, Shell: f.shell, Dir: f.dir,
+		IdempotencyKey: f.idempotencyKey, MaxAttempts: f.maxAttempts, SLAPolicy: f.sla,
+		TimeoutMS: f.timeout.Milliseconds(), ExpectedMS: f.expected.Milliseconds(),
+	}
+	if f.priority.set {
+		p := f.priority.v
+		s.Priority = &p
+	}
+	if f.cpu != 0 || f.memoryMB != 0 || f.gpu != 0 {
+		s.Resources = &api.Resources{CPU: f.cpu, MemoryMB: f.memoryMB, GPU: f.gpu}
+	}
+	var err error
+	if err = f.check(); err != nil {
+		return s, err
+	}
+	if s.Env, err = parseEnv(f.env); err != nil {
+		return s, err
+	}
+	if s.RunAt, err = parseRunAt(f.runAt, now); err != nil {
+		return s, err
+	}
+	if s.DependsOn, err = parseAfter(f.after); err != nil {
+		return s, err
+	}
+	s.Retry = f.retryPolicy()
+	if f.payload != "" {
+		s.Payload = json.RawMessage(f.payload)
+	}
+	return s, nil
+}
+
+// check validates the flags whose values are a closed set or a format.
+func (f *submitFlags) check() error {
+	switch {
+	case !slices.Contains([]string{"", "fixed", "exponential", "immediate"}, f.retry):
+		return fmt.Errorf("--retry: want fixed, exponential or immediate, got %q", f.retry)
+	case !slices.Contains([]string{"", "strict", "flexible", "warning_only"}, f.sla):
+		return fmt.Errorf("--sla: want strict, flexible or warning_only, got %q", f.sla)
+	case f.retryDelay < 0 || f.timeout < 0 || f.expected < 0:
+		return errors.New("--retry-delay, --timeout and --expected must not be negative")
+	case f.payload != "" && !json.Valid([]byte(f.payload)):
+		return errors.New("--payload: not valid JSON")
+	}
+	return nil
+}
+
+func (f *submitFlags) retryPolicy() *api.RetryPolicy {
+	if f.retry == "" && f.retryDelay == 0 {
+		return nil
+	}
+	return &api.RetryPolicy{Kind: f.retry, DelayMS: f.retryDelay.Milliseconds()}
+}
+
+func parseEnv(kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	env := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--env: want K=V, got %q", kv)
+		}
+		env[k] = v
+	}
+	return env, nil
+}
+
+// parseRunAt reads an RFC 3339 time or +DURATION from now.
+func parseRunAt(s string, now time.Time) (*time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if rest, ok := strings.CutPrefix(s, "+"); ok {
+		d, err := time.ParseDuration(rest)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("--run-at: want RFC 3339 or +DURATION (e.g. +10m), got %q", s)
+		}
+		t := now.Add(d).UTC()
+		return &t, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return nil, fmt.Errorf("--run-at: want RFC 3339 (e.g. 2026-11-21T07:00:00Z) or +DURATION, got %q", s)
+	}
+	t = t.UTC()
+	return &t, nil
+}
+
+// parseAfter reads --after ID[:condition] values.
+func parseAfter(vals []string) ([]api.Dependency, error) {
+	var deps []api.Dependency
+	for _, v := range vals {
+		id, cond, _ := strings.Cut(v, ":")
+		if id == "" || !slices.Contains([]string{"", "success", "failure", "any"}, cond) {
+			return nil, fmt.Errorf("--after: want ID or ID:success|failure|any, got %q", v)
+		}
+		deps = append(deps, api.Dependency{JobID: id, Condition: cond})
+	}
+	return deps, nil
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+func init() {
+	commands["dev"] = command{summary: "server + one local worker + SQLite in ./fairway-data, in one command", run: runDev}
+}
+
+// runDev starts the server and, as a child process, one worker that runs
+// every job type, then prints what to try next. Ctrl-C stops both.
+func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f serverFlags
+	f.register(fs)
+	slots := fs.Int("slots", runtime.NumCPU(), "slots of the local worker")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg, err := f.load()
+	if err != nil {
+		fmt.Fprintf(stderr, "fairway dev: %v\n", err)
+		return 2
+	}
+	if f.configPath == "" {
+		for name, t := range cfg.Types {
+			t.AllowShell = true
+			cfg.Types[name] = t
+		}
+	}
+	log, err := newLogger(stderr, f.logLevel)
+	if err != nil {
+		fmt.Fprintf(stderr, "fairway dev: %v\n", err)
+		return 2
+	}
+	// The worker stops first (it drains and deregisters), then the server.
+	workerCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	serverCtx, stopServer := context.WithCancel(context.Background())
+	defer stopServer()
+	var wg sync.WaitGroup
+	wg.Add(1) // the worker; released by its goroutine, or below if it never starts
+	var started atomic.Bool
+	ready := func(addr string) {
+		started.Store(true)
+		url := "http://" + addr
+		printDevHint(stdout, url, cfg.Server.DataDir)
+		go func() {
+			defer wg.Done()
+			defer stopServer()
+			if err := runDevWorker(workerCtx, url, *slots, stderr); err != nil && workerCtx.Err() == nil {
+				fmt.Fprintf(stderr, "fairway dev: worker: %v\n", err)
+			}
+		}()
+	}
+	go func() {
+		<-workerCtx.Done()
+		if !started.Load() {
+			stopServer() // no worker to wait for
+		}
+	}()
+	err = serve(serverCtx, cfg, log, ready)
+	cancel()
+	if !started.Load() {
+		wg.Done()
+	}
+	wg.Wait()
+	if err != nil {
+		fmt.Fprintf(stderr, "fairway dev: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// runDevWorker runs `fairway worker` as a child process and stops it with
+// SIGTERM (its graceful drain) when ctx ends.
+func runDevWorker(ctx context.Context, url string, slots int, stderr io.Writer) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own executable: %w", err)
+	}
+	cmd := exec.Command(exe, "worker", "--server", url, "--name", "dev-worker", "--slots", strconv.Itoa(slots), "--allow-shell")
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("worker exited: %w", err)
+	case <-ctx.Done():
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return nil
+		}
+		return err
+	case <-time.After(35 * time.Second):
+		_ = cmd.Process.Kill()
+		return <-done
+	}
+}
+
+func printDevHint(w io.Writer, url, dataDir string) {
+	fmt.Fprintf(w, `fairway dev: server on %[1]s, one local worker, data in %[2]s
+
+Try, in another terminal:
+  export FAIRWAY_SERVER=%[1]s
+  fairway submit --wait demo -- sh -c 'echo hello from fairway; sleep 1; echo done'
+  fairway submit --priority 900 --lane default report -- echo urgent
+  fairway list
+  fairway explain <job-id>
+  fairway workers
+  fairway lanes
+(or: go run ./cmd/fairway <command> ... from the repository)
+API: %[1]s/api/v1/openapi.json   Stop with Ctrl-C.
+`, url, dataDir)
+}

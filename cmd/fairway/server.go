@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/fairwayhq/fairway/internal/config"
+	"github.com/fairwayhq/fairway/internal/server"
+	"github.com/fairwayhq/fairway/internal/store/sqlite"
+)
+
+func init() {
+	commands["server"] = command{summary: "run the job server (HTTP API, SQLite store)", run: runServer}
+}
+
+// serverFlags are shared by `server` and `dev`.
+type serverFlags struct {
+	configPath string
+	listen     string
+	dataDir    string
+	logLevel   string
+}
+
+func (f *serverFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.configPath, "config", "", "YAML config file (lanes, tiers, types, tenants); default: built-in defaults")
+	fs.StringVar(&f.listen, "listen", "", "address to listen on (default from config, else 127.0.0.1:7070)")
+	fs.StringVar(&f.dataDir, "data", "", "data directory for the SQLite store (default from config, else ./fairway-data)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+}
+
+func (f *serverFlags) load() (config.Config, error) {
+	cfg := config.Default()
+	if f.configPath != "" {
+		var err error
+		if cfg, err = config.LoadFile(f.configPath); err != nil {
+			return cfg, err
+		}
+	}
+	if f.listen != "" {
+		cfg.Server.Listen = f.listen
+	}
+	if f.dataDir != "" {
+		cfg.Server.DataDir = f.dataDir
+	}
+	return cfg, nil
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f serverFlags
+	f.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg, err := f.load()
+	if err != nil {
+		fmt.Fprintf(stderr, "fairway server: %v\n", err)
+		return 2
+	}
+	log, err := newLogger(stderr, f.logLevel)
+	if err != nil {
+		fmt.Fprintf(stderr, "fairway server: %v\n", err)
+		return 2
+	}
+	if err := serve(ctx, cfg, log, func(addr string) {
+		fmt.Fprintf(stdout, "fairway server listening on http://%s (data in %s)\n", addr, cfg.Server.DataDir)
+	}); err != nil {
+		fmt.Fprintf(stderr, "fairway server: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// serve runs the server until ctx ends, then shuts down gracefully.
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(addr string)) error {
+	st, err := sqlite.Open(ctx, filepath.Join(cfg.Server.DataDir, "fairway.db"))
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer st.Close()
+	srv, err := server.New(server.Options{Store: st, Config: cfg, Logger: log})
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(ctx); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	ready(ln.Addr().String())
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv.Close()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,475 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/client"
+	"github.com/fairwayhq/fairway/internal/config"
+	"github.com/fairwayhq/fairway/internal/server"
+	"github.com/fairwayhq/fairway/internal/store/sqlite"
+	"github.com/fairwayhq/fairway/worker"
+)
+
+// The fairway system: a real fairway server (internal/server on the SQLite
+// store, WAL and synchronous=FULL, config.Default()) listening on
+// 127.0.0.1, real fairway workers (package worker) and producers (package
+// client) talking HTTP to it, all in this process.
+
+// jobType is the type of every benchmark job; config.Default() accepts
+// unknown types, so it needs no configuration.
+const jobType = "bench"
+
+// Priorities of the priority workload's classes (same type, same lane).
+const (
+	priorityHigh = 900
+	priorityLow  = 100
+)
+
+// maxServerBatch is the most specs one POST /jobs/batch takes.
+const maxServerBatch = 1000
+
+// FairwayOptions tunes the fairway system.
+type FairwayOptions struct {
+	// Batch is the chunk size of InsertBatch, capped at maxServerBatch.
+	Batch int
+	// InsertParallel is how many batch requests InsertBatch keeps in flight.
+	InsertParallel int
+	// Workers is the number of worker instances the concurrency is split
+	// over (each gets Concurrency/Workers slots); 0 picks defaultWorkers.
+	Workers int
+	// PollWait and BatchWindow are passed to every worker (0: the
+	// worker's default; a negative BatchWindow sends reports at once).
+	PollWait    time.Duration
+	BatchWindow time.Duration
+	// DataDir is the parent of the per-run data directories (default: the
+	// system's temp directory).
+	DataDir string
+	// Logger receives the server's and the workers' warnings.
+	Logger *slog.Logger
+}
+
+// defaultWorkers is how many worker instances share the concurrency when
+// Workers is 0, capped at the concurrency. One worker with all the slots
+// measured as good as or better than 2 or 4 on every workload
+// (docs/benchmarks.md).
+const defaultWorkers = 1
+
+type fairwaySystem struct {
+	opts FairwayOptions
+	log  *slog.Logger
+
+	mu  sync.Mutex
+	run *fairwayRun // the server of the current run; nil before Reset
+}
+
+// fairwayRun is one fresh server with its data directory.
+type fairwayRun struct {
+	dir    string
+	st     *sqlite.Store
+	srv    *server.Server
+	hs     *http.Server
+	served chan struct{}
+	url    string
+	cl     *client.Client // the producers' client
+}
+
+// NewFairway returns the fairway System. It starts nothing until Reset.
+func NewFairway(opts FairwayOptions) System {
+	if opts.Batch <= 0 || opts.Batch > maxServerBatch {
+		opts.Batch = maxServerBatch
+	}
+	opts.InsertParallel = max(1, opts.InsertParallel)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &fairwaySystem{opts: opts, log: opts.Logger}
+}
+
+func (f *fairwaySystem) Name() string { return "fairway" }
+
+func (f *fairwaySystem) Info(ctx context.Context) (Info, error) {
+	cfg := config.Default()
+	pw := f.opts.PollWait
+	if pw <= 0 {
+		pw = worker.DefaultPollWait
+	}
+	bw := "none"
+	switch {
+	case f.opts.BatchWindow == 0:
+		bw = worker.DefaultBatchWindow.String()
+	case f.opts.BatchWindow > 0:
+		bw = f.opts.BatchWindow.String()
+	}
+	return Info{
+		Durability:       "sqlite:wal,synchronous:full",
+		BatchMode:        "SubmitBatch",
+		BatchSize:        f.opts.Batch,
+		BatchParallelism: f.opts.InsertParallel,
+		SupportsPriority: true,
+		Config: fmt.Sprintf("workers:%d,poll_wait:%s,batch_window:%s,lease_ttl:%s,http:loopback",
+			f.workers(), pw, bw, cfg.Server.LeaseTTL.D()),
+	}, nil
+}
+
+// workers is the number of worker instances (before the cap at the
+// concurrency).
+func (f *fairwaySystem) workers() int {
+	if f.opts.Workers > 0 {
+		return f.opts.Workers
+	}
+	return defaultWorkers
+}
+
+// Reset stops the previous server, if any, and starts a fresh one on a
+// new, empty data directory.
+func (f *fairwaySystem) Reset(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.run != nil {
+		err := f.run.close()
+		f.run = nil
+		if err != nil {
+			return fmt.Errorf("stop previous server: %w", err)
+		}
+	}
+	r, err := f.startRun(ctx)
+	if err != nil {
+		return err
+	}
+	f.run = r
+	return nil
+}
+
+func (f *fairwaySystem) startRun(ctx context.Context) (r *fairwayRun, err error) {
+	dir, err := os.MkdirTemp(f.opts.DataDir, "fairway-bench-")
+	if err != nil {
+		return nil, err
+	}
+	r = &fairwayRun{dir: dir, served: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			_ = r.close()
+		}
+	}()
+	if r.st, err = sqlite.Open(ctx, filepath.Join(dir, "fairway.db")); err != nil {
+		return r, fmt.Errorf("open store: %w", err)
+	}
+	cfg := config.Default()
+	cfg.Server.DataDir = dir
+	if r.srv, err = server.New(server.Options{Store: r.st, Config: cfg, Logger: f.log}); err != nil {
+		return r, err
+	}
+	// The dispatcher runs until Close, not until the workload's ctx ends.
+	if err = r.srv.Start(context.WithoutCancel(ctx)); err != nil {
+		return r, fmt.Errorf("start server: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return r, err
+	}
+	r.hs = &http.Server{
+		Handler:           r.srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(f.log.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		defer close(r.served)
+		_ = r.hs.Serve(ln)
+	}()
+	r.url = "http://" + ln.Addr().String()
+	if r.cl, err = client.New(r.url); err != nil {
+		return r, err
+	}
+	if err = r.cl.Ready(ctx); err != nil {
+		return r, fmt.Errorf("server not ready: %w", err)
+	}
+	return r, nil
+}
+
+// close stops the HTTP server, the dispatcher and the store, and removes
+// the data directory.
+func (r *fairwayRun) close() error {
+	var errs []error
+	if r.hs != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := r.hs.Shutdown(ctx); err != nil {
+			_ = r.hs.Close()
+		}
+		cancel()
+		<-r.served
+	}
+	if r.cl != nil {
+		r.cl.CloseIdleConnections()
+	}
+	if r.srv != nil {
+		errs = append(errs, r.srv.Close())
+	}
+	if r.st != nil {
+		errs = append(errs, r.st.Close())
+	}
+	errs = append(errs, os.RemoveAll(r.dir))
+	return errors.Join(errs...)
+}
+
+func (f *fairwaySystem) current() (*fairwayRun, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.run == nil {
+		return nil, errors.New("fairway: no server: Reset first")
+	}
+	return f.run, nil
+}
+
+// payload is what a job carries to its handler.
+type payload struct {
+	Seq        int64 `json:"s"`
+	EnqueuedAt int64 `json:"t"`
+	Class      Class `json:"c,omitempty"`
+}
+
+// spec is the job spec of j: a no-op job of jobType whose payload carries
+// j; the priority classes get priorities 900 and 100.
+func spec(j Job) api.JobSpec {
+	// The payload is three integers: format it directly.
+	b := make([]byte, 0, 48)
+	b = append(b, `{"s":`...)
+	b = strconv.AppendInt(b, j.Seq, 10)
+	b = append(b, `,"t":`...)
+	b = strconv.AppendInt(b, j.EnqueuedAt, 10)
+	if j.Class != ClassNormal {
+		b = append(b, `,"c":`...)
+		b = strconv.AppendUint(b, uint64(j.Class), 10)
+	}
+	b = append(b, '}')
+	s := api.JobSpec{Type: jobType, Payload: b}
+	switch j.Class {
+	case ClassHigh:
+		p := priorityHigh
+		s.Priority = &p
+	case ClassLow:
+		p := priorityLow
+		s.Priority = &p
+	}
+	return s
+}
+
+// InsertBatch submits the jobs with SubmitBatch in chunks of Batch, up to
+// InsertParallel chunks in flight.
+func (f *fairwaySystem) InsertBatch(ctx context.Context, jobs []Job) error {
+	r, err := f.current()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	chunks := make(chan []Job)
+	var wg sync.WaitGroup
+	for range f.opts.InsertParallel {
+		wg.Go(func() {
+			specs := make([]api.JobSpec, 0, f.opts.Batch)
+			for c := range chunks {
+				specs = specs[:0]
+				for _, j := range c {
+					specs = append(specs, spec(j))
+				}
+				if _, err := r.cl.SubmitBatch(ctx, specs); err != nil {
+					cancel(err)
+				}
+			}
+		})
+	}
+feed:
+	for len(jobs) > 0 {
+		n := min(f.opts.Batch, len(jobs))
+		select {
+		case chunks <- jobs[:n]:
+		case <-ctx.Done():
+			break feed
+		}
+		jobs = jobs[n:]
+	}
+	close(chunks)
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// Insert submits one job; it returns once the server has committed it.
+func (f *fairwaySystem) Insert(ctx context.Context, j Job) error {
+	r, err := f.current()
+	if err != nil {
+		return err
+	}
+	_, err = r.cl.Submit(ctx, spec(j))
+	return err
+}
+
+// StartWorkers starts the worker instances, splitting cfg.Concurrency
+// slots over them, each with its own client (connection pool) as separate
+// worker processes would have.
+func (f *fairwaySystem) StartWorkers(ctx context.Context, cfg WorkerConfig) (func(context.Context) error, error) {
+	r, err := f.current()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Concurrency < 1 {
+		return nil, errors.New("concurrency must be at least 1")
+	}
+	n := min(f.workers(), cfg.Concurrency)
+	onStart := cfg.OnStart
+	h := worker.HandlerFunc(func(_ context.Context, job worker.Job) (json.RawMessage, error) {
+		var p payload
+		if err := json.Unmarshal(job.Payload, &p); err != nil {
+			return nil, worker.Fail(api.FailStartError, fmt.Errorf("payload: %w", err))
+		}
+		if onStart != nil {
+			onStart(Job(p))
+		}
+		return nil, nil
+	})
+	var ws []*runningWorker
+	stopAll := func(sctx context.Context) error {
+		var wg sync.WaitGroup
+		errs := make([]error, len(ws))
+		for i, rw := range ws {
+			wg.Go(func() { errs[i] = rw.stop(sctx) })
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+	for i := range n {
+		slots := cfg.Concurrency / n
+		if i < cfg.Concurrency%n {
+			slots++
+		}
+		rw, err := f.startWorker(r.url, fmt.Sprintf("bench-%d", i+1), slots, h)
+		if err != nil {
+			_ = stopAll(ctx)
+			return nil, err
+		}
+		ws = append(ws, rw)
+	}
+	// Wait until every worker is registered, so that the workload's clock
+	// starts with the workers ready, as it does for the other systems.
+	if err := waitRegistered(ctx, r.cl, ws); err != nil {
+		_ = stopAll(ctx)
+		return nil, err
+	}
+	return stopAll, nil
+}
+
+// runningWorker is one worker instance and its Run goroutine.
+type runningWorker struct {
+	w      *worker.Worker
+	cl     *client.Client
+	exited chan struct{} // closed when Run has returned
+	err    error         // Run's error, set before exited is closed
+}
+
+// startWorker starts a worker with its own client (connection pool), as a
+// separate worker process would have. It runs until stop.
+func (f *fairwaySystem) startWorker(url, name string, slots int, h worker.Handler) (*runningWorker, error) {
+	cl, err := client.New(url)
+	if err != nil {
+		return nil, err
+	}
+	w, err := worker.New(worker.Options{
+		Client:      cl,
+		Name:        name,
+		Slots:       slots,
+		Handlers:    map[string]worker.Handler{jobType: h},
+		PollWait:    f.opts.PollWait,
+		BatchWindow: f.opts.BatchWindow,
+		Logger:      f.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	rw := &runningWorker{w: w, cl: cl, exited: make(chan struct{})}
+	go func() {
+		defer close(rw.exited)
+		rw.err = w.Run(context.Background())
+	}()
+	return rw, nil
+}
+
+// stop stops the worker gracefully, bounded by ctx, and returns what went
+// wrong, if anything.
+func (rw *runningWorker) stop(ctx context.Context) error {
+	err := rw.w.Stop(ctx)
+	select {
+	case <-rw.exited:
+		err = errors.Join(err, rw.err)
+	case <-ctx.Done():
+		err = errors.Join(err, fmt.Errorf("worker did not stop: %w", ctx.Err()))
+	}
+	rw.cl.CloseIdleConnections()
+	return err
+}
+
+// waitRegistered polls GET /workers until every worker is registered; it
+// gives up when a worker exits (it could not register) or after 30s.
+func waitRegistered(ctx context.Context, cl *client.Client, ws []*runningWorker) error {
+	deadline := time.Now().Add(boundedWait(ctx, 30*time.Second))
+	for {
+		list, err := cl.Workers(ctx)
+		if err != nil {
+			return err
+		}
+		if len(list) >= len(ws) {
+			return nil
+		}
+		for _, rw := range ws {
+			select {
+			case <-rw.exited:
+				return fmt.Errorf("worker exited before registering: %v", rw.err)
+			default:
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d of %d workers registered", len(list), len(ws))
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Outstanding is pending plus running (leased or started, not yet
+// completed) summed over the lanes of GET /lanes.
+func (f *fairwaySystem) Outstanding(ctx context.Context) (int64, error) {
+	r, err := f.current()
+	if err != nil {
+		return 0, err
+	}
+	ll, err := r.cl.Lanes(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, l := range ll.Lanes {
+		n += int64(l.Pending + l.Running)
+	}
+	return n, nil
+}
+
+// Close stops the current server and removes its data directory.
+func (f *fairwaySystem) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.run == nil {
+		return nil
+	}
+	err := f.run.close()
+	f.run = nil
+	return err
+}

@@ -1,0 +1,484 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/fairwayhq/fairway/internal/policy"
+)
+
+// ErrInvalid wraps every configuration error.
+var ErrInvalid = errors.New("invalid config")
+
+// Config is the server's whole configuration.
+type Config struct {
+	Server    Server               `yaml:"server"`
+	Lanes     map[string]Lane      `yaml:"lanes"`
+	Tiers     map[string]Tier      `yaml:"tiers"`
+	Types     map[string]Type      `yaml:"types"`
+	Tenants   map[string]Tenant    `yaml:"tenants"`
+	Cost      Cost                 `yaml:"cost"`
+	AdminKeys []string             `yaml:"admin_keys"`
+	Workers   WorkerAuth           `yaml:"workers"`
+	Extra     map[string]yaml.Node `yaml:",inline"` // rejected: unknown top-level keys
+}
+
+// Server holds process settings.
+type Server struct {
+	Listen            string   `yaml:"listen"`
+	DataDir           string   `yaml:"data_dir"`
+	LeaseTTL          Duration `yaml:"lease_ttl"`
+	HeartbeatInterval Duration `yaml:"heartbeat_interval"`
+	// AllowUnknownTypes accepts jobs whose type is not configured; they get
+	// the defaults. Off, such a submit is refused with invalid_argument.
+	AllowUnknownTypes bool `yaml:"allow_unknown_types"`
+	MaxQueued         int  `yaml:"max_queued"` // whole server; 0 = unlimited
+	// Retention deletes finished jobs (with their executions and logs; the
+	// audit events stay) this long after they finished; 0 keeps them.
+	Retention Duration `yaml:"retention"`
+}
+
+// Lane is a swimlane's weight and ordering parameters. Omitted fields take
+// policy.DefaultLaneConfig values.
+type Lane struct {
+	Weight      *float64  `yaml:"weight"`
+	Aging       *Aging    `yaml:"aging"`
+	OnDemand    *OnDemand `yaml:"on_demand"`
+	RarityBonus *int64    `yaml:"rarity_bonus"`
+}
+
+// Aging is stepwise aging: step points per interval waited. An omitted
+// field keeps the default lane's value; step 0 turns aging off.
+type Aging struct {
+	Step     *int64    `yaml:"step"`
+	Interval *Duration `yaml:"interval"`
+}
+
+// OnDemand is the treatment of jobs whose caller waits.
+type OnDemand struct {
+	Bonus    *int64    `yaml:"bonus"`
+	Step     *int64    `yaml:"step"`
+	Interval *Duration `yaml:"interval"`
+	MaxAging *int64    `yaml:"max_aging"`
+}
+
+// Tier caps the running jobs of a band of priorities. The map key is a
+// name; MinPriority/MaxPriority default from a key of the form "N" or
+// "N-M".
+type Tier struct {
+	MinPriority *int `yaml:"min_priority"`
+	MaxPriority *int `yaml:"max_priority"`
+	MaxRunning  int  `yaml:"max_running"`
+}
+
+// Type is a job type's defaults and limits.
+type Type struct {
+	Priority       *int         `yaml:"priority"`
+	Lane           string       `yaml:"lane"`
+	Resources      Resources    `yaml:"resources"`
+	MaxConcurrency int          `yaml:"max_concurrency"`
+	ConflictGroup  string       `yaml:"conflict_group"`
+	DefaultCost    float64      `yaml:"default_cost"`
+	Timeout        Duration     `yaml:"timeout"`
+	Expected       Duration     `yaml:"expected"`
+	SLAPolicy      string       `yaml:"sla_policy"`
+	MaxAttempts    int          `yaml:"max_attempts"`
+	Retry          *RetryPolicy `yaml:"retry"`
+	AllowShell     bool         `yaml:"allow_shell"`
+}
+
+// Resources is a demand: cpu in cores.
+type Resources struct {
+	CPU      float64 `yaml:"cpu"`
+	MemoryMB int64   `yaml:"memory_mb"`
+	GPU      int64   `yaml:"gpu"`
+}
+
+// Policy converts to the engine's units.
+func (r Resources) Policy() policy.Resources {
+	return policy.Resources{MilliCPU: int64(r.CPU*1000 + 0.5), MemoryMB: r.MemoryMB, GPU: r.GPU}
+}
+
+// RetryPolicy is a type's default retry policy.
+type RetryPolicy struct {
+	Kind     string   `yaml:"kind"`
+	Delay    Duration `yaml:"delay"`
+	MaxDelay Duration `yaml:"max_delay"`
+	Jitter   bool     `yaml:"jitter"`
+	RetryOn  []string `yaml:"retry_on"`
+}
+
+// Tenant holds a tenant's limits and keys.
+type Tenant struct {
+	MaxRunning  int      `yaml:"max_running"`
+	MaxQueued   int      `yaml:"max_queued"`   // not-yet-finished jobs; 0 = unlimited
+	SubmitRate  float64  `yaml:"submit_rate"`  // jobs per second, token bucket; 0 = unlimited
+	SubmitBurst int      `yaml:"submit_burst"` // bucket size; default max(1, rate)
+	APIKeys     []string `yaml:"api_keys"`
+}
+
+// WorkerAuth holds the keys workers present.
+type WorkerAuth struct {
+	APIKeys []string `yaml:"api_keys"`
+}
+
+// Cost tunes cost learning.
+type Cost struct {
+	Alpha          float64  `yaml:"alpha"`
+	KeyTTL         Duration `yaml:"key_ttl"`
+	EstimateTTL    Duration `yaml:"estimate_ttl"`
+	AdvanceNewKeys bool     `yaml:"advance_new_keys"`
+}
+
+// Default is the configuration used without a file: one default lane,
+// every type allowed, open (no API keys).
+func Default() Config {
+	c := Config{Server: Server{AllowUnknownTypes: true}}
+	c.fill()
+	return c
+}
+
+// LoadFile reads and validates a YAML config file.
+func LoadFile(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("read config: %w", err)
+	}
+	c, err := Load(bytes.NewReader(b))
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Load parses and validates a YAML config.
+func Load(r io.Reader) (Config, error) {
+	var c Config
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return Config{}, fmt.Errorf("read config: %w", err)
+	}
+	if err := decodeStrict(b, &c); err != nil {
+		return Config{}, err
+	}
+	for k := range c.Extra {
+		return Config{}, fmt.Errorf("%w: %s: unknown field", ErrInvalid, k)
+	}
+	c.Extra = nil
+	c.fill()
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// decodeStrict decodes the document into c, refusing unknown fields and
+// naming the field of a bad value.
+func decodeStrict(b []byte, c *Config) error {
+	if err := DecodeYAML(b, c); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return nil
+}
+
+// DecodeYAML decodes one YAML document into v, refusing unknown fields. A
+// bad value of one of this package's types (a Duration) is reported by its
+// dotted field path, "lanes.batch.aging.interval: ...". An empty document
+// is io.EOF.
+func DecodeYAML(b []byte, v any) error {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	err := dec.Decode(v)
+	var ne *nodeError
+	if errors.As(err, &ne) {
+		var doc yaml.Node
+		_ = yaml.Unmarshal(b, &doc)
+		return fmt.Errorf("%s: %s", pathAt(&doc, ne.line, ne.col), ne.msg)
+	}
+	return err
+}
+
+func (c *Config) fill() {
+	if c.Server.Listen == "" {
+		c.Server.Listen = "127.0.0.1:7070"
+	}
+	if c.Server.DataDir == "" {
+		c.Server.DataDir = "./fairway-data"
+	}
+	if c.Server.LeaseTTL == 0 {
+		c.Server.LeaseTTL = Duration(30 * time.Second)
+	}
+	if c.Server.HeartbeatInterval == 0 {
+		c.Server.HeartbeatInterval = Duration(c.Server.LeaseTTL.D() / 3)
+	}
+	if len(c.Lanes) == 0 {
+		c.Lanes = map[string]Lane{policy.DefaultLane: {}}
+	}
+}
+
+// Validate checks every field and names the first bad one.
+func (c *Config) Validate() error {
+	if c.Server.HeartbeatInterval.D() >= c.Server.LeaseTTL.D() {
+		return invalid("server.heartbeat_interval", "must be shorter than server.lease_ttl")
+	}
+	if c.Server.MaxQueued < 0 {
+		return invalid("server.max_queued", "must be >= 0")
+	}
+	for _, name := range sortedKeys(c.Lanes) {
+		if err := c.Lanes[name].Validate(); err != nil {
+			return fmt.Errorf("%w: lanes.%s.%v", ErrInvalid, name, err)
+		}
+	}
+	for _, name := range sortedKeys(c.Types) {
+		if err := c.Types[name].validate(c.Lanes); err != nil {
+			return fmt.Errorf("%w: types.%s.%v", ErrInvalid, name, err)
+		}
+	}
+	for _, name := range sortedKeys(c.Tenants) {
+		t := c.Tenants[name]
+		if t.MaxRunning < 0 || t.MaxQueued < 0 || t.SubmitRate < 0 || t.SubmitBurst < 0 {
+			return invalid("tenants."+name, "max_running, max_queued, submit_rate and submit_burst must be >= 0")
+		}
+	}
+	if err := c.validateKeys(); err != nil {
+		return err
+	}
+	if c.Cost.Alpha < 0 || c.Cost.Alpha > 1 {
+		return invalid("cost.alpha", "must be in (0, 1]")
+	}
+	_, err := policy.New(c.PolicyConfig())
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return nil
+}
+
+func (c *Config) validateKeys() error {
+	seen := map[string]string{}
+	add := func(field, key string) error {
+		if len(key) < 16 {
+			return invalid(field, "api keys must be at least 16 characters")
+		}
+		if prev, ok := seen[key]; ok {
+			return invalid(field, "key already used by "+prev)
+		}
+		seen[key] = field
+		return nil
+	}
+	for i, k := range c.AdminKeys {
+		if err := add(fmt.Sprintf("admin_keys[%d]", i), k); err != nil {
+			return err
+		}
+	}
+	for i, k := range c.Workers.APIKeys {
+		if err := add(fmt.Sprintf("workers.api_keys[%d]", i), k); err != nil {
+			return err
+		}
+	}
+	for _, name := range sortedKeys(c.Tenants) {
+		for i, k := range c.Tenants[name].APIKeys {
+			if err := add(fmt.Sprintf("tenants.%s.api_keys[%d]", name, i), k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Open reports whether the server runs without API keys.
+func (c *Config) Open() bool {
+	if len(c.AdminKeys) > 0 || len(c.Workers.APIKeys) > 0 {
+		return false
+	}
+	for _, t := range c.Tenants {
+		if len(t.APIKeys) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (t Type) validate(lanes map[string]Lane) error {
+	switch {
+	case t.Priority != nil && (*t.Priority < policy.MinPriority || *t.Priority > policy.MaxPriority):
+		return fmt.Errorf("priority: must be between %d and %d", policy.MinPriority, policy.MaxPriority)
+	case t.Lane != "" && !hasKey(lanes, t.Lane):
+		return fmt.Errorf("lane: unknown lane %q", t.Lane)
+	case t.Resources.CPU < 0 || t.Resources.MemoryMB < 0 || t.Resources.GPU < 0:
+		return errors.New("resources: must be >= 0")
+	case t.MaxConcurrency < 0:
+		return errors.New("max_concurrency: must be >= 0")
+	case t.DefaultCost < 0:
+		return errors.New("default_cost: must be >= 0")
+	case t.MaxAttempts < 0:
+		return errors.New("max_attempts: must be >= 0")
+	case !ValidSLAPolicy(t.SLAPolicy):
+		return fmt.Errorf("sla_policy: must be strict, flexible or warning_only, got %q", t.SLAPolicy)
+	}
+	if t.Retry != nil {
+		if err := ValidRetryKind(t.Retry.Kind); err != nil {
+			return fmt.Errorf("retry.kind: %v", err)
+		}
+		for i, c := range t.Retry.RetryOn {
+			if !ValidFailureClass(c) {
+				return fmt.Errorf("retry.retry_on[%d]: unknown failure class %q", i, c)
+			}
+		}
+	}
+	return nil
+}
+
+// FieldError is a bad value at a field path relative to what was checked.
+type FieldError struct {
+	Field, Msg string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+// Validate checks what the engine would silently read as a default: a
+// given weight must be a positive number. The error is a *FieldError.
+func (l Lane) Validate() error {
+	if w := l.Weight; w != nil && (math.IsNaN(*w) || math.IsInf(*w, 0) || *w <= 0) {
+		return &FieldError{Field: "weight", Msg: "must be a positive number"}
+	}
+	return nil
+}
+
+// ValidSLAPolicy reports whether p is "", strict, flexible or warning_only.
+func ValidSLAPolicy(p string) bool {
+	return p == "" || p == "strict" || p == "flexible" || p == "warning_only"
+}
+
+// ValidRetryKind checks a retry kind.
+func ValidRetryKind(k string) error {
+	switch k {
+	case "", "fixed", "exponential", "immediate":
+		return nil
+	}
+	return fmt.Errorf("must be fixed, exponential or immediate, got %q", k)
+}
+
+// ValidFailureClass reports whether c names a failure class.
+func ValidFailureClass(c string) bool {
+	switch c {
+	case "exit_code", "timeout", "killed", "oom", "signal", "lost_worker", "cancelled", "start_error":
+		return true
+	}
+	return false
+}
+
+// PolicyConfig is the engine configuration the file describes.
+func (c *Config) PolicyConfig() policy.Config {
+	pc := policy.Config{
+		Lanes:   map[string]policy.LaneConfig{},
+		Types:   map[string]policy.TypeConfig{},
+		Tenants: map[string]policy.TenantConfig{},
+		Cost: policy.CostConfig{
+			Alpha: c.Cost.Alpha, KeyTTL: c.Cost.KeyTTL.D(), EstimateTTL: c.Cost.EstimateTTL.D(),
+			AdvanceNewKeys: c.Cost.AdvanceNewKeys,
+		},
+	}
+	for name, l := range c.Lanes {
+		pc.Lanes[name] = l.Policy()
+	}
+	for name, t := range c.Types {
+		pc.Types[name] = policy.TypeConfig{
+			DefaultCost: t.DefaultCost, MaxConcurrency: t.MaxConcurrency, ConflictGroup: t.ConflictGroup,
+			Priority: t.Priority, Lane: t.Lane, Resources: t.Resources.Policy(),
+		}
+	}
+	for name, t := range c.Tenants {
+		pc.Tenants[name] = policy.TenantConfig{MaxRunning: t.MaxRunning}
+	}
+	for _, name := range sortedKeys(c.Tiers) {
+		pc.Tiers = append(pc.Tiers, c.Tiers[name].policy(name))
+	}
+	return pc
+}
+
+// Policy is the engine's lane: policy.DefaultLaneConfig with the fields
+// the lane gives. The server config and the simulator share it.
+func (l Lane) Policy() policy.LaneConfig {
+	lc := policy.DefaultLaneConfig()
+	if l.Weight != nil {
+		lc.Weight = *l.Weight
+	}
+	if a := l.Aging; a != nil {
+		if a.Step != nil {
+			lc.Aging.Step = *a.Step
+		}
+		if a.Interval != nil {
+			lc.Aging.Interval = a.Interval.D()
+		}
+	}
+	if o := l.OnDemand; o != nil {
+		if o.Bonus != nil {
+			lc.OnDemand.Bonus = *o.Bonus
+		}
+		if o.Step != nil {
+			lc.OnDemand.Step = *o.Step
+		}
+		if o.Interval != nil {
+			lc.OnDemand.Interval = o.Interval.D()
+		}
+		if o.MaxAging != nil {
+			lc.OnDemand.MaxAging = *o.MaxAging
+		}
+	}
+	if l.RarityBonus != nil {
+		lc.RarityBonus = *l.RarityBonus
+	}
+	return lc
+}
+
+// policy converts a tier; a name "N" or "N-M" gives the band when the
+// fields are omitted.
+func (t Tier) policy(name string) policy.TierConfig {
+	lo, hi := bandOf(name)
+	if t.MinPriority != nil {
+		lo = *t.MinPriority
+	}
+	if t.MaxPriority != nil {
+		hi = *t.MaxPriority
+	}
+	return policy.TierConfig{Name: name, MinPriority: lo, MaxPriority: hi, MaxRunning: t.MaxRunning}
+}
+
+func bandOf(name string) (int, int) {
+	lo, hi, found := strings.Cut(name, "-")
+	a, errA := strconv.Atoi(strings.TrimSpace(lo))
+	if errA != nil {
+		return 0, -1 // no band: invalid unless the fields say it
+	}
+	if !found {
+		return a, a
+	}
+	b, errB := strconv.Atoi(strings.TrimSpace(hi))
+	if errB != nil {
+		return 0, -1
+	}
+	return a, b
+}
+
+func invalid(field, msg string) error { return fmt.Errorf("%w: %s: %s", ErrInvalid, field, msg) }
+
+func hasKey[V any](m map[string]V, k string) bool { _, ok := m[k]; return ok }
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,156 @@
+package policy
+
+import (
+	"fmt"
+	"time"
+)
+
+// Code is a stable, machine-readable reason a job is not running.
+type Code string
+
+// Explain codes, in the order the checks are made.
+const (
+	CodeRunning            Code = "running"
+	CodeWaitingDependency  Code = "waiting_dependency"
+	CodeNotYetDue          Code = "not_yet_due"
+	CodeNoCompatibleWorker Code = "no_compatible_worker"
+	CodeTierCap            Code = "tier_cap"
+	CodeTypeCap            Code = "type_cap"
+	CodeTenantCap          Code = "tenant_cap"
+	CodeConflict           Code = "conflict"
+	CodeNoFreeSlot         Code = "no_free_slot"
+	CodeLaneOverShare      Code = "lane_over_share"
+	CodeQueued             Code = "queued" // admissible; other jobs go first
+)
+
+// Explanation says why a job is not running: the first constraint that
+// blocks it, and where it stands in its lane.
+type Explanation struct {
+	JobID    string
+	Code     Code
+	Message  string
+	Blocker  string // job holding the conflict, or dependency waited on
+	Lane     string
+	Score    int64 // current score, rarity included (queued jobs)
+	Position int   // 1-based rank among the lane's queued jobs (0: not queued)
+	Queued   int   // queued jobs in the lane
+	RunAt    time.Time
+}
+
+// Explain reports why the job is not running at now. It may tidy internal
+// queues (as a dispatch decision would) but never admits anything.
+func (e *Engine) Explain(id string, now time.Time) (Explanation, error) {
+	en, ok := e.jobs[id]
+	if !ok {
+		return Explanation{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	e.advance(now)
+	x := Explanation{JobID: id, Lane: en.ln.name, Queued: en.ln.queued}
+	switch en.state {
+	case stateRunning:
+		x.Code, x.Message = CodeRunning, fmt.Sprintf("running on worker %s since %s", en.wk.ID, en.admittedAt.Format(time.RFC3339))
+		return x, nil
+	case stateWaiting:
+		x.Blocker = e.firstPendingDependency(en)
+		x.Code, x.Message = CodeWaitingDependency, fmt.Sprintf("waiting for job %s to finish", x.Blocker)
+		return x, nil
+	case stateDelayed:
+		x.RunAt = en.job.RunAt
+		x.Code, x.Message = CodeNotYetDue, fmt.Sprintf("not due until %s (in %s)", en.job.RunAt.Format(time.RFC3339), en.job.RunAt.Sub(now).Round(time.Millisecond))
+		return x, nil
+	case stateConflict:
+		x.Blocker = e.conflicts[en.conflictID()].holder().job.ID
+		x.Code, x.Message = CodeConflict, fmt.Sprintf("job %s holds %s/%s", x.Blocker, en.typ.cfg.ConflictGroup, en.job.Key)
+		return x, nil
+	}
+	e.gen++
+	x.Score, x.Position = e.rank(en, now)
+	x.Code, x.Message, x.Blocker = e.queuedBlock(en, now)
+	if x.Code == CodeQueued {
+		x.Message = fmt.Sprintf("admissible; %d job(s) ahead in lane %s", x.Position-1, x.Lane)
+	}
+	return x, nil
+}
+
+func (e *Engine) firstPendingDependency(en *entry) string {
+	for _, d := range en.job.DependsOn {
+		for _, w := range e.dependents[d.JobID] {
+			if w == en {
+				return d.JobID
+			}
+		}
+	}
+	return ""
+}
+
+// queuedBlock applies the admission checks in dispatch order.
+func (e *Engine) queuedBlock(en *entry, now time.Time) (Code, string, string) {
+	g := en.grp
+	switch {
+	case !g.fit.anyWorker():
+		return CodeNoCompatibleWorker, fmt.Sprintf("no registered worker supports type %q with %s", en.typ.name, describe(en)), ""
+	case en.tr != nil && en.tr.MaxRunning > 0 && en.tr.running >= en.tr.MaxRunning:
+		return CodeTierCap, fmt.Sprintf("tier %s runs %d of %d", en.tr.Name, en.tr.running, en.tr.MaxRunning), ""
+	case en.typ.cfg.MaxConcurrency > 0 && en.typ.running >= en.typ.cfg.MaxConcurrency:
+		return CodeTypeCap, fmt.Sprintf("type %s runs %d of %d", en.typ.name, en.typ.running, en.typ.cfg.MaxConcurrency), ""
+	case en.tnt.max > 0 && en.tnt.running >= en.tnt.max:
+		return CodeTenantCap, fmt.Sprintf("tenant %s runs %d of %d", en.tnt.name, en.tnt.running, en.tnt.max), ""
+	}
+	if cs := e.heldConflict(en); cs != nil {
+		return CodeConflict, fmt.Sprintf("job %s holds %s/%s", cs.holder().job.ID, cs.id.group, cs.id.key), cs.holder().job.ID
+	}
+	if fits, _ := g.fit.fit(e.gen); !fits {
+		return CodeNoFreeSlot, fmt.Sprintf("every worker that can run it is busy (%d free slots in the pool)", e.free), ""
+	}
+	for _, l := range e.lanesByShare() {
+		if l == en.ln {
+			break
+		}
+		if _, ok := e.bestInLane(l, now); ok {
+			return CodeLaneOverShare, fmt.Sprintf("lane %s has dominant share %.3f; lane %s (%.3f) goes first", en.ln.name, en.ln.share, l.name, l.share), ""
+		}
+	}
+	return CodeQueued, "", ""
+}
+
+func describe(en *entry) string {
+	r := en.job.Resources
+	s := fmt.Sprintf("cpu=%gm memory_mb=%d gpu=%d", float64(r.MilliCPU), r.MemoryMB, r.GPU)
+	if len(en.job.Labels) > 0 {
+		s += fmt.Sprintf(" labels=%v", en.job.Labels)
+	}
+	return s
+}
+
+// rank returns the job's score and 1-based position among its lane's
+// queued jobs by the dispatch order. It walks the lane: Explain is a query,
+// not a decision, and may be linear.
+func (e *Engine) rank(en *entry, now time.Time) (int64, int) {
+	n := now.UnixNano()
+	score := func(x *entry) int64 {
+		_, free := x.grp.fit.fit(e.gen)
+		return x.grp.sl.score(x.job.Priority, x.enq, n) + rarity(x.ln, free)
+	}
+	mine := score(en)
+	ahead := 0
+	for _, g := range en.ln.groups {
+		for _, c := range g.classes {
+			for _, x := range c.jobs {
+				if x == en || x.state != stateQueued {
+					continue
+				}
+				if s := score(x); s > mine || (s == mine && aheadOf(x, en)) {
+					ahead++
+				}
+			}
+		}
+	}
+	return mine, ahead + 1
+}
+
+func aheadOf(x, en *entry) bool {
+	if x.fk.cost != en.fk.cost {
+		return x.fk.cost < en.fk.cost
+	}
+	return x.before(en)
+}

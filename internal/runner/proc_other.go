@@ -1,0 +1,31 @@
+//go:build !linux
+
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+)
+
+// The runner relies on Linux specifics (Pdeathsig, waitid with WNOWAIT);
+// elsewhere Run fails with ClassStartError so that the module still builds.
+
+func platformError() error {
+	return fmt.Errorf("process runner on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
+
+func sysProcAttr() *syscall.SysProcAttr { return nil }
+
+type group struct{ pgid int }
+
+func (group) terminate() {}
+func (group) kill()      {}
+
+func waitExited(int) error { return errors.ErrUnsupported }
+
+func decodeExit(ps *os.ProcessState) exitInfo { return exitInfo{code: ps.ExitCode()} }
+
+var oomKills = func() (uint64, bool) { return 0, false }

@@ -1,0 +1,79 @@
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// cancel applies DESIGN §4's cancel races: a job not yet running is
+// cancelled at once (a leased one's lease is revoked: its attempt is no
+// longer current); a running one is asked to stop through its worker's next
+// heartbeat; a finished one is left alone. It returns false when the job is
+// not in the index (finished, or unknown).
+func (d *dispatcher) cancel(tx *txn, id, actor string) (string, bool) {
+	rec := d.jobs[id]
+	if rec == nil {
+		return api.ResultAlreadyFinished, false
+	}
+	switch rec.job.State {
+	case store.StateRunning:
+		if !rec.job.CancelRequested {
+			if d.transition(tx, rec, []store.State{store.StateRunning}, store.JobSet{CancelRequested: store.Ptr(true)}) {
+				tx.event(id, rec.job.Attempt, rec.job.Tenant, store.EventCancelRequested, actor, nil)
+			}
+		}
+		return api.ResultCancelRequested, true
+	case store.StateLeased:
+		end := attemptEnd{outcome: store.OutcomeCancelled, class: store.FailCancelled, err: "cancelled while leased", actor: actor}
+		d.finish(tx, rec, store.StateCancelled, end)
+	default:
+		d.finish(tx, rec, store.StateCancelled, attemptEnd{actor: actor})
+	}
+	return api.ResultCancelled, true
+}
+
+// reprioritize changes a pending job's priority; it keeps its age.
+func (d *dispatcher) reprioritize(tx *txn, id string, prio int, actor string) (string, bool) {
+	rec := d.jobs[id]
+	if rec == nil {
+		return api.ResultAlreadyFinished, false
+	}
+	if rec.job.State == store.StateLeased || rec.job.State == store.StateRunning {
+		return api.ResultAlreadyRunning, true
+	}
+	old := rec.job.Priority
+	if !d.transition(tx, rec, []store.State{rec.job.State}, store.JobSet{Priority: &prio}) {
+		return "", true
+	}
+	if err := d.eng.Reprioritize(id, prio, tx.now); err != nil {
+		tx.fatal(fmt.Errorf("engine reprioritize %s: %w", id, err))
+	}
+	tx.event(id, rec.job.Attempt, rec.job.Tenant, store.EventReprioritized, actor, map[string]int{"from": old, "to": prio})
+	return api.ResultReprioritized, true
+}
+
+// extendSLA adds by to the job's max and expected time.
+func (d *dispatcher) extendSLA(tx *txn, id string, by time.Duration, actor string) bool {
+	rec := d.jobs[id]
+	if rec == nil {
+		return false
+	}
+	set := store.JobSet{}
+	if rec.job.Timeout > 0 {
+		set.Timeout = store.Ptr(rec.job.Timeout + by)
+	}
+	if rec.job.Expected > 0 {
+		set.Expected = store.Ptr(rec.job.Expected + by)
+	}
+	if set.Timeout == nil && set.Expected == nil {
+		return true
+	}
+	if d.transition(tx, rec, []store.State{rec.job.State}, set) {
+		rec.slaWarned, rec.slaViolated = false, false
+		tx.event(id, rec.job.Attempt, rec.job.Tenant, store.EventSLAExtended, actor, map[string]int64{"extend_ms": by.Milliseconds()})
+	}
+	return true
+}

@@ -1,0 +1,299 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/policy"
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// housekeepEvery is how often the dispatcher wakes with no command, to
+// expire silent workers, watch SLAs and release due jobs.
+const housekeepEvery = 100 * time.Millisecond
+
+// command is one state change. apply runs on the dispatcher goroutine inside
+// the batch's transaction; reply runs after the transaction ends, with nil
+// if it committed.
+type command struct {
+	apply func(tx *txn)
+	reply func(err error)
+}
+
+// txn is one batch's transaction and what must happen once it commits.
+// Execution rows and audit events are gathered and written in bulk when the
+// batch ends: multi-row inserts cost about one row's price.
+type txn struct {
+	ctx    context.Context
+	w      store.Writer
+	now    time.Time
+	events []store.Event
+	execs  []store.Execution
+	after  []func()
+	err    error
+}
+
+// flush writes the gathered execution rows.
+func (t *txn) flush() {
+	if t.err != nil {
+		return
+	}
+	if len(t.execs) > 0 {
+		if err := t.w.ExecutionUpsertMany(t.ctx, t.execs); err != nil {
+			t.fatal(err)
+			return
+		}
+		t.execs = t.execs[:0]
+	}
+}
+
+// fatal records an error that aborts the whole transaction.
+func (t *txn) fatal(err error) {
+	if t.err == nil && err != nil {
+		t.err = err
+	}
+}
+
+func (t *txn) then(f func()) { t.after = append(t.after, f) }
+
+func (t *txn) event(jobID string, attempt int, tenant string, typ store.EventType, actor string, detail any) {
+	var raw json.RawMessage
+	if detail != nil {
+		raw, _ = json.Marshal(detail)
+	}
+	t.events = append(t.events, store.Event{JobID: jobID, Attempt: attempt, Tenant: tenant, Type: typ, At: t.now, Actor: actor, Detail: raw})
+}
+
+// dispatcher owns the engine and the in-memory index of unfinished jobs
+// and workers. Only its goroutine touches them.
+type dispatcher struct {
+	s        *Server
+	cmds     chan command
+	maxBatch int
+	rng      *rand.Rand
+
+	eng       *policy.Engine
+	jobs      map[string]*jobRec
+	workers   map[string]*workerRec
+	waiters   map[string][]chan api.Job
+	byTenant  map[string]int  // unfinished jobs per tenant
+	pending   []func(tx *txn) // repairs found at rebuild, applied in the first batch
+	lastPurge time.Time
+}
+
+func newDispatcher(s *Server, maxBatch int) (*dispatcher, error) {
+	d := &dispatcher{
+		s: s, cmds: make(chan command, maxBatch), maxBatch: maxBatch,
+		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5eed)),
+	}
+	return d, d.reset()
+}
+
+func (d *dispatcher) reset() error {
+	eng, err := policy.New(d.s.policyConfig())
+	if err != nil {
+		return fmt.Errorf("server: engine: %w", err)
+	}
+	eng.TrackReleased(true)
+	d.eng = eng
+	d.jobs = map[string]*jobRec{}
+	d.workers = map[string]*workerRec{}
+	d.byTenant = map[string]int{}
+	if d.waiters == nil {
+		d.waiters = map[string][]chan api.Job{}
+	}
+	return nil
+}
+
+// submit sends a command and waits for its reply; it fails fast once the
+// server is closed.
+func (d *dispatcher) submit(ctx context.Context, apply func(tx *txn)) error {
+	done := make(chan error, 1)
+	c := command{apply: apply, reply: func(err error) { done <- err }}
+	select {
+	case d.cmds <- c:
+	case <-d.s.done:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-d.s.done:
+		return ErrClosed
+	}
+}
+
+func (d *dispatcher) run(ctx context.Context) {
+	tick := time.NewTicker(housekeepEvery)
+	defer tick.Stop()
+	for {
+		var batch []command
+		select {
+		case <-ctx.Done():
+			d.drainClosed()
+			return
+		case c := <-d.cmds:
+			batch = append(batch, c)
+		case <-tick.C:
+		}
+		d.step(ctx, d.gather(batch))
+	}
+}
+
+// gather takes whatever else is already waiting, up to the batch limit.
+func (d *dispatcher) gather(batch []command) []command {
+	for len(batch) < d.maxBatch {
+		select {
+		case c := <-d.cmds:
+			batch = append(batch, c)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+func (d *dispatcher) drainClosed() {
+	for {
+		select {
+		case c := <-d.cmds:
+			c.reply(ErrClosed)
+		default:
+			d.closePollers()
+			return
+		}
+	}
+}
+
+// step applies a batch in one transaction, then answers it.
+func (d *dispatcher) step(ctx context.Context, batch []command) {
+	tx := &txn{ctx: ctx, now: d.s.clock.Now()}
+	err := d.s.st.Write(ctx, func(w store.Writer) error {
+		tx.w = w
+		for _, fix := range d.pending {
+			fix(tx)
+		}
+		d.pending = nil
+		for _, c := range batch {
+			c.apply(tx)
+			if tx.err != nil {
+				return tx.err
+			}
+		}
+		d.housekeep(tx)
+		d.dispatch(tx)
+		d.recordReleased(tx)
+		tx.flush()
+		if tx.err != nil {
+			return tx.err
+		}
+		if len(tx.events) == 0 {
+			return nil
+		}
+		return w.EventAppend(ctx, tx.events)
+	})
+	if err != nil {
+		d.recover(ctx, batch, err)
+		return
+	}
+	for _, f := range tx.after {
+		f()
+	}
+	for _, c := range batch {
+		c.reply(nil)
+	}
+}
+
+// recover answers a failed batch and rebuilds the state from the store,
+// which holds exactly what was committed.
+func (d *dispatcher) recover(ctx context.Context, batch []command, err error) {
+	if ctx.Err() == nil {
+		d.s.log.Error("dispatcher: transaction failed; rebuilding from the store", "err", err, "commands", len(batch))
+	}
+	for _, c := range batch {
+		c.reply(fmt.Errorf("commit: %w", err))
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	d.closePollers()
+	if rerr := d.rebuild(ctx); rerr != nil {
+		d.s.log.Error("dispatcher: rebuild failed", "err", rerr)
+	}
+}
+
+// dispatch admits what the engine allows and leases it.
+func (d *dispatcher) dispatch(tx *txn) {
+	if tx.err != nil {
+		return
+	}
+	if d.eng.FreeSlots() <= 0 {
+		d.eng.Advance(tx.now)
+		return
+	}
+	for _, a := range d.eng.Dispatch(tx.now, 0) {
+		rec, wk := d.jobs[a.JobID], d.workers[a.WorkerID]
+		if rec == nil || wk == nil {
+			tx.fatal(fmt.Errorf("dispatcher: engine admitted unknown job %s or worker %s", a.JobID, a.WorkerID))
+			return
+		}
+		d.lease(tx, rec, wk)
+	}
+}
+
+// errInconsistent marks a guard miss the dispatcher did not expect: its
+// index and the store disagree, so the batch is rolled back and rebuilt.
+var errInconsistent = errors.New("dispatcher index out of step with the store")
+
+// transition writes a fenced change of rec's row and mirrors it in the
+// index. A guard miss means the index and the store disagree: the batch is
+// rolled back and the state rebuilt.
+func (d *dispatcher) transition(tx *txn, rec *jobRec, from []store.State, set store.JobSet) bool {
+	if tx.err != nil {
+		return false
+	}
+	err := tx.w.JobTransition(tx.ctx, store.JobTransitionParams{
+		ID: rec.job.ID, FromStates: from, ExpectAttempt: rec.job.Attempt, At: tx.now, Set: set,
+	})
+	if err != nil {
+		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+			err = fmt.Errorf("%w: job %s: %v", errInconsistent, rec.job.ID, err)
+		}
+		tx.fatal(err)
+		return false
+	}
+	rec.apply(set, tx.now)
+	return true
+}
+
+// recordReleased writes the blocked → pending (and retry_wait → pending)
+// transitions of jobs the engine found runnable in this batch: their run_at
+// came, their back-off passed or their dependencies were met. A job leased
+// in the same batch has already left that state.
+func (d *dispatcher) recordReleased(tx *txn) {
+	for _, id := range d.eng.TakeReleased() {
+		if rec := d.jobs[id]; rec != nil {
+			d.markRunnable(tx, rec)
+		}
+	}
+}
+
+func (d *dispatcher) markRunnable(tx *txn, rec *jobRec) {
+	from := rec.job.State
+	if from != store.StateBlocked && from != store.StateRetryWait {
+		return
+	}
+	// enqueued_at becomes now: a job's age counts from when it may run,
+	// also after a restart.
+	set := store.JobSet{State: store.Ptr(store.StatePending), EnqueuedAt: &tx.now}
+	if d.transition(tx, rec, []store.State{from}, set) {
+		tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventUnblocked, "system", map[string]string{"from": string(from)})
+	}
+}

@@ -1,0 +1,38 @@
+// Package server is fairway's job server: the HTTP API of docs/api.md in
+// front of a durable store, with one dispatcher goroutine that owns all
+// scheduling state.
+//
+// # The dispatcher
+//
+// Every request that changes state becomes a command sent to the
+// dispatcher. The dispatcher takes every command waiting (up to a batch
+// limit) and applies them inside ONE store transaction: it checks each
+// against its in-memory index of unfinished jobs and workers, mutates the
+// policy engine, and writes the fenced transitions and audit events. Then it
+// asks the engine for admissions (Dispatch) and writes those leases in the
+// same transaction. Only after the transaction has committed (fsync'd) does
+// it answer the requests and hand leases to workers: acknowledged means
+// durable, and many requests share one fsync (group commit). If a commit
+// fails, every request of the batch gets an error and the dispatcher
+// rebuilds its state from the store, as at start.
+//
+// Reads (get, list, logs, executions, summaries) go straight to the store,
+// which only ever holds committed state.
+//
+// # Leases and fencing
+//
+// A lease carries the job's attempt number, incremented at every lease. A
+// worker presents it on start, complete and heartbeat; a stale attempt is
+// refused (stale_attempt), so a worker that lost its lease cannot overwrite
+// the outcome of a newer attempt. Worker liveness is tracked per worker:
+// every worker call counts as a heartbeat, and a worker silent for the lease
+// TTL is lost — its jobs are re-queued for a new attempt (failure class
+// lost_worker) if their retry policy allows, else they fail.
+//
+// # Restart
+//
+// At start the dispatcher loads every unfinished job and every active worker
+// from the store and rebuilds the engine: pending work is queued again,
+// leased and running jobs are restored on their workers, which get one lease
+// TTL to call in before they are declared lost.
+package server

@@ -1,0 +1,299 @@
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/policy"
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// attemptEnd is how an attempt ended, whoever observed it.
+type attemptEnd struct {
+	outcome  store.Outcome
+	class    store.FailureClass
+	exitCode *int
+	err      string
+	result   []byte
+	started  time.Time
+	duration time.Duration // measured by the worker when it says so
+	actor    string
+}
+
+// complete applies a worker's report of an attempt's end.
+func (d *dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.ItemResult {
+	rec := d.jobs[c.JobID]
+	if rec == nil || rec.worker != wk || rec.job.Attempt != c.Attempt {
+		return staleResult(c.JobID)
+	}
+	end := attemptEnd{
+		outcome: store.Outcome(c.Outcome), class: store.FailureClass(c.FailureClass),
+		exitCode: c.ExitCode, err: c.Error, result: c.Result, actor: "worker:" + wk.w.ID,
+	}
+	end.started = rec.job.StartedAt
+	if c.StartedAt != nil && rec.job.State == store.StateLeased {
+		end.started = *c.StartedAt
+	}
+	if c.StartedAt != nil && c.FinishedAt != nil && !c.FinishedAt.Before(*c.StartedAt) {
+		end.duration = c.FinishedAt.Sub(*c.StartedAt)
+	}
+	if end.started.IsZero() || end.started.After(tx.now) {
+		end.started = tx.now
+	}
+	if end.outcome == store.OutcomeFailed && end.class == "" {
+		end.class = store.FailExitCode
+	}
+	if rec.job.State == store.StateLeased {
+		// Started and ended between two reports: record the start too.
+		tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, end.actor, map[string]any{"started_at": end.started.UTC()})
+	}
+	if end.outcome == store.OutcomeCancelled {
+		end.class = store.FailCancelled
+	}
+	d.endAttempt(tx, rec, end)
+	return api.ItemResult{JobID: c.JobID, OK: true}
+}
+
+// endAttempt decides what an ended attempt means for the job: success,
+// cancel, a retry, or a final failure.
+func (d *dispatcher) endAttempt(tx *txn, rec *jobRec, end attemptEnd) {
+	if rec.timedOut && end.outcome != store.OutcomeSucceeded {
+		end.outcome, end.class = store.OutcomeFailed, store.FailTimeout
+	}
+	switch {
+	case end.outcome == store.OutcomeSucceeded:
+		d.finish(tx, rec, store.StateSucceeded, end)
+	case end.outcome == store.OutcomeCancelled || (rec.job.CancelRequested && !rec.timedOut):
+		end.outcome, end.class = store.OutcomeCancelled, store.FailCancelled
+		d.finish(tx, rec, store.StateCancelled, end)
+	case d.retryable(rec, end.class):
+		d.retry(tx, rec, end)
+	default:
+		d.finish(tx, rec, store.StateFailed, end)
+	}
+}
+
+// defaultRetryOn is what is retried when a job's policy names nothing.
+var defaultRetryOn = []store.FailureClass{store.FailExitCode, store.FailTimeout, store.FailKilled, store.FailOOM, store.FailLostWorker}
+
+func (d *dispatcher) retryable(rec *jobRec, class store.FailureClass) bool {
+	if rec.job.Attempt >= rec.job.MaxAttempts {
+		return false
+	}
+	on := rec.job.Retry.RetryOn
+	if len(on) == 0 {
+		on = defaultRetryOn
+	}
+	for _, c := range on {
+		if c == class {
+			return true
+		}
+	}
+	return false
+}
+
+// retry puts the job in retry_wait until its back-off has passed.
+func (d *dispatcher) retry(tx *txn, rec *jobRec, end attemptEnd) {
+	runAt := tx.now.Add(d.backoff(rec.job.Retry, rec.job.Attempt))
+	d.writeEnd(tx, rec, end)
+	set := store.JobSet{
+		State: store.Ptr(store.StateRetryWait), RunAt: &runAt, EnqueuedAt: &runAt,
+		WorkerID: store.Ptr(""), LastError: &end.err, FailureClass: &end.class,
+		CancelRequested: store.Ptr(false),
+	}
+	if end.exitCode != nil {
+		set.ExitCode = end.exitCode
+	}
+	if !d.transition(tx, rec, []store.State{store.StateLeased, store.StateRunning}, set) {
+		return
+	}
+	d.releaseFromWorker(tx, rec, policy.Released)
+	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventRetryScheduled, end.actor,
+		map[string]any{"class": end.class, "run_at": runAt.UTC(), "error": end.err})
+	if err := d.eng.Submit(policyJob(rec.job), tx.now); err != nil {
+		tx.fatal(fmt.Errorf("requeue %s: %w", rec.job.ID, err))
+	}
+}
+
+// backoff is the delay before attempt+1.
+func (d *dispatcher) backoff(p store.RetryPolicy, attempt int) time.Duration {
+	delay := p.Delay
+	switch p.Kind {
+	case store.RetryImmediate:
+		return 0
+	case store.RetryExponential:
+		for i := 1; i < attempt && delay < p.MaxDelay; i++ {
+			delay *= 2
+		}
+	}
+	if p.MaxDelay > 0 && delay > p.MaxDelay {
+		delay = p.MaxDelay
+	}
+	if p.Jitter && delay > 0 {
+		half := delay / 2
+		delay = half + time.Duration(d.rng.Int64N(int64(half)+1))
+	}
+	return delay
+}
+
+// finish ends the job for good.
+func (d *dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attemptEnd) {
+	running := rec.job.State == store.StateLeased || rec.job.State == store.StateRunning
+	if running {
+		d.writeEnd(tx, rec, end)
+	}
+	set := store.JobSet{State: &state, FinishedAt: &tx.now, LastError: &end.err, CancelRequested: store.Ptr(false)}
+	if end.class != "" {
+		set.FailureClass = &end.class
+	}
+	if end.exitCode != nil {
+		set.ExitCode = end.exitCode
+	}
+	if end.result != nil {
+		set.Result = &end.result
+	}
+	from := []store.State{rec.job.State}
+	if !d.transition(tx, rec, from, set) {
+		return
+	}
+	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, terminalEvent(state), end.actor, eventDetail(end))
+	var dropped []policy.Dropped
+	if running {
+		dropped = d.releaseFromWorker(tx, rec, engineOutcome(state))
+	} else {
+		var err error
+		if dropped, err = d.eng.Cancel(rec.job.ID, tx.now); err != nil {
+			tx.fatal(fmt.Errorf("engine cancel %s: %w", rec.job.ID, err))
+		}
+	}
+	d.forget(tx, rec)
+	for _, dr := range dropped {
+		if dep := d.jobs[dr.JobID]; dep != nil {
+			d.dropDependent(tx, dep, dr.DependencyID)
+		}
+	}
+}
+
+// releaseFromWorker ends the attempt in the engine and detaches it. A
+// leased or running job without a worker was found at restart with its
+// worker gone: it was never restored into the engine, so there is nothing
+// to end there.
+func (d *dispatcher) releaseFromWorker(tx *txn, rec *jobRec, out policy.Outcome) []policy.Dropped {
+	if rec.worker == nil {
+		return nil
+	}
+	delete(rec.worker.jobs, rec.job.ID)
+	rec.worker = nil
+	dropped, err := d.eng.Finish(rec.job.ID, tx.now, out)
+	if err != nil {
+		tx.fatal(fmt.Errorf("engine finish %s: %w", rec.job.ID, err))
+	}
+	return dropped
+}
+
+// forget drops a finished job from the index and wakes its waiters once
+// the transaction commits.
+func (d *dispatcher) forget(tx *txn, rec *jobRec) {
+	delete(d.jobs, rec.job.ID)
+	d.byTenant[rec.job.Tenant]--
+	if d.byTenant[rec.job.Tenant] <= 0 {
+		delete(d.byTenant, rec.job.Tenant)
+	}
+	job := apiJob(rec.job)
+	tx.then(func() {
+		for _, ch := range d.waiters[job.ID] {
+			ch <- job
+		}
+		delete(d.waiters, job.ID)
+	})
+}
+
+// writeEnd records the attempt's execution with its outcome and SLA.
+func (d *dispatcher) writeEnd(tx *txn, rec *jobRec, end attemptEnd) {
+	e := store.Execution{
+		StartedAt: end.started, FinishedAt: tx.now, Outcome: end.outcome, ExitCode: end.exitCode,
+		FailureClass: end.class, Error: end.err, Duration: end.duration,
+	}
+	if e.Duration == 0 && !end.started.IsZero() {
+		e.Duration = tx.now.Sub(end.started)
+	}
+	if e.Outcome == store.OutcomeFailed && e.FailureClass == store.FailTimeout {
+		e.Outcome = store.OutcomeTimeout
+	}
+	e.SLAMet, e.SLAViolationPct = slaOf(rec.job, e.Duration)
+	d.writeExecution(tx, rec, e)
+}
+
+// slaOf says whether a run of duration met the job's SLA: within its max
+// time, and by how much it passed its expected time, in percent.
+func slaOf(j store.Job, dur time.Duration) (*bool, float64) {
+	if j.Timeout == 0 && j.Expected == 0 {
+		return nil, 0
+	}
+	met := j.Timeout == 0 || dur <= j.Timeout
+	var pct float64
+	if j.Expected > 0 && dur > j.Expected {
+		pct = float64(dur-j.Expected) / float64(j.Expected) * 100
+		if j.Timeout == 0 {
+			met = false
+		}
+	}
+	return &met, pct
+}
+
+// leaseLost ends an attempt whose worker vanished.
+func (d *dispatcher) leaseLost(tx *txn, rec *jobRec, reason string) {
+	end := attemptEnd{outcome: store.OutcomeLost, class: store.FailLostWorker, err: reason, started: rec.job.StartedAt, actor: "system"}
+	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventLeaseExpired, "system", map[string]string{"reason": reason})
+	d.endAttempt(tx, rec, end)
+}
+
+// dropDependent cancels a job whose dependency ended in a way that can
+// never satisfy it. The engine has already dropped it.
+func (d *dispatcher) dropDependent(tx *txn, rec *jobRec, depID string) {
+	msg := "dependency " + depID + " did not end as required"
+	set := store.JobSet{State: store.Ptr(store.StateCancelled), FinishedAt: &tx.now, LastError: &msg}
+	if !d.transition(tx, rec, []store.State{rec.job.State}, set) {
+		return
+	}
+	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventDependencyFailed, "system", map[string]string{"dependency": depID})
+	d.forget(tx, rec)
+}
+
+func terminalEvent(s store.State) store.EventType {
+	switch s {
+	case store.StateSucceeded:
+		return store.EventSucceeded
+	case store.StateCancelled:
+		return store.EventCancelled
+	}
+	return store.EventFailed
+}
+
+func engineOutcome(s store.State) policy.Outcome {
+	switch s {
+	case store.StateSucceeded:
+		return policy.Succeeded
+	case store.StateCancelled:
+		return policy.Cancelled
+	}
+	return policy.Failed
+}
+
+func eventDetail(end attemptEnd) map[string]any {
+	m := map[string]any{}
+	if end.class != "" {
+		m["class"] = end.class
+	}
+	if end.exitCode != nil {
+		m["exit_code"] = *end.exitCode
+	}
+	if end.err != "" {
+		m["error"] = end.err
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}

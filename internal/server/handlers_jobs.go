@@ -1,0 +1,430 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+const (
+	defaultWait = 60 * time.Second
+	maxWait     = 10 * time.Minute
+	maxBatch    = 1000
+)
+
+func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, p principal) error {
+	var spec api.JobSpec
+	if err := decode(w, r, maxBody, &spec); err != nil {
+		return err
+	}
+	wait, timeout, err := waitParams(r)
+	if err != nil {
+		return err
+	}
+	if wait {
+		spec.OnDemand = true
+	}
+	jobs, err := s.buildJobs(p, []api.JobSpec{spec}, false)
+	if err != nil {
+		return err
+	}
+	res, waitCh, err := s.submitBatch(r.Context(), jobs, wait)
+	if err != nil {
+		return err
+	}
+	if res[0].err != nil {
+		return res[0].err
+	}
+	if wait {
+		return s.answerWait(w, r, res[0].resp.Job, waitCh, timeout)
+	}
+	status := http.StatusCreated
+	if res[0].resp.Deduplicated {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, res[0].resp)
+	return nil
+}
+
+func waitParams(r *http.Request) (bool, time.Duration, error) {
+	q := r.URL.Query()
+	wait := q.Get("wait") == "true" || q.Get("wait") == "1"
+	timeout := defaultWait
+	if v := q.Get("timeout_ms"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 || time.Duration(n)*time.Millisecond > maxWait {
+			return false, 0, badField("timeout_ms", "must be between 1 and %d", maxWait.Milliseconds())
+		}
+		timeout = time.Duration(n) * time.Millisecond
+	}
+	return wait, timeout, nil
+}
+
+func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request, p principal) error {
+	var req api.BatchRequest
+	if err := decode(w, r, maxBatchBody, &req); err != nil {
+		return err
+	}
+	if len(req.Jobs) == 0 || len(req.Jobs) > maxBatch {
+		return badField("jobs", "must hold 1 to %d job specs, got %d", maxBatch, len(req.Jobs))
+	}
+	jobs, err := s.buildJobs(p, req.Jobs, true)
+	if err != nil {
+		return err
+	}
+	res, _, err := s.submitBatch(r.Context(), jobs, false)
+	if err != nil {
+		return err
+	}
+	out := api.BatchResponse{Jobs: make([]api.SubmitResponse, len(res))}
+	for i, one := range res {
+		if one.err != nil {
+			return one.err
+		}
+		out.Jobs[i] = one.resp
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+// buildJobs validates specs and applies the submit rate limit.
+func (s *Server) buildJobs(p principal, specs []api.JobSpec, batch bool) ([]store.Job, error) {
+	jobs := make([]store.Job, len(specs))
+	for i, spec := range specs {
+		tenant, aerr := p.tenantFor(spec.Tenant)
+		if aerr != nil {
+			return nil, aerr
+		}
+		j, ferr := s.buildJob(spec, tenant)
+		if ferr != nil {
+			if batch {
+				ferr.field = fmt.Sprintf("jobs[%d].%s", i, ferr.field)
+			}
+			return nil, ferr
+		}
+		jobs[i] = j
+	}
+	for tenant, n := range tenantCounts(jobs) {
+		if ok, wait := s.limits.allow(tenant, n, s.clock.Now()); !ok {
+			ae := errf(http.StatusTooManyRequests, api.CodeRateLimited, "tenant %s is over its submit rate; retry in %ds", tenant, wait)
+			ae.retryAfter = max(1, wait)
+			return nil, ae
+		}
+	}
+	return jobs, nil
+}
+
+func tenantCounts(jobs []store.Job) map[string]int {
+	m := map[string]int{}
+	for _, j := range jobs {
+		m[j.Tenant]++
+	}
+	return m
+}
+
+type submitResult struct {
+	resp api.SubmitResponse
+	err  error
+}
+
+// submitBatch runs the submit command; with wait it also registers a
+// waiter for the (single) job's end.
+func (s *Server) submitBatch(ctx context.Context, jobs []store.Job, wait bool) ([]submitResult, chan api.Job, error) {
+	out := make([]submitResult, len(jobs))
+	var waitCh chan api.Job
+	d := s.d
+	err := d.submit(ctx, func(tx *txn) {
+		res := d.submitJobs(tx, jobs)
+		if wait && res[0].err == nil && tx.err == nil {
+			waitCh = d.addWaiter(res[0].job.ID)
+		}
+		tx.then(func() {
+			for i, one := range res {
+				out[i] = submitResult{err: one.err}
+				if one.err == nil {
+					out[i].resp = one.response(d)
+				}
+			}
+		})
+	})
+	return out, waitCh, err
+}
+
+// addWaiter returns a channel that receives the job once it is terminal;
+// a job not in the index is already terminal and answered from the store.
+func (d *dispatcher) addWaiter(id string) chan api.Job {
+	ch := make(chan api.Job, 1)
+	if _, ok := d.jobs[id]; !ok {
+		close(ch)
+		return ch
+	}
+	d.waiters[id] = append(d.waiters[id], ch)
+	return ch
+}
+
+func (d *dispatcher) removeWaiter(id string, ch chan api.Job) {
+	ws := d.waiters[id]
+	for i, w := range ws {
+		if w == ch {
+			d.waiters[id] = append(ws[:i], ws[i+1:]...)
+			break
+		}
+	}
+	if len(d.waiters[id]) == 0 {
+		delete(d.waiters, id)
+	}
+}
+
+// answerWait waits for the job to end: 200 with the final job, or 202 with
+// the job as it stands when the wait times out.
+func (s *Server) answerWait(w http.ResponseWriter, r *http.Request, job api.Job, ch chan api.Job, timeout time.Duration) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case done, ok := <-ch:
+		if ok {
+			writeJSON(w, http.StatusOK, api.JobResponse{Job: done})
+			return nil
+		}
+	case <-t.C:
+	case <-r.Context().Done():
+	}
+	_ = s.d.submit(context.Background(), func(tx *txn) { s.d.removeWaiter(job.ID, ch) })
+	cur, err := s.st.JobGet(r.Context(), job.ID)
+	if err != nil {
+		return err
+	}
+	status := http.StatusAccepted
+	if cur.State.Terminal() {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, api.JobResponse{Job: apiJob(cur)})
+	return nil
+}
+
+// visibleJob reads a job the principal may see, or answers 404.
+func (s *Server) visibleJob(ctx context.Context, p principal, id string) (store.Job, error) {
+	j, err := s.st.JobGet(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !p.sees(j.Tenant)) {
+		return store.Job{}, notFound("job", id)
+	}
+	return j, err
+}
+
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, p principal) error {
+	j, err := s.visibleJob(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	resp := api.JobResponse{Job: apiJob(j)}
+	if j.Attempt > 0 {
+		e, err := s.currentExecution(r.Context(), j)
+		if err != nil {
+			return err
+		}
+		resp.Execution = e
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request, p principal) error {
+	params, err := listParams(r, p)
+	if err != nil {
+		return err
+	}
+	page, err := s.st.JobList(r.Context(), params)
+	if errors.Is(err, store.ErrInvalidCursor) {
+		return badField("cursor", "not a cursor this server returned")
+	}
+	if err != nil {
+		return err
+	}
+	out := api.JobList{Jobs: make([]api.Job, 0, len(page.Jobs)), NextCursor: page.NextCursor}
+	for _, j := range page.Jobs {
+		out.Jobs = append(out.Jobs, apiJob(j))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func listParams(r *http.Request, p principal) (store.JobListParams, error) {
+	q := r.URL.Query()
+	lp := store.JobListParams{Type: q.Get("type"), Lane: q.Get("lane"), Tenant: q.Get("tenant"), Cursor: q.Get("cursor")}
+	if p.role == roleTenant {
+		if lp.Tenant != "" && lp.Tenant != p.tenant {
+			return lp, errf(http.StatusForbidden, api.CodePermissionDenied, "a key of tenant %s cannot list tenant %s", p.tenant, lp.Tenant)
+		}
+		lp.Tenant = p.tenant
+	}
+	for _, v := range q["state"] {
+		for _, st := range strings.Split(v, ",") {
+			if st = strings.TrimSpace(st); st == "" {
+				continue
+			}
+			if !store.State(st).Valid() {
+				return lp, badField("state", "unknown state %q", st)
+			}
+			lp.States = append(lp.States, store.State(st))
+		}
+	}
+	var err error
+	if lp.Limit, err = intParam(q.Get("limit"), "limit", 1, 1000, 100); err != nil {
+		return lp, err
+	}
+	if lp.CreatedAfter, err = timeParam(q.Get("created_after"), "created_after"); err != nil {
+		return lp, err
+	}
+	lp.CreatedBefore, err = timeParam(q.Get("created_before"), "created_before")
+	return lp, err
+}
+
+func intParam(v, field string, lo, hi, def int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, badField(field, "must be an integer between %d and %d, got %q", lo, hi, v)
+	}
+	return n, nil
+}
+
+func timeParam(v, field string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, badField(field, "must be an RFC 3339 time, got %q", v)
+	}
+	return t, nil
+}
+
+// jobAction runs a cancel-like command on a visible job and answers with
+// the job as committed.
+func (s *Server) jobAction(w http.ResponseWriter, r *http.Request, p principal, act func(tx *txn, id string) (string, bool)) error {
+	id := r.PathValue("id")
+	if _, err := s.visibleJob(r.Context(), p, id); err != nil {
+		return err
+	}
+	var result string
+	if err := s.d.submit(r.Context(), func(tx *txn) { result, _ = act(tx, id) }); err != nil {
+		return err
+	}
+	j, err := s.st.JobGet(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if result == "" {
+		return errf(http.StatusConflict, api.CodeConflict, "job %s changed meanwhile; retry", id)
+	}
+	writeJSON(w, http.StatusOK, api.ActionResponse{Job: apiJob(j), Result: result})
+	return nil
+}
+
+func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request, p principal) error {
+	return s.jobAction(w, r, p, func(tx *txn, id string) (string, bool) { return s.d.cancel(tx, id, p.name()) })
+}
+
+func (s *Server) handleReprioritize(w http.ResponseWriter, r *http.Request, p principal) error {
+	var req api.ReprioritizeRequest
+	if err := decode(w, r, maxBody, &req); err != nil {
+		return err
+	}
+	if req.Priority == nil {
+		return badField("priority", "is required")
+	}
+	prio := *req.Priority
+	if prio < 0 || prio > 1000 {
+		return badField("priority", "must be between 0 and 1000, got %d", prio)
+	}
+	return s.jobAction(w, r, p, func(tx *txn, id string) (string, bool) { return s.d.reprioritize(tx, id, prio, p.name()) })
+}
+
+func (s *Server) handleExtendSLA(w http.ResponseWriter, r *http.Request, p principal) error {
+	var req api.ExtendSLARequest
+	if err := decode(w, r, maxBody, &req); err != nil {
+		return err
+	}
+	if req.ExtendMS <= 0 || req.ExtendMS > int64(30*24*time.Hour/time.Millisecond) {
+		return badField("extend_ms", "must be between 1 and 30 days in milliseconds, got %d", req.ExtendMS)
+	}
+	id := r.PathValue("id")
+	if _, err := s.visibleJob(r.Context(), p, id); err != nil {
+		return err
+	}
+	var live bool
+	if err := s.d.submit(r.Context(), func(tx *txn) { live = s.d.extendSLA(tx, id, ms(req.ExtendMS), p.name()) }); err != nil {
+		return err
+	}
+	if !live {
+		return errf(http.StatusConflict, api.CodeConflict, "job %s has finished; its SLA can no longer change", id)
+	}
+	j, err := s.st.JobGet(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.JobResponse{Job: apiJob(j)})
+	return nil
+}
+
+func (s *Server) handleExecutions(w http.ResponseWriter, r *http.Request, p principal) error {
+	j, err := s.visibleJob(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	execs, err := s.st.ExecutionList(r.Context(), store.ExecutionListParams{JobID: j.ID})
+	if err != nil {
+		return err
+	}
+	out := api.ExecutionList{Executions: make([]api.Execution, 0, len(execs))}
+	for _, e := range execs {
+		out.Executions = append(out.Executions, apiExecution(e))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, p principal) error {
+	j, err := s.visibleJob(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	evs, err := s.st.EventList(r.Context(), store.EventListParams{JobID: j.ID, Limit: 1000})
+	if err != nil {
+		return err
+	}
+	out := api.EventList{Events: make([]api.Event, 0, len(evs))}
+	for _, e := range evs {
+		out.Events = append(out.Events, api.Event{ID: e.ID, JobID: e.JobID, Attempt: e.Attempt, Type: string(e.Type), At: e.At.UTC(), Actor: e.Actor, Detail: rawJSON(e.Detail)})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// currentExecution is the latest attempt's execution: its row once it has
+// ended, else what the job row says of the attempt under way.
+func (s *Server) currentExecution(ctx context.Context, j store.Job) (*api.Execution, error) {
+	execs, err := s.st.ExecutionList(ctx, store.ExecutionListParams{JobID: j.ID})
+	if err != nil {
+		return nil, err
+	}
+	for i := range execs {
+		if execs[i].Attempt == j.Attempt {
+			e := apiExecution(execs[i])
+			return &e, nil
+		}
+	}
+	if j.State != store.StateLeased && j.State != store.StateRunning {
+		return nil, nil
+	}
+	return &api.Execution{JobID: j.ID, Attempt: j.Attempt, WorkerID: j.WorkerID, StartedAt: timePtr(j.StartedAt)}, nil
+}

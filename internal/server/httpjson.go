@@ -1,0 +1,155 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/fairwayhq/fairway/api"
+)
+
+// Body limits.
+const (
+	maxBody      = 1 << 20
+	maxBatchBody = 8 << 20
+)
+
+// apiError is an error with its HTTP answer.
+type apiError struct {
+	status     int
+	body       api.ErrorBody
+	retryAfter int
+}
+
+func (e *apiError) Error() string { return e.body.Code + ": " + e.body.Message }
+
+func errf(status int, code, format string, args ...any) *apiError {
+	return &apiError{status: status, body: api.ErrorBody{Code: code, Message: fmt.Sprintf(format, args...)}}
+}
+
+func notFound(what, id string) *apiError {
+	return errf(http.StatusNotFound, api.CodeNotFound, "no %s %s", what, id)
+}
+
+// writeJSON answers with a JSON body.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status, buf = http.StatusInternalServerError, *bytes.NewBufferString(`{"error":{"code":"internal","message":"encode response"}}` + "\n")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// writeError answers with the error's JSON body; unknown errors are 500.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	ae := s.classify(err)
+	if ae.status >= 500 {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	if ae.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(ae.retryAfter))
+	}
+	writeJSON(w, ae.status, api.ErrorResponse{Error: ae.body})
+}
+
+func (s *Server) classify(err error) *apiError {
+	var ae *apiError
+	var fe *fieldError
+	var qe *quotaError
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &fe):
+		return &apiError{status: http.StatusBadRequest, body: api.ErrorBody{Code: api.CodeInvalidArgument, Message: fe.Error(), Field: fe.field}}
+	case errors.As(err, &qe):
+		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeOverloaded, Message: qe.msg}, retryAfter: 5}
+	case errors.Is(err, ErrClosed):
+		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeServerUnavailable, Message: "the server is shutting down"}, retryAfter: 1}
+	}
+	return errf(http.StatusInternalServerError, api.CodeInternal, "internal error; see the server log")
+}
+
+// decode reads a JSON body strictly: one object, no unknown fields, within
+// limit bytes.
+func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) *apiError {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return errf(http.StatusUnsupportedMediaType, api.CodeUnsupportedMedia, "body must be application/json, got %q", ct)
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return errf(http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, "body larger than %d bytes", limit)
+	}
+	if err != nil {
+		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "read body: %v", err)
+	}
+	return decodeBytes(body, v)
+}
+
+func decodeBytes(body []byte, v any) *apiError {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if dec.More() {
+		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "body has data after the JSON value")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "body has data after the JSON value")
+	}
+	return nil
+}
+
+func jsonError(err error) *apiError {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "body is empty; expected a JSON object")
+	case errors.As(err, &se):
+		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "malformed JSON at byte %d: %v", se.Offset, se)
+	case errors.As(err, &te):
+		ae := errf(http.StatusBadRequest, api.CodeInvalidArgument, "%s: must be %s, got %s", te.Field, te.Type, te.Value)
+		ae.body.Field = te.Field
+		return ae
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		ae := errf(http.StatusBadRequest, api.CodeUnknownField, "unknown field %q", f)
+		ae.body.Field = f
+		return ae
+	}
+	return errf(http.StatusBadRequest, api.CodeMalformedJSON, "malformed JSON: %v", err)
+}
+
+// recoverer turns a panic into a 500 JSON answer; no panic reaches a
+// client as a dropped connection.
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("panic in handler", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", slog.AnyValue(stack()))
+				writeJSON(w, http.StatusInternalServerError, api.ErrorResponse{Error: api.ErrorBody{Code: api.CodeInternal, Message: "internal error; see the server log"}})
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}

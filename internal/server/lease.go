@@ -1,0 +1,169 @@
+package server
+
+import (
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+func (d *dispatcher) leaseTTL() time.Duration { return d.s.cfg.Server.LeaseTTL.D() }
+
+// lease records the engine's admission of rec on wk: a new attempt, a
+// lease, and, once committed, the lease in the worker's mailbox.
+func (d *dispatcher) lease(tx *txn, rec *jobRec, wk *workerRec) {
+	attempt := rec.job.Attempt + 1
+	exp := tx.now.Add(d.leaseTTL())
+	from := []store.State{rec.job.State}
+	set := store.JobSet{State: store.Ptr(store.StateLeased), Attempt: &attempt, WorkerID: &wk.w.ID, LeaseExpiresAt: &exp, StartedAt: &time.Time{}}
+	if !d.transition(tx, rec, from, set) {
+		return
+	}
+	rec.worker, rec.leasedAt, rec.deliveredAt = wk, tx.now, time.Time{}
+	rec.slaWarned, rec.slaViolated, rec.timedOut = false, false, false
+	rec.leaseTimeout = rec.job.Timeout
+	wk.jobs[rec.job.ID] = rec
+	tx.event(rec.job.ID, attempt, rec.job.Tenant, store.EventLeased, "system", map[string]string{"worker": wk.w.ID})
+	l := api.Lease{Job: apiJob(rec.job), Attempt: attempt, LeaseExpiresAt: exp.UTC()}
+	tx.then(func() {
+		wk.mailbox = append(wk.mailbox, l)
+		d.deliver(wk)
+	})
+}
+
+// deliver hands committed leases to the worker's waiting long-poll,
+// dropping those that are no longer current (cancelled meanwhile).
+func (d *dispatcher) deliver(wk *workerRec) {
+	if wk.poll == nil || len(wk.mailbox) == 0 {
+		return
+	}
+	out := make([]api.Lease, 0, min(wk.poll.max, len(wk.mailbox)))
+	n := 0
+	for _, l := range wk.mailbox {
+		if len(out) == wk.poll.max {
+			break
+		}
+		n++
+		if d.current(wk, l.Job.ID, l.Attempt) {
+			d.jobs[l.Job.ID].deliveredAt = d.s.clock.Now()
+			out = append(out, l)
+		}
+	}
+	wk.mailbox = wk.mailbox[n:]
+	if len(out) == 0 {
+		return
+	}
+	wk.poll.ch <- out
+	wk.poll = nil
+}
+
+// current reports whether (id, attempt) is the live attempt held by wk.
+func (d *dispatcher) current(wk *workerRec, id string, attempt int) bool {
+	rec := d.jobs[id]
+	return rec != nil && rec.worker == wk && rec.job.Attempt == attempt
+}
+
+// openPoll registers a long-poll; a previous one of the same worker is
+// answered empty.
+func (d *dispatcher) openPoll(wk *workerRec, p *poller) {
+	if wk.poll != nil {
+		wk.poll.ch <- nil
+	}
+	wk.poll = p
+	d.deliver(wk)
+}
+
+// withdrawPoll ends a long-poll that timed out, unless it was answered.
+func (d *dispatcher) withdrawPoll(wk *workerRec, p *poller) {
+	if wk != nil && wk.poll == p {
+		wk.poll = nil
+		p.ch <- nil
+	}
+}
+
+func (d *dispatcher) closePollers() {
+	for _, wk := range d.workers {
+		if wk.poll != nil {
+			wk.poll.ch <- nil
+			wk.poll = nil
+		}
+	}
+}
+
+// startAttempt moves a leased attempt to running.
+func (d *dispatcher) startAttempt(tx *txn, wk *workerRec, a api.JobAttempt) api.ItemResult {
+	rec := d.jobs[a.JobID]
+	if rec == nil || rec.worker != wk || rec.job.Attempt != a.Attempt {
+		return staleResult(a.JobID)
+	}
+	if rec.job.State == store.StateRunning {
+		return api.ItemResult{JobID: a.JobID, OK: true}
+	}
+	started := tx.now
+	if a.StartedAt != nil && !a.StartedAt.After(tx.now) {
+		started = *a.StartedAt
+	}
+	set := store.JobSet{State: store.Ptr(store.StateRunning), StartedAt: &started}
+	if !d.transition(tx, rec, []store.State{store.StateLeased}, set) {
+		return staleResult(a.JobID)
+	}
+	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, "worker:"+wk.w.ID, nil)
+	return api.ItemResult{JobID: a.JobID, OK: true}
+}
+
+func staleResult(id string) api.ItemResult {
+	return api.ItemResult{JobID: id, Error: &api.ErrorBody{Code: api.CodeStaleAttempt, Message: "attempt " + id + " is not current: the lease was revoked or expired"}}
+}
+
+// heartbeat extends the worker's liveness and tells it which of the jobs it
+// holds must be cancelled or are no longer its own. It also reconciles the
+// other way: an attempt handed to the worker more than a heartbeat interval
+// ago that the worker does not list is not running anywhere (its lease was
+// committed but never arrived, e.g. across a server crash) and ends as lost.
+func (d *dispatcher) heartbeat(tx *txn, wk *workerRec, held []api.JobAttempt) api.HeartbeatResponse {
+	resp := api.HeartbeatResponse{LeaseExpiresAt: tx.now.Add(d.leaseTTL()).UTC()}
+	d.reconcile(tx, wk, held)
+	for _, a := range held {
+		rec := d.jobs[a.JobID]
+		switch {
+		case rec == nil || rec.worker != wk || rec.job.Attempt != a.Attempt:
+			resp.Revoked = append(resp.Revoked, api.JobAttempt{JobID: a.JobID, Attempt: a.Attempt})
+		case rec.job.CancelRequested:
+			resp.Cancel = append(resp.Cancel, api.JobAttempt{JobID: a.JobID, Attempt: a.Attempt})
+		case rec.job.Timeout != rec.leaseTimeout:
+			resp.Deadlines = append(resp.Deadlines, api.Deadline{JobID: a.JobID, Attempt: a.Attempt, TimeoutMS: rec.job.Timeout.Milliseconds()})
+		}
+	}
+	return resp
+}
+
+// writeExecution upserts the current attempt's execution row, filling the
+// identity fields from the record. It is written once, when the attempt
+// ends; while it runs, the job row holds what the execution would.
+func (d *dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) {
+	e.JobID, e.Attempt = rec.job.ID, rec.job.Attempt
+	if rec.worker != nil {
+		e.WorkerID = rec.worker.w.ID
+	}
+	e.LeasedAt = rec.leasedAt
+	if e.StartedAt.IsZero() {
+		e.StartedAt = rec.job.StartedAt
+	}
+	tx.execs = append(tx.execs, e)
+}
+
+func (d *dispatcher) reconcile(tx *txn, wk *workerRec, held []api.JobAttempt) {
+	listed := make(map[api.JobAttempt]bool, len(held))
+	for _, a := range held {
+		listed[api.JobAttempt{JobID: a.JobID, Attempt: a.Attempt}] = true
+	}
+	grace := d.s.cfg.Server.HeartbeatInterval.D()
+	for _, rec := range sortedRecs(wk.jobs) {
+		if rec.deliveredAt.IsZero() || tx.now.Sub(rec.deliveredAt) <= grace {
+			continue
+		}
+		if !listed[api.JobAttempt{JobID: rec.job.ID, Attempt: rec.job.Attempt}] {
+			d.leaseLost(tx, rec, "the worker does not hold this attempt")
+		}
+	}
+}

@@ -1,0 +1,169 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+)
+
+// route describes one endpoint for the OpenAPI document.
+type route struct {
+	method, path, summary string
+	request, response     any // zero values of the body types; nil = none
+}
+
+var openapiRoutes = []route{
+	{"POST", "/jobs", "Submit a job (wait=true: on-demand, answer when it ends)", api.JobSpec{}, api.SubmitResponse{}},
+	{"POST", "/jobs/batch", "Submit up to 1000 jobs atomically", api.BatchRequest{}, api.BatchResponse{}},
+	{"GET", "/jobs", "List jobs, newest first, with filters and a cursor", nil, api.JobList{}},
+	{"GET", "/jobs/{id}", "Get a job and its latest execution", nil, api.JobResponse{}},
+	{"DELETE", "/jobs/{id}", "Cancel a job", nil, api.ActionResponse{}},
+	{"POST", "/jobs/{id}/cancel", "Cancel a job", nil, api.ActionResponse{}},
+	{"POST", "/jobs/{id}/reprioritize", "Change a pending job's priority", api.ReprioritizeRequest{}, api.ActionResponse{}},
+	{"POST", "/jobs/{id}/extend-sla", "Extend a job's max and expected time", api.ExtendSLARequest{}, api.JobResponse{}},
+	{"GET", "/jobs/{id}/executions", "A job's attempts", nil, api.ExecutionList{}},
+	{"GET", "/jobs/{id}/events", "A job's audit trail", nil, api.EventList{}},
+	{"GET", "/jobs/{id}/logs", "A job's output (follow=true: Server-Sent Events)", nil, api.LogList{}},
+	{"GET", "/jobs/{id}/explain", "Why a job is not running", nil, api.Explanation{}},
+	{"GET", "/failures", "Summary of finished executions", nil, api.Summary{}},
+	{"GET", "/successes", "Summary of finished executions", nil, api.Summary{}},
+	{"GET", "/sla-compliance", "SLA compliance report", nil, api.SLAReport{}},
+	{"GET", "/lanes", "Lanes and their dominant shares", nil, api.LaneList{}},
+	{"GET", "/workers", "Registered workers", nil, api.WorkerList{}},
+	{"POST", "/workers/register", "Register a worker", api.RegisterRequest{}, api.RegisterResponse{}},
+	{"POST", "/workers/{id}/lease", "Long-poll for leases", api.LeaseRequest{}, api.LeaseResponse{}},
+	{"POST", "/workers/{id}/start", "Report attempts started", api.StartRequest{}, api.ItemResults{}},
+	{"POST", "/workers/{id}/heartbeat", "Keep leases alive; learn of cancels", api.HeartbeatRequest{}, api.HeartbeatResponse{}},
+	{"POST", "/workers/{id}/complete", "Report attempts ended", api.CompleteRequest{}, api.ItemResults{}},
+	{"POST", "/workers/{id}/logs", "Append log chunks", api.LogAppendRequest{}, api.LogAppendResponse{}},
+	{"POST", "/workers/{id}/deregister", "Leave; held leases are released", nil, nil},
+}
+
+var (
+	openapiOnce sync.Once
+	openapiDoc  []byte
+)
+
+func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
+	openapiOnce.Do(func() { openapiDoc, _ = json.MarshalIndent(buildOpenAPI(), "", "  ") })
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(openapiDoc)
+}
+
+// buildOpenAPI derives the document from the route table and the wire
+// types, so it cannot drift from what the handlers decode and encode.
+func buildOpenAPI() map[string]any {
+	schemas := map[string]any{}
+	paths := map[string]map[string]any{}
+	for _, rt := range openapiRoutes {
+		op := map[string]any{"summary": rt.summary, "responses": responses(rt, schemas)}
+		if strings.Contains(rt.path, "{id}") {
+			op["parameters"] = []any{map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]string{"type": "string"}}}
+		}
+		if rt.request != nil {
+			op["requestBody"] = map[string]any{"required": true, "content": jsonContent(schemaRef(reflect.TypeOf(rt.request), schemas))}
+		}
+		p := "/api/v1" + rt.path
+		if paths[p] == nil {
+			paths[p] = map[string]any{}
+		}
+		paths[p][strings.ToLower(rt.method)] = op
+	}
+	schemaRef(reflect.TypeOf(api.ErrorResponse{}), schemas)
+	return map[string]any{
+		"openapi": "3.1.0",
+		"info":    map[string]string{"title": "fairway", "version": "v1", "description": "Priority job scheduler API; see docs/api.md."},
+		"paths":   paths,
+		"components": map[string]any{
+			"schemas":         schemas,
+			"securitySchemes": map[string]any{"bearer": map[string]string{"type": "http", "scheme": "bearer"}},
+		},
+		"security": []any{map[string]any{"bearer": []string{}}},
+	}
+}
+
+func responses(rt route, schemas map[string]any) map[string]any {
+	errRef := jsonContent(map[string]string{"$ref": "#/components/schemas/ErrorResponse"})
+	ok := map[string]any{"description": "OK"}
+	if rt.response != nil {
+		ok["content"] = jsonContent(schemaRef(reflect.TypeOf(rt.response), schemas))
+	}
+	return map[string]any{"200": ok, "4XX": map[string]any{"description": "client error", "content": errRef}, "5XX": map[string]any{"description": "server error", "content": errRef}}
+}
+
+func jsonContent(schema any) map[string]any {
+	return map[string]any{"application/json": map[string]any{"schema": schema}}
+}
+
+var timeType = reflect.TypeOf(time.Time{})
+var rawType = reflect.TypeOf(json.RawMessage{})
+
+// schemaRef returns a JSON Schema for t, registering named structs in
+// schemas and referring to them.
+func schemaRef(t reflect.Type, schemas map[string]any) any {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == timeType:
+		return map[string]string{"type": "string", "format": "date-time"}
+	case t == rawType:
+		return map[string]any{}
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if _, ok := schemas[t.Name()]; !ok {
+			schemas[t.Name()] = map[string]any{} // break cycles
+			schemas[t.Name()] = structSchema(t, schemas)
+		}
+		return map[string]string{"$ref": "#/components/schemas/" + t.Name()}
+	case reflect.Slice:
+		return map[string]any{"type": "array", "items": schemaRef(t.Elem(), schemas)}
+	case reflect.Map:
+		return map[string]any{"type": "object", "additionalProperties": schemaRef(t.Elem(), schemas)}
+	case reflect.String:
+		return map[string]string{"type": "string"}
+	case reflect.Bool:
+		return map[string]string{"type": "boolean"}
+	case reflect.Float32, reflect.Float64:
+		return map[string]string{"type": "number"}
+	}
+	return map[string]string{"type": "integer"}
+}
+
+func structSchema(t reflect.Type, schemas map[string]any) map[string]any {
+	props := map[string]any{}
+	var required []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			if sub, ok := structSchema(f.Type, schemas)["properties"].(map[string]any); ok {
+				for k, v := range sub {
+					props[k] = v
+				}
+			}
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		props[name] = schemaRef(f.Type, schemas)
+		if !strings.Contains(opts, "omitempty") && f.Type.Kind() != reflect.Pointer {
+			required = append(required, name)
+		}
+	}
+	out := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		out["required"] = required
+	}
+	return out
+}

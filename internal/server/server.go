@@ -1,0 +1,123 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fairwayhq/fairway/internal/config"
+	"github.com/fairwayhq/fairway/internal/policy"
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// Clock is the server's source of now; tests inject one.
+type Clock interface{ Now() time.Time }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// Options configures a Server.
+type Options struct {
+	Store  store.Store
+	Config config.Config
+	Logger *slog.Logger
+	Clock  Clock
+	// MaxBatch bounds the commands applied in one transaction (default 4096).
+	MaxBatch int
+}
+
+// Server is a running job server.
+type Server struct {
+	st     store.Store
+	cfg    config.Config
+	log    *slog.Logger
+	clock  Clock
+	d      *dispatcher
+	auth   *authenticator
+	limits *limiter
+	mux    http.Handler
+
+	ready     atomic.Bool
+	startOnce sync.Once
+	stopOnce  sync.Once
+	cancel    context.CancelFunc
+	done      chan struct{}
+}
+
+// ErrClosed is returned to requests that arrive after Close.
+var ErrClosed = errors.New("server closed")
+
+// New builds a server; Start runs its dispatcher.
+func New(opts Options) (*Server, error) {
+	if opts.Store == nil {
+		return nil, errors.New("server: Options.Store is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil {
+		opts.Clock = realClock{}
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 4096
+	}
+	if err := opts.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s := &Server{
+		st: opts.Store, cfg: opts.Config, log: opts.Logger, clock: opts.Clock,
+		auth:   newAuthenticator(opts.Config),
+		limits: newLimiter(opts.Config),
+		done:   make(chan struct{}),
+	}
+	d, err := newDispatcher(s, opts.MaxBatch)
+	if err != nil {
+		return nil, err
+	}
+	s.d = d
+	s.mux = s.routes()
+	return s, nil
+}
+
+// Start rebuilds the scheduling state from the store and runs the
+// dispatcher until Close or ctx ends.
+func (s *Server) Start(ctx context.Context) error {
+	var err error
+	s.startOnce.Do(func() {
+		if err = s.d.rebuild(ctx); err != nil {
+			return
+		}
+		ctx, s.cancel = context.WithCancel(ctx)
+		s.ready.Store(true)
+		go func() {
+			defer close(s.done)
+			s.d.run(ctx)
+		}()
+	})
+	return err
+}
+
+// Close stops the dispatcher; requests in flight get ErrClosed. The store
+// is the caller's to close.
+func (s *Server) Close() error {
+	s.stopOnce.Do(func() {
+		if s.cancel == nil {
+			close(s.done)
+			return
+		}
+		s.cancel()
+		<-s.done
+	})
+	return nil
+}
+
+// Handler is the HTTP API.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+func (s *Server) policyConfig() policy.Config { return s.cfg.PolicyConfig() }

@@ -1,0 +1,171 @@
+package server
+
+import (
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/policy"
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// jobRec is the dispatcher's record of an unfinished job: the stored row
+// as last written, and where its current attempt is.
+type jobRec struct {
+	job      store.Job
+	worker   *workerRec // while leased or running
+	leasedAt time.Time
+	// deliveredAt is when the lease was handed to the worker (or, after a
+	// restart, when it was restored): from then on the worker's heartbeats
+	// must list the attempt.
+	deliveredAt  time.Time
+	slaWarned    bool
+	slaViolated  bool
+	timedOut     bool          // the server stopped it at its strict deadline
+	leaseTimeout time.Duration // the max run time the worker was given
+}
+
+// apply mirrors a committed transition into the record.
+func (r *jobRec) apply(set store.JobSet, at time.Time) {
+	j := &r.job
+	j.UpdatedAt = at
+	if set.State != nil {
+		j.State = *set.State
+	}
+	if set.Attempt != nil {
+		j.Attempt = *set.Attempt
+	}
+	if set.Priority != nil {
+		j.Priority = *set.Priority
+	}
+	if set.WorkerID != nil {
+		j.WorkerID = *set.WorkerID
+	}
+	if set.LeaseExpiresAt != nil {
+		j.LeaseExpiresAt = *set.LeaseExpiresAt
+	}
+	if set.EnqueuedAt != nil {
+		j.EnqueuedAt = *set.EnqueuedAt
+	}
+	if set.StartedAt != nil {
+		j.StartedAt = *set.StartedAt
+	}
+	if set.FinishedAt != nil {
+		j.FinishedAt = *set.FinishedAt
+	}
+	if set.RunAt != nil {
+		j.RunAt = *set.RunAt
+	}
+	if set.CancelRequested != nil {
+		j.CancelRequested = *set.CancelRequested
+	}
+	if set.LastError != nil {
+		j.LastError = *set.LastError
+	}
+	if set.ExitCode != nil {
+		j.ExitCode = set.ExitCode
+	}
+	if set.ClearExitCode {
+		j.ExitCode = nil
+	}
+	if set.FailureClass != nil {
+		j.FailureClass = *set.FailureClass
+	}
+	if set.Result != nil {
+		j.Result = *set.Result
+	}
+	if set.Timeout != nil {
+		j.Timeout = *set.Timeout
+	}
+	if set.Expected != nil {
+		j.Expected = *set.Expected
+	}
+}
+
+// workerRec is a registered worker: its liveness, the leases committed for
+// it but not yet handed over, and the long-poll waiting for them.
+type workerRec struct {
+	w        store.Worker
+	lastSeen time.Time
+	mailbox  []api.Lease
+	poll     *poller
+	jobs     map[string]*jobRec
+	draining bool
+}
+
+// poller is a worker's pending long-poll.
+type poller struct {
+	max int
+	ch  chan []api.Lease // buffered 1: answered exactly once
+}
+
+func policyJob(j store.Job) policy.Job {
+	pj := policy.Job{
+		ID: j.ID, Type: j.Type, Key: j.Key, Tenant: j.Tenant, Lane: j.Lane,
+		FairnessKey: j.FairnessKey, Priority: j.Priority, OnDemand: j.OnDemand,
+		Resources: j.Resources, Labels: j.Labels, EnqueuedAt: j.EnqueuedAt, RunAt: j.RunAt,
+	}
+	if pj.EnqueuedAt.IsZero() {
+		pj.EnqueuedAt = j.CreatedAt
+	}
+	return pj
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+// apiJob renders a stored job for the API.
+func apiJob(j store.Job) api.Job {
+	out := api.Job{
+		ID: j.ID, Type: j.Type, Tenant: j.Tenant, Name: j.Name, Lane: j.Lane, Key: j.Key,
+		FairnessKey: j.FairnessKey, Priority: j.Priority, OnDemand: j.OnDemand,
+		Resources: apiResources(j.Resources), Labels: j.Labels, Command: j.Command,
+		Env: j.Env, Dir: j.Dir, Payload: rawJSON(j.Payload), IdempotencyKey: j.IdempotencyKey,
+		MaxAttempts: j.MaxAttempts, Retry: apiRetry(j.Retry),
+		TimeoutMS: j.Timeout.Milliseconds(), ExpectedMS: j.Expected.Milliseconds(),
+		SLAPolicy: string(j.SLAPolicy), RunAt: timePtr(j.RunAt),
+		State: string(j.State), Attempt: j.Attempt,
+		CreatedAt: j.CreatedAt.UTC(), UpdatedAt: j.UpdatedAt.UTC(),
+		EnqueuedAt: timePtr(j.EnqueuedAt), StartedAt: timePtr(j.StartedAt), FinishedAt: timePtr(j.FinishedAt),
+		WorkerID: j.WorkerID, LeaseExpiresAt: timePtr(j.LeaseExpiresAt),
+		CancelRequested: j.CancelRequested, LastError: j.LastError, ExitCode: j.ExitCode,
+		FailureClass: string(j.FailureClass), Result: rawJSON(j.Result),
+	}
+	for _, dep := range j.DependsOn {
+		out.DependsOn = append(out.DependsOn, api.Dependency{JobID: dep.JobID, Condition: string(dep.Condition)})
+	}
+	out.Shell = j.Shell
+	return out
+}
+
+func rawJSON(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+func apiResources(r policy.Resources) api.Resources {
+	return api.Resources{CPU: float64(r.MilliCPU) / 1000, MemoryMB: r.MemoryMB, GPU: r.GPU}
+}
+
+func apiRetry(r store.RetryPolicy) api.RetryPolicy {
+	out := api.RetryPolicy{Kind: string(r.Kind), DelayMS: r.Delay.Milliseconds(), MaxDelayMS: r.MaxDelay.Milliseconds(), Jitter: r.Jitter}
+	for _, c := range r.RetryOn {
+		out.RetryOn = append(out.RetryOn, string(c))
+	}
+	return out
+}
+
+func apiExecution(e store.Execution) api.Execution {
+	return api.Execution{
+		JobID: e.JobID, Attempt: e.Attempt, WorkerID: e.WorkerID,
+		LeasedAt: timePtr(e.LeasedAt), StartedAt: timePtr(e.StartedAt), FinishedAt: timePtr(e.FinishedAt),
+		Outcome: string(e.Outcome), ExitCode: e.ExitCode, FailureClass: string(e.FailureClass),
+		Error: e.Error, DurationMS: e.Duration.Milliseconds(), SLAMet: e.SLAMet, SLAViolationPct: e.SLAViolationPct,
+	}
+}

@@ -1,0 +1,164 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/policy"
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// submitted is the outcome of one spec of a submit.
+type submitted struct {
+	job          store.Job
+	rec          *jobRec // nil when deduplicated
+	deduplicated bool
+	err          error // a client error (*fieldError, *quotaError)
+}
+
+// quotaError refuses a submit past a queue limit.
+type quotaError struct{ msg string }
+
+func (e *quotaError) Error() string { return e.msg }
+
+type idemKey struct{ tenant, key string }
+
+// submitJobs inserts jobs in the batch's transaction. Every job is checked
+// first (quotas, dependencies); if any fails, none is inserted.
+func (d *dispatcher) submitJobs(tx *txn, jobs []store.Job) []submitted {
+	out := make([]submitted, len(jobs))
+	deps := make([][]policy.Dependency, len(jobs))
+	adding := map[string]int{}
+	for i := range jobs {
+		adding[jobs[i].Tenant]++
+		if err := d.checkQuota(jobs[i].Tenant, adding[jobs[i].Tenant]); err != nil {
+			return failAll(out, err)
+		}
+		ds, err := d.checkDependencies(tx, jobs[i], jobs[:i], i, len(jobs) > 1)
+		if err != nil {
+			return failAll(out, err)
+		}
+		deps[i] = ds
+	}
+	inBatch := map[idemKey]store.Job{}
+	for i := range jobs {
+		out[i] = d.insertJob(tx, jobs[i], deps[i], inBatch)
+		if tx.err != nil {
+			return out
+		}
+	}
+	return out
+}
+
+func failAll(out []submitted, err error) []submitted {
+	for i := range out {
+		out[i].err = err
+	}
+	return out
+}
+
+// checkQuota applies the tenant's and the server's max_queued.
+func (d *dispatcher) checkQuota(tenant string, adding int) error {
+	if m := d.s.cfg.Tenants[tenant].MaxQueued; m > 0 && d.byTenant[tenant]+adding > m {
+		return &quotaError{fmt.Sprintf("tenant %s has %d unfinished jobs; its limit is %d", tenant, d.byTenant[tenant], m)}
+	}
+	if m := d.s.cfg.Server.MaxQueued; m > 0 && len(d.jobs)+adding > m {
+		return &quotaError{fmt.Sprintf("the server holds %d unfinished jobs; its limit is %d", len(d.jobs), m)}
+	}
+	return nil
+}
+
+// checkDependencies returns the dependencies the engine must wait for. A
+// dependency must be a job of the same tenant, unfinished, or finished in
+// a way that meets its condition; earlier jobs of the same batch count.
+func (d *dispatcher) checkDependencies(tx *txn, j store.Job, earlier []store.Job, idx int, batch bool) ([]policy.Dependency, error) {
+	var live []policy.Dependency
+	for i, dep := range j.DependsOn {
+		field := fmt.Sprintf("depends_on[%d].job_id", i)
+		if batch {
+			field = fmt.Sprintf("jobs[%d].%s", idx, field)
+		}
+		if rec := d.jobs[dep.JobID]; rec != nil {
+			if rec.job.Tenant != j.Tenant {
+				return nil, badField(field, "no job %s", dep.JobID)
+			}
+			live = append(live, policy.Dependency{JobID: dep.JobID, Condition: dep.Condition.Policy()})
+			continue
+		}
+		done, err := d.s.st.JobGet(tx.ctx, dep.JobID)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && done.Tenant != j.Tenant) {
+			return nil, badField(field, "no job %s", dep.JobID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !conditionMet(dep.Condition, done.State) {
+			return nil, badField(field, "job %s ended %s; condition %s can never hold", dep.JobID, done.State, dep.Condition)
+		}
+	}
+	return live, nil
+}
+
+// insertJob stores one job and queues it, or finds the job that holds its
+// idempotency key.
+func (d *dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, inBatch map[idemKey]store.Job) submitted {
+	j.ID = store.NewID(tx.now)
+	j.CreatedAt, j.UpdatedAt, j.EnqueuedAt = tx.now, tx.now, tx.now
+	j.State = store.StatePending
+	if len(deps) > 0 || j.RunAt.After(tx.now) {
+		j.State = store.StateBlocked
+	}
+	err := tx.w.JobInsert(tx.ctx, j)
+	var dup *store.DuplicateError
+	if errors.As(err, &dup) {
+		return d.duplicate(tx, j, dup, inBatch)
+	}
+	if err != nil {
+		tx.fatal(fmt.Errorf("insert job: %w", err))
+		return submitted{}
+	}
+	if j.IdempotencyKey != "" {
+		inBatch[idemKey{j.Tenant, j.IdempotencyKey}] = j
+	}
+	pj := policyJob(j)
+	pj.DependsOn = deps
+	if err := d.eng.Submit(pj, tx.now); err != nil {
+		tx.fatal(fmt.Errorf("engine submit %s: %w", j.ID, err))
+		return submitted{}
+	}
+	rec := &jobRec{job: j}
+	d.jobs[j.ID] = rec
+	d.byTenant[j.Tenant]++
+	tx.event(j.ID, 0, j.Tenant, store.EventSubmitted, "tenant:"+j.Tenant, map[string]any{"type": j.Type, "lane": j.Lane, "priority": j.Priority})
+	return submitted{job: j, rec: rec}
+}
+
+func (d *dispatcher) duplicate(tx *txn, j store.Job, dup *store.DuplicateError, inBatch map[idemKey]store.Job) submitted {
+	orig, ok := inBatch[idemKey{j.Tenant, j.IdempotencyKey}]
+	if rec := d.jobs[dup.JobID]; !ok && rec != nil {
+		orig, ok = rec.job, true
+	}
+	if !ok {
+		var err error
+		if orig, err = d.s.st.JobGet(tx.ctx, dup.JobID); err != nil {
+			tx.fatal(fmt.Errorf("read original of duplicate: %w", err))
+			return submitted{}
+		}
+	}
+	tx.event(orig.ID, orig.Attempt, orig.Tenant, store.EventDeduplicated, "tenant:"+j.Tenant, map[string]string{"idempotency_key": j.IdempotencyKey})
+	return submitted{job: orig, deduplicated: true}
+}
+
+// response renders a submit's outcome once its batch has committed.
+func (s submitted) response(d *dispatcher) api.SubmitResponse {
+	job := s.job
+	if s.rec != nil {
+		job = s.rec.job
+	}
+	r := api.SubmitResponse{Job: apiJob(job), Deduplicated: s.deduplicated}
+	if job.State == store.StateLeased || job.State == store.StateRunning {
+		r.EstimatedStart = timePtr(job.UpdatedAt)
+	}
+	return r
+}

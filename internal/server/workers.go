@@ -1,0 +1,167 @@
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/policy"
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// register adds a worker with a fresh identity.
+func (d *dispatcher) register(tx *txn, req api.RegisterRequest) (string, error) {
+	w := store.Worker{
+		ID: "w-" + store.NewID(tx.now), Name: req.Name, Types: req.Types, Labels: req.Labels, Slots: req.Slots,
+		Resources: policy.Resources{MilliCPU: int64(req.CPU*1000 + 0.5), MemoryMB: req.MemoryMB, GPU: req.GPU},
+		State:     store.WorkerActive, RegisteredAt: tx.now, LastSeenAt: tx.now,
+	}
+	if err := tx.w.WorkerUpsert(tx.ctx, w); err != nil {
+		return "", err
+	}
+	if err := d.addWorker(w, tx.now); err != nil {
+		return "", err
+	}
+	tx.event("", 0, "", store.EventWorkerRegistered, "worker:"+w.ID, map[string]any{"name": w.Name, "slots": w.Slots, "types": w.Types})
+	return w.ID, nil
+}
+
+// deregister removes a leaving worker: leases not yet started go back to
+// the queue untouched, running attempts end as lost.
+func (d *dispatcher) deregister(tx *txn, wk *workerRec) {
+	for _, rec := range sortedRecs(wk.jobs) {
+		if rec.job.State == store.StateLeased {
+			d.handBack(tx, rec)
+			continue
+		}
+		d.leaseLost(tx, rec, "worker deregistered while running")
+	}
+	d.removeWorker(tx, wk, store.EventWorkerDrained)
+}
+
+// handBack returns a leased, never-started job to the queue; the attempt
+// number stays, so the next lease is a new attempt.
+func (d *dispatcher) handBack(tx *txn, rec *jobRec) {
+	set := store.JobSet{State: store.Ptr(store.StatePending), WorkerID: store.Ptr("")}
+	if !d.transition(tx, rec, []store.State{store.StateLeased}, set) {
+		return
+	}
+	delete(rec.worker.jobs, rec.job.ID)
+	rec.worker = nil
+	if _, err := d.eng.Finish(rec.job.ID, tx.now, policy.Released); err != nil {
+		tx.fatal(err)
+		return
+	}
+	if err := d.eng.Submit(policyJob(rec.job), tx.now); err != nil {
+		tx.fatal(err)
+	}
+}
+
+func (d *dispatcher) removeWorker(tx *txn, wk *workerRec, ev store.EventType) {
+	if _, err := d.eng.RemoveWorker(wk.w.ID); err != nil {
+		tx.fatal(fmt.Errorf("engine remove worker %s: %w", wk.w.ID, err))
+		return
+	}
+	wk.w.State, wk.w.LastSeenAt = store.WorkerGone, wk.lastSeen
+	if err := tx.w.WorkerUpsert(tx.ctx, wk.w); err != nil {
+		tx.fatal(err)
+		return
+	}
+	delete(d.workers, wk.w.ID)
+	tx.event("", 0, "", ev, "system", map[string]string{"worker": wk.w.ID})
+	if p := wk.poll; p != nil {
+		wk.poll = nil
+		tx.then(func() { p.ch <- nil })
+	}
+}
+
+// housekeep runs every batch: lost workers, SLA watch.
+func (d *dispatcher) housekeep(tx *txn) {
+	ttl := d.leaseTTL()
+	var lost map[string]*workerRec
+	for id, wk := range d.workers {
+		if tx.now.Sub(wk.lastSeen) > ttl {
+			if lost == nil {
+				lost = map[string]*workerRec{}
+			}
+			lost[id] = wk
+		}
+	}
+	for _, wk := range sortedWorkers(lost) {
+		d.s.log.Warn("worker lost", "worker", wk.w.ID, "name", wk.w.Name, "silent_for", tx.now.Sub(wk.lastSeen))
+		for _, rec := range sortedRecs(wk.jobs) {
+			d.leaseLost(tx, rec, fmt.Sprintf("worker %s silent for %s", wk.w.ID, tx.now.Sub(wk.lastSeen).Round(time.Millisecond)))
+		}
+		d.removeWorker(tx, wk, store.EventWorkerLost)
+	}
+	d.watchSLA(tx)
+	d.purge(tx)
+}
+
+// Purging runs at most once a minute and deletes in bounded chunks, so a
+// batch never stalls on a large backlog of old rows.
+const (
+	purgeEvery = time.Minute
+	purgeChunk = 1000
+)
+
+// purge forgets idempotency claims past their window and, with a retention
+// configured, finished jobs older than it.
+func (d *dispatcher) purge(tx *txn) {
+	if tx.now.Sub(d.lastPurge) < purgeEvery {
+		return
+	}
+	d.lastPurge = tx.now
+	if _, err := tx.w.IdempotencyPurge(tx.ctx, tx.now.Add(-store.IdempotencyWindow)); err != nil {
+		tx.fatal(fmt.Errorf("purge idempotency keys: %w", err))
+		return
+	}
+	if r := d.s.cfg.Server.Retention.D(); r > 0 {
+		if _, err := tx.w.JobDeleteFinished(tx.ctx, tx.now.Add(-r), purgeChunk); err != nil {
+			tx.fatal(fmt.Errorf("purge finished jobs: %w", err))
+		}
+	}
+}
+
+// watchSLA records SLA warnings (past expected time) and violations (past
+// max time) of running attempts, once each; a strict violation asks the
+// worker to stop the job.
+func (d *dispatcher) watchSLA(tx *txn) {
+	for _, wk := range d.workers {
+		for _, rec := range wk.jobs {
+			d.checkSLA(tx, rec)
+		}
+	}
+}
+
+func (d *dispatcher) checkSLA(tx *txn, rec *jobRec) {
+	j := &rec.job
+	if j.State != store.StateRunning || j.StartedAt.IsZero() {
+		return
+	}
+	ran := tx.now.Sub(j.StartedAt)
+	if j.Expected > 0 && ran > j.Expected && !rec.slaWarned {
+		rec.slaWarned = true
+		tx.event(j.ID, j.Attempt, j.Tenant, store.EventSLAWarning, "system", map[string]int64{"running_ms": ran.Milliseconds(), "expected_ms": j.Expected.Milliseconds()})
+	}
+	if j.Timeout == 0 || ran <= j.Timeout {
+		return
+	}
+	if !rec.slaViolated {
+		rec.slaViolated = true
+		tx.event(j.ID, j.Attempt, j.Tenant, store.EventSLAViolation, "system", map[string]any{"running_ms": ran.Milliseconds(), "timeout_ms": j.Timeout.Milliseconds(), "policy": j.SLAPolicy})
+	}
+	// Strict: the worker kills at the deadline; if it has not reported a
+	// grace period later, the server asks it to stop through the heartbeat,
+	// and the attempt ends as a timeout.
+	if strict(j.SLAPolicy) && ran > j.Timeout+slaGrace && !j.CancelRequested {
+		rec.timedOut = true
+		d.transition(tx, rec, []store.State{store.StateRunning}, store.JobSet{CancelRequested: store.Ptr(true)})
+	}
+}
+
+// slaGrace is how long past a strict deadline the server waits for the
+// worker's own kill before it asks for one.
+const slaGrace = 5 * time.Second
+
+func strict(p store.SLAPolicy) bool { return p == "" || p == store.SLAStrict }

@@ -1,0 +1,73 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// EventType names an audit event.
+type EventType string
+
+// Event types. The list is open: the store accepts any non-empty type.
+const (
+	EventSubmitted        EventType = "submitted"
+	EventDeduplicated     EventType = "deduplicated"
+	EventBlocked          EventType = "blocked"
+	EventUnblocked        EventType = "unblocked"
+	EventLeased           EventType = "leased"
+	EventStarted          EventType = "started"
+	EventHeartbeatCancel  EventType = "heartbeat_cancel"
+	EventSucceeded        EventType = "succeeded"
+	EventFailed           EventType = "failed"
+	EventRetryScheduled   EventType = "retry_scheduled"
+	EventLeaseExpired     EventType = "lease_expired"
+	EventCancelled        EventType = "cancelled"
+	EventCancelRequested  EventType = "cancel_requested"
+	EventReprioritized    EventType = "reprioritized"
+	EventSLAWarning       EventType = "sla_warning"
+	EventSLAViolation     EventType = "sla_violation"
+	EventSLAExtended      EventType = "sla_extended"
+	EventDependencyFailed EventType = "dependency_failed"
+	EventWorkerRegistered EventType = "worker_registered"
+	EventWorkerLost       EventType = "worker_lost"
+	EventWorkerDrained    EventType = "worker_drained"
+	EventScheduleFired    EventType = "schedule_fired"
+	EventScheduleMisfired EventType = "schedule_misfired"
+)
+
+// Event is one entry of the audit trail. ID is assigned by EventAppend and
+// grows with every append, so "events after ID n" never misses a committed
+// event (there is one writer). JobID is "" for events about no job.
+type Event struct {
+	ID      int64
+	JobID   string
+	Attempt int
+	Tenant  string
+	Type    EventType
+	At      time.Time
+	Actor   string          // "tenant:NAME", "worker:ID", "system", ...
+	Detail  json.RawMessage // JSON object or nil
+}
+
+// Validate checks the type, time and detail.
+func (e *Event) Validate() error {
+	switch {
+	case e.Type == "":
+		return fmt.Errorf("%w: event: empty type", ErrInvalid)
+	case e.At.IsZero():
+		return fmt.Errorf("%w: event %s: zero At", ErrInvalid, e.Type)
+	case len(e.Detail) > 0 && !json.Valid(e.Detail):
+		return fmt.Errorf("%w: event %s: detail is not JSON", ErrInvalid, e.Type)
+	}
+	return nil
+}
+
+// EventListParams selects events in ID order. Zero fields do not filter.
+type EventListParams struct {
+	JobID   string
+	Tenant  string
+	Types   []EventType
+	AfterID int64
+	Limit   int // 0 = DefaultListLimit; capped at MaxListLimit
+}

@@ -1,0 +1,104 @@
+package store
+
+import (
+	"fmt"
+	"time"
+)
+
+// Outcome is how one attempt ended.
+type Outcome string
+
+// Outcomes. The empty outcome means the attempt has not ended.
+const (
+	OutcomeSucceeded Outcome = "succeeded"
+	OutcomeFailed    Outcome = "failed"
+	OutcomeCancelled Outcome = "cancelled"
+	OutcomeLost      Outcome = "lost"    // lease expired: the worker vanished
+	OutcomeTimeout   Outcome = "timeout" // killed at its max time
+)
+
+// Valid reports whether o is empty or a known outcome.
+func (o Outcome) Valid() bool {
+	switch o {
+	case "", OutcomeSucceeded, OutcomeFailed, OutcomeCancelled, OutcomeLost, OutcomeTimeout:
+		return true
+	}
+	return false
+}
+
+// Execution is one attempt of a job; (JobID, Attempt) identifies it.
+type Execution struct {
+	JobID           string
+	Attempt         int
+	WorkerID        string
+	LeasedAt        time.Time
+	StartedAt       time.Time
+	FinishedAt      time.Time
+	Outcome         Outcome // "" while the attempt runs
+	ExitCode        *int
+	FailureClass    FailureClass
+	Error           string
+	Duration        time.Duration // stored in milliseconds
+	SLAMet          *bool         // nil: no SLA measured
+	SLAViolationPct float64       // how far past Expected, in percent of it
+}
+
+// Validate checks the key and the outcome.
+func (e *Execution) Validate() error {
+	switch {
+	case e.JobID == "":
+		return fmt.Errorf("%w: execution: empty job id", ErrInvalid)
+	case e.Attempt < 0:
+		return fmt.Errorf("%w: execution %s: attempt %d", ErrInvalid, e.JobID, e.Attempt)
+	case !e.Outcome.Valid():
+		return fmt.Errorf("%w: execution %s/%d: unknown outcome %q", ErrInvalid, e.JobID, e.Attempt, e.Outcome)
+	}
+	return nil
+}
+
+// ExecutionListParams selects executions. With JobID set, every attempt of
+// that job comes back in attempt order (the other filters still apply).
+// Without it, only finished attempts match and they come newest first, by
+// (finished_at, job_id, attempt) descending.
+type ExecutionListParams struct {
+	JobID          string
+	Tenant         string
+	Type           string
+	Outcomes       []Outcome
+	FinishedAfter  time.Time // finished_at > FinishedAfter
+	FinishedBefore time.Time // finished_at < FinishedBefore
+	Limit          int       // 0 = DefaultListLimit (all attempts with JobID); capped at MaxListLimit
+}
+
+// SummaryParams selects the finished executions a Summary covers.
+type SummaryParams struct {
+	Tenant         string
+	Type           string
+	Lane           string
+	FinishedAfter  time.Time // finished_at > FinishedAfter
+	FinishedBefore time.Time // finished_at < FinishedBefore
+}
+
+// Summary aggregates finished executions: for /failures, /successes and
+// /sla-compliance.
+type Summary struct {
+	Executions     int64 // finished executions matched
+	ByOutcome      map[Outcome]int64
+	ByFailureClass map[FailureClass]int64 // failed attempts with a class
+	MeanDuration   time.Duration
+	P95Duration    time.Duration // nearest-rank 95th percentile
+	SLAMeasured    int64         // executions with a known SLAMet
+	SLAMet         int64
+	// MeanSLAViolationPct averages SLAViolationPct over the measured
+	// executions that missed their SLA.
+	MeanSLAViolationPct float64
+}
+
+// SLACompliance returns the percentage of measured executions that met their
+// SLA, 100 when none was measured.
+func (s Summary) SLACompliance() float64 {
+	if s.SLAMeasured == 0 {
+		return 100
+	}
+	return 100 * float64(s.SLAMet) / float64(s.SLAMeasured)
+}

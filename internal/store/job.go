@@ -1,0 +1,335 @@
+package store
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fairwayhq/fairway/internal/policy"
+)
+
+// State is where a job is in its lifecycle.
+type State string
+
+// Job states. blocked waits on dependencies or run_at; retry_wait is the
+// back-off between a failed attempt and the next; the last three are
+// terminal.
+const (
+	StateBlocked   State = "blocked"
+	StatePending   State = "pending"
+	StateLeased    State = "leased"
+	StateRunning   State = "running"
+	StateRetryWait State = "retry_wait"
+	StateSucceeded State = "succeeded"
+	StateFailed    State = "failed"
+	StateCancelled State = "cancelled"
+)
+
+// AllStates returns every state in lifecycle order.
+func AllStates() []State {
+	return []State{StateBlocked, StatePending, StateLeased, StateRunning,
+		StateRetryWait, StateSucceeded, StateFailed, StateCancelled}
+}
+
+// UnfinishedStates returns the non-terminal states.
+func UnfinishedStates() []State {
+	return []State{StateBlocked, StatePending, StateLeased, StateRunning, StateRetryWait}
+}
+
+// TerminalStates returns the states a job never leaves.
+func TerminalStates() []State {
+	return []State{StateSucceeded, StateFailed, StateCancelled}
+}
+
+// Valid reports whether s is one of the known states.
+func (s State) Valid() bool {
+	switch s {
+	case StateBlocked, StatePending, StateLeased, StateRunning, StateRetryWait,
+		StateSucceeded, StateFailed, StateCancelled:
+		return true
+	}
+	return false
+}
+
+// Terminal reports whether s is succeeded, failed or cancelled.
+func (s State) Terminal() bool {
+	return s == StateSucceeded || s == StateFailed || s == StateCancelled
+}
+
+// Condition is what a dependent job needs of the job it waits on.
+type Condition string
+
+// Dependency conditions, as stored and as spelled by the API.
+const (
+	CondSuccess Condition = "success" // the dependency succeeded
+	CondFailure Condition = "failure" // the dependency failed
+	CondAny     Condition = "any"     // the dependency ended in any way
+)
+
+// Valid reports whether c is a known condition.
+func (c Condition) Valid() bool { return c == CondSuccess || c == CondFailure || c == CondAny }
+
+// Policy returns the scheduling engine's form of c.
+func (c Condition) Policy() policy.Condition {
+	switch c {
+	case CondFailure:
+		return policy.AfterFailure
+	case CondAny:
+		return policy.AfterAny
+	}
+	return policy.AfterSuccess
+}
+
+// Dependency names a job that must finish (as Condition says) before the
+// dependent job is runnable. Stored as JSON {"job_id", "condition"}.
+type Dependency struct {
+	JobID     string    `json:"job_id"`
+	Condition Condition `json:"condition"`
+}
+
+// RetryKind is how the delay between attempts grows.
+type RetryKind string
+
+// Retry kinds. The empty kind means "no retry policy given".
+const (
+	RetryFixed       RetryKind = "fixed"
+	RetryExponential RetryKind = "exponential"
+	RetryImmediate   RetryKind = "immediate"
+)
+
+// RetryPolicy says when a failed attempt is retried. The store keeps it; the
+// server computes delays.
+type RetryPolicy struct {
+	Kind     RetryKind
+	Delay    time.Duration // first (or fixed) delay; stored in milliseconds
+	MaxDelay time.Duration // cap for exponential growth; stored in milliseconds
+	Jitter   bool
+	// RetryOn lists the failure classes worth a retry; empty means the
+	// server's default set.
+	RetryOn []FailureClass
+}
+
+// SLAPolicy is what happens when a run exceeds its limits (seed 002).
+type SLAPolicy string
+
+// SLA policies.
+const (
+	SLAStrict      SLAPolicy = "strict"       // kill at Timeout
+	SLAFlexible    SLAPolicy = "flexible"     // alert at Timeout, keep running
+	SLAWarningOnly SLAPolicy = "warning_only" // record warnings only
+)
+
+// FailureClass is why an attempt failed; retry policies select on it.
+type FailureClass string
+
+// Failure classes.
+const (
+	FailExitCode   FailureClass = "exit_code"   // the process exited non-zero
+	FailTimeout    FailureClass = "timeout"     // killed at its max time
+	FailKilled     FailureClass = "killed"      // killed by a signal not ours
+	FailOOM        FailureClass = "oom"         // out of memory
+	FailLostWorker FailureClass = "lost_worker" // lease expired, worker gone
+	FailCancelled  FailureClass = "cancelled"   // cancelled while running
+	FailStartError FailureClass = "start_error" // the command could not start
+)
+
+// Job is one stored job: its definition, its current state and the
+// bookkeeping of its latest attempt.
+//
+// Times have microsecond precision and come back in UTC; the zero time is
+// stored as NULL. Durations are stored in milliseconds. Empty slices, maps
+// and byte strings come back nil.
+type Job struct {
+	ID          string // server-assigned; see NewID
+	Tenant      string
+	Name        string // optional human label
+	Type        string
+	Lane        string
+	Key         string // resource key: conflicts and cost learning
+	FairnessKey string
+	Priority    int
+	OnDemand    bool
+	Resources   policy.Resources
+	Labels      []string // worker labels the job needs
+	Command     []string // argv
+	Env         map[string]string
+	Dir         string
+	Shell       bool   // run Command joined through /bin/sh -c
+	Payload     []byte // opaque input for SDK handlers
+
+	// IdempotencyKey, when set, makes (Tenant, IdempotencyKey) unique among
+	// jobs created within the idempotency window; see JobInsert.
+	IdempotencyKey string
+
+	State       State
+	Attempt     int // fencing token: incremented at every lease
+	MaxAttempts int
+	Retry       RetryPolicy
+	Timeout     time.Duration // max run time
+	Expected    time.Duration // SLA warning threshold
+	SLAPolicy   SLAPolicy
+	RunAt       time.Time
+	DependsOn   []Dependency
+	ScheduleID  string // the schedule that created the job, if any
+
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	EnqueuedAt      time.Time // last (re)insert into the pending set
+	StartedAt       time.Time // latest attempt's start
+	FinishedAt      time.Time
+	WorkerID        string
+	LeaseExpiresAt  time.Time
+	CancelRequested bool
+	LastError       string
+	ExitCode        *int // nil: no exit code (not run, or no process)
+	FailureClass    FailureClass
+	Result          []byte // optional output summary
+}
+
+// Validate checks what every driver relies on: an id, a tenant, a type, a
+// known state, a creation time, known enumerations and dependencies with
+// an id and a known condition.
+func (j *Job) Validate() error {
+	switch {
+	case j.ID == "":
+		return fmt.Errorf("%w: job: empty id", ErrInvalid)
+	case j.Tenant == "":
+		return fmt.Errorf("%w: job %s: empty tenant", ErrInvalid, j.ID)
+	case j.Type == "":
+		return fmt.Errorf("%w: job %s: empty type", ErrInvalid, j.ID)
+	case !j.State.Valid():
+		return fmt.Errorf("%w: job %s: unknown state %q", ErrInvalid, j.ID, j.State)
+	case j.CreatedAt.IsZero():
+		return fmt.Errorf("%w: job %s: zero created_at", ErrInvalid, j.ID)
+	case !validRetryKind(j.Retry.Kind):
+		return fmt.Errorf("%w: job %s: unknown retry kind %q", ErrInvalid, j.ID, j.Retry.Kind)
+	case !validSLAPolicy(j.SLAPolicy):
+		return fmt.Errorf("%w: job %s: unknown sla policy %q", ErrInvalid, j.ID, j.SLAPolicy)
+	}
+	for _, d := range j.DependsOn {
+		if d.JobID == "" || !d.Condition.Valid() {
+			return fmt.Errorf("%w: job %s: bad dependency %+v", ErrInvalid, j.ID, d)
+		}
+	}
+	return nil
+}
+
+func validRetryKind(k RetryKind) bool {
+	return k == "" || k == RetryFixed || k == RetryExponential || k == RetryImmediate
+}
+
+func validSLAPolicy(p SLAPolicy) bool {
+	return p == "" || p == SLAStrict || p == SLAFlexible || p == SLAWarningOnly
+}
+
+// AnyAttempt as JobTransitionParams.ExpectAttempt disables the attempt guard.
+const AnyAttempt = -1
+
+// JobTransitionParams is one fenced change of a job. The change applies only
+// if the job's current attempt equals ExpectAttempt (unless AnyAttempt) and
+// its current state is one of FromStates (unless FromStates is empty);
+// otherwise JobTransition reports ErrConflict and changes nothing.
+type JobTransitionParams struct {
+	ID            string
+	FromStates    []State
+	ExpectAttempt int
+	At            time.Time // becomes updated_at; required
+	Set           JobSet
+}
+
+// JobSet lists the columns a transition writes; a nil field is left as it
+// is. Setting a string to "" or a time to the zero time stores NULL.
+type JobSet struct {
+	State           *State
+	Attempt         *int
+	Priority        *int
+	WorkerID        *string
+	LeaseExpiresAt  *time.Time
+	EnqueuedAt      *time.Time
+	StartedAt       *time.Time
+	FinishedAt      *time.Time
+	RunAt           *time.Time
+	CancelRequested *bool
+	LastError       *string
+	ExitCode        *int
+	ClearExitCode   bool // store NULL as exit code; ExitCode must be nil
+	FailureClass    *FailureClass
+	Result          *[]byte
+	Timeout         *time.Duration // extend-SLA
+	Expected        *time.Duration // extend-SLA
+}
+
+// Validate checks the params before any SQL runs.
+func (p *JobTransitionParams) Validate() error {
+	switch {
+	case p.ID == "":
+		return fmt.Errorf("%w: transition: empty job id", ErrInvalid)
+	case p.At.IsZero():
+		return fmt.Errorf("%w: transition %s: zero At", ErrInvalid, p.ID)
+	case p.ExpectAttempt < AnyAttempt:
+		return fmt.Errorf("%w: transition %s: ExpectAttempt %d", ErrInvalid, p.ID, p.ExpectAttempt)
+	case p.Set.State != nil && !p.Set.State.Valid():
+		return fmt.Errorf("%w: transition %s: unknown state %q", ErrInvalid, p.ID, *p.Set.State)
+	case p.Set.ClearExitCode && p.Set.ExitCode != nil:
+		return fmt.Errorf("%w: transition %s: ExitCode and ClearExitCode both set", ErrInvalid, p.ID)
+	}
+	for _, s := range p.FromStates {
+		if !s.Valid() {
+			return fmt.Errorf("%w: transition %s: unknown from-state %q", ErrInvalid, p.ID, s)
+		}
+	}
+	return nil
+}
+
+// Ptr returns a pointer to v, for JobSet fields.
+func Ptr[T any](v T) *T { return &v }
+
+// JobListParams filters and pages JobList. Zero fields do not filter.
+// Jobs come newest first: by created_at, then id, both descending.
+type JobListParams struct {
+	Tenant        string
+	States        []State
+	Type          string
+	Lane          string
+	ScheduleID    string
+	CreatedAfter  time.Time // created_at > CreatedAfter
+	CreatedBefore time.Time // created_at < CreatedBefore
+	Limit         int       // 0 = DefaultListLimit; capped at MaxListLimit
+	Cursor        string    // NextCursor of the previous page; "" = first page
+}
+
+// JobPage is one page of JobList. NextCursor is "" on the last page.
+type JobPage struct {
+	Jobs       []Job
+	NextCursor string
+}
+
+// List limits shared by every list call that takes a Limit.
+const (
+	DefaultListLimit = 100
+	MaxListLimit     = 1000
+)
+
+// ClampLimit returns limit bounded to [1, max], def when limit <= 0.
+func ClampLimit(limit, def, max int) int {
+	if limit <= 0 {
+		return def
+	}
+	if limit > max {
+		return max
+	}
+	return limit
+}
+
+// PolicyJob returns what the scheduling engine needs of j, to rebuild its
+// index from JobListUnfinished at start.
+func (j *Job) PolicyJob() policy.Job {
+	pj := policy.Job{
+		ID: j.ID, Type: j.Type, Key: j.Key, Tenant: j.Tenant, Lane: j.Lane, FairnessKey: j.FairnessKey,
+		Priority: j.Priority, OnDemand: j.OnDemand, Resources: j.Resources, Labels: j.Labels,
+		EnqueuedAt: j.EnqueuedAt, RunAt: j.RunAt,
+	}
+	for _, d := range j.DependsOn {
+		pj.DependsOn = append(pj.DependsOn, policy.Dependency{JobID: d.JobID, Condition: d.Condition.Policy()})
+	}
+	return pj
+}

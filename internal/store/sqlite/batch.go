@@ -1,0 +1,119 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// Batched inserts. One multi-row INSERT costs about as much as a
+// single-row one: the dispatcher's execution rows go through here, a chunk
+// at a time. (Multi-row UPDATE ... FROM (VALUES ...) measured slower than
+// one prepared UPDATE per job, so transitions stay one by one.)
+
+// batchChunks are the row counts statements are prepared for; a batch is
+// cut greedily into them, so few distinct statements are ever prepared.
+var batchChunks = [...]int{256, 64, 16, 4, 1}
+
+type batchKey struct {
+	rows int
+}
+
+func (w *writer) batchStmt(key batchKey, render func() string) (*sql.Stmt, error) {
+	if st, ok := w.s.batches[key]; ok {
+		return st, nil
+	}
+	st, err := w.s.wconn.PrepareContext(bg, render())
+	if err != nil {
+		return nil, err
+	}
+	w.s.batches[key] = st
+	return st, nil
+}
+
+// eachChunk calls fn for consecutive chunks of n items sized by batchChunks.
+func eachChunk(n int, fn func(from, rows int) error) error {
+	for from := 0; from < n; {
+		rows := 1
+		for _, c := range batchChunks {
+			if n-from >= c {
+				rows = c
+				break
+			}
+		}
+		if err := fn(from, rows); err != nil {
+			return err
+		}
+		from += rows
+	}
+	return nil
+}
+
+func writeRows(b *strings.Builder, n, cols int) {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", cols), ", ") + ")"
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+}
+
+// ExecutionUpsertMany inserts or replaces many executions as one
+// operation; ErrNotFound (and nothing stored) if a job does not exist.
+func (w *writer) ExecutionUpsertMany(ctx context.Context, es []store.Execution) (err error) {
+	defer w.guard(&err)
+	if err := w.check(ctx); err != nil {
+		return err
+	}
+	for i := range es {
+		if err := es[i].Validate(); err != nil {
+			return err
+		}
+	}
+	return w.atomically(func() error {
+		return eachChunk(len(es), func(from, n int) error { return w.upsertExecChunk(es[from : from+n]) })
+	})
+}
+
+const execCols = 13
+
+func (w *writer) upsertExecChunk(es []store.Execution) error {
+	st, err := w.batchStmt(batchKey{rows: len(es)}, func() string { return execBatchSQL(len(es)) })
+	if err != nil {
+		return fmt.Errorf("sqlite: prepare executions: %w", err)
+	}
+	args := make([]any, 0, execCols*len(es))
+	for i := range es {
+		e := &es[i]
+		args = append(args, e.JobID, int64(e.Attempt), strArg(e.WorkerID),
+			timeArg(e.LeasedAt), timeArg(e.StartedAt), timeArg(e.FinishedAt), strArg(string(e.Outcome)),
+			intPtrArg(e.ExitCode), strArg(string(e.FailureClass)), strArg(e.Error), msArg(e.Duration),
+			boolPtrArg(e.SLAMet), e.SLAViolationPct)
+	}
+	_, err = st.ExecContext(bg, args...)
+	if isForeignKeyViolation(err) {
+		return fmt.Errorf("%w: an execution's job does not exist", store.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: upsert executions: %w", err)
+	}
+	return nil
+}
+
+func execBatchSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO executions (job_id, attempt, worker_id, leased_at, started_at, finished_at,
+		outcome, exit_code, failure_class, error, duration_ms, sla_met, sla_violation_pct) VALUES `)
+	writeRows(&b, n, execCols)
+	b.WriteString(` ON CONFLICT (job_id, attempt) DO UPDATE SET worker_id = excluded.worker_id,
+		leased_at = excluded.leased_at, started_at = excluded.started_at,
+		finished_at = excluded.finished_at, outcome = excluded.outcome,
+		exit_code = excluded.exit_code, failure_class = excluded.failure_class,
+		error = excluded.error, duration_ms = excluded.duration_ms,
+		sla_met = excluded.sla_met, sla_violation_pct = excluded.sla_violation_pct`)
+	return b.String()
+}

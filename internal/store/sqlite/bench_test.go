@@ -1,0 +1,171 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fairwayhq/fairway/internal/policy"
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// benchJob is a job of realistic size: argv, env, labels, a retry policy.
+func benchJob(id string, now time.Time) store.Job {
+	return store.Job{
+		ID: id, Tenant: "acme", Type: "report", Lane: "batch", Key: "repo/" + id[len(id)-4:],
+		Priority: 500, Resources: policy.Resources{MilliCPU: 1000, MemoryMB: 512},
+		Labels: []string{"linux"}, Command: []string{"/usr/bin/report", "--since", "24h", "--format=csv"},
+		Env: map[string]string{"REGION": "eu-west-1", "MODE": "full"}, State: store.StatePending,
+		MaxAttempts: 3, Retry: store.RetryPolicy{Kind: store.RetryExponential, Delay: time.Second, MaxDelay: time.Minute, Jitter: true},
+		Timeout: time.Hour, Expected: 10 * time.Minute, SLAPolicy: store.SLAFlexible,
+		CreatedAt: now, UpdatedAt: now, EnqueuedAt: now,
+	}
+}
+
+func reportRate(b *testing.B, perOp int, unit string) {
+	b.ReportMetric(float64(perOp)*float64(b.N)/b.Elapsed().Seconds(), unit)
+}
+
+// BenchmarkWriteBatch: one Write (one fsync'd commit) inserting n jobs.
+func BenchmarkWriteBatch(b *testing.B) {
+	for _, n := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
+			s := openTemp(b)
+			ctx := context.Background()
+			b.ResetTimer()
+			for range b.N {
+				now := time.Now()
+				err := s.Write(ctx, func(w store.Writer) error {
+					for range n {
+						if err := w.JobInsert(ctx, benchJob(store.NewID(now), now)); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportRate(b, n, "jobs/s")
+		})
+	}
+}
+
+// BenchmarkTransitionBatch: one Write applying n fenced transitions, each
+// with its audit event, as the dispatcher does: lease (pending -> leased,
+// attempt+1), then on the next visit release (leased -> pending).
+func BenchmarkTransitionBatch(b *testing.B) {
+	for _, n := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
+			s := openTemp(b)
+			ctx := context.Background()
+			pool := max(4*n, 2000)
+			type tracked struct {
+				id      string
+				attempt int
+				leased  bool
+			}
+			jobs := make([]tracked, pool)
+			now := time.Now()
+			if err := s.Write(ctx, func(w store.Writer) error {
+				for i := range jobs {
+					jobs[i].id = store.NewID(now)
+					if err := w.JobInsert(ctx, benchJob(jobs[i].id, now)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				b.Fatal(err)
+			}
+			next := 0
+			b.ResetTimer()
+			for range b.N {
+				now := time.Now()
+				err := s.Write(ctx, func(w store.Writer) error {
+					for range n {
+						j := &jobs[next%pool]
+						next++
+						p, ev := transitionFor(j.id, j.attempt, j.leased, now)
+						if err := w.JobTransition(ctx, p); err != nil {
+							return err
+						}
+						if err := w.EventAppend(ctx, []store.Event{ev}); err != nil {
+							return err
+						}
+						if !j.leased {
+							j.attempt++
+						}
+						j.leased = !j.leased
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportRate(b, n, "transitions/s")
+		})
+	}
+}
+
+func transitionFor(id string, attempt int, leased bool, now time.Time) (store.JobTransitionParams, store.Event) {
+	if !leased {
+		return store.JobTransitionParams{ID: id, FromStates: []store.State{store.StatePending}, ExpectAttempt: attempt, At: now,
+				Set: store.JobSet{State: store.Ptr(store.StateLeased), Attempt: store.Ptr(attempt + 1),
+					WorkerID: store.Ptr("worker-1"), LeaseExpiresAt: store.Ptr(now.Add(30 * time.Second))}},
+			store.Event{JobID: id, Attempt: attempt + 1, Tenant: "acme", Type: store.EventLeased, At: now, Actor: "system"}
+	}
+	return store.JobTransitionParams{ID: id, FromStates: []store.State{store.StateLeased}, ExpectAttempt: attempt, At: now,
+			Set: store.JobSet{State: store.Ptr(store.StatePending), WorkerID: store.Ptr(""),
+				LeaseExpiresAt: store.Ptr(time.Time{}), EnqueuedAt: store.Ptr(now)}},
+		store.Event{JobID: id, Attempt: attempt, Tenant: "acme", Type: store.EventLeaseExpired, At: now, Actor: "system"}
+}
+
+// BenchmarkListUnfinished: the start-up scan, per 10,000 unfinished jobs.
+func BenchmarkListUnfinished(b *testing.B) {
+	const n = 10000
+	s := openTemp(b)
+	ctx := context.Background()
+	now := time.Now()
+	if err := s.Write(ctx, func(w store.Writer) error {
+		for range n {
+			if err := w.JobInsert(ctx, benchJob(store.NewID(now), now)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		jobs, err := s.JobListUnfinished(ctx)
+		if err != nil || len(jobs) != n {
+			b.Fatalf("%d jobs, %v", len(jobs), err)
+		}
+	}
+	reportRate(b, n, "jobs/s")
+}
+
+// BenchmarkJobGet: one read from the pool.
+func BenchmarkJobGet(b *testing.B) {
+	s := openTemp(b)
+	ctx := context.Background()
+	now := time.Now()
+	id := store.NewID(now)
+	if err := s.Write(ctx, func(w store.Writer) error { return w.JobInsert(ctx, benchJob(id, now)) }); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.JobGet(ctx, id); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

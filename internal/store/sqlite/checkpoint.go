@@ -1,0 +1,80 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"net/url"
+	"time"
+)
+
+// checkpointer copies committed WAL frames into the database file from its
+// own connection, so that a commit pays for one WAL fsync and never for a
+// checkpoint. Write kicks it after each commit; it runs at most once per
+// interval, PASSIVE (it never waits for, nor blocks, readers and the
+// writer). The writer connection keeps SQLite's automatic checkpoint as a
+// backstop at backstopPages.
+type checkpointer struct {
+	db       *sql.DB
+	interval time.Duration
+	kick     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+// backstopPages is the writer's wal_autocheckpoint when the background
+// checkpointer runs: reached only if it falls far behind.
+const backstopPages = 16384
+
+func (s *Store) startCheckpointer(ctx context.Context, o options) error {
+	db, err := sql.Open("sqlite3", dsn(s.path, o, url.Values{}))
+	if err != nil {
+		return err
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return err
+	}
+	c := &checkpointer{db: db, interval: o.checkpointEvery,
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	s.ckpt = c
+	go c.run()
+	return nil
+}
+
+// notify tells the checkpointer that a transaction committed.
+func (c *checkpointer) notify() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (c *checkpointer) run() {
+	defer close(c.done)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-c.kick:
+		}
+		// Errors are left for the next round and, ultimately, the
+		// backstop: a failed checkpoint loses nothing.
+		_, _ = c.db.Exec("PRAGMA wal_checkpoint(PASSIVE)")
+		t.Reset(c.interval)
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (c *checkpointer) close() error {
+	close(c.stop)
+	<-c.done
+	return c.db.Close()
+}

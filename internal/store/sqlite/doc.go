@@ -1,0 +1,80 @@
+// Package sqlite is the SQLite driver of package store: one file, zero
+// set-up, the default store of a single fairway server. It uses
+// github.com/mattn/go-sqlite3 (cgo) through database/sql.
+//
+// # Connections
+//
+// Open makes three pools on one database file:
+//
+//   - the writer: exactly one connection, held for the Store's life as a
+//     *sql.Conn. Write runs BEGIN IMMEDIATE (the write lock up front),
+//     fn, then COMMIT on it. Every fixed statement is prepared on it once at
+//     Open; JobTransition's UPDATE is built from the fields it sets and its
+//     guards, and each such shape is prepared on first use and cached (up to
+//     256 shapes). Statements run with a non-cancellable context: the driver
+//     would otherwise start a goroutine per statement; each operation checks
+//     its ctx first and Write checks its own before COMMIT.
+//   - the readers: a pool (default max(4, GOMAXPROCS)) opened with
+//     query_only, each with a per-connection statement cache. In WAL mode
+//     readers see the last committed state and never wait for the writer.
+//   - the checkpointer: one connection that runs PRAGMA
+//     wal_checkpoint(PASSIVE) in the background (at most every 100 ms, after
+//     commits), so that a commit pays for its WAL fsync and never for a
+//     checkpoint. The writer keeps SQLite's automatic checkpoint as a
+//     backstop at 16384 pages.
+//
+// Pragmas: journal_mode=WAL, synchronous=FULL (COMMIT returns after the
+// WAL is fsync'd: acknowledged = durable, also across power loss),
+// foreign_keys=ON, busy_timeout=10s (another process holding the lock), a
+// 32 MiB page cache per connection.
+//
+// A writer operation that fails with a constraint the store reports as a
+// sentinel (duplicate key, missing job) is undone by SQLite's
+// statement-level rollback; operations of several statements (an
+// idempotent insert, a multi-chunk log append, a multi-event append, a
+// deletion of finished jobs) run inside a SAVEPOINT, so each is
+// all-or-nothing while the batch goes on. Any other error marks the transaction broken: later operations
+// fail and Write rolls back (SQLite may already have rolled back on its own
+// after I/O errors; Write also checks that it is still in a transaction
+// before COMMIT).
+//
+// # Schema
+//
+// Migrations are the files migrations/NNNN_name.sql, embedded in the
+// binary and applied in order at Open, each in its own IMMEDIATE
+// transaction that first re-reads schema_migrations (version, name,
+// applied_at), so two processes opening one new file apply each once. A
+// database whose version is above the binary's is refused
+// (ErrSchemaTooNew). All tables are STRICT. Times are INTEGER unix
+// microseconds (UTC), NULL when unset; durations are INTEGER milliseconds
+// (*_ms); JSON is TEXT; booleans are INTEGER 0/1.
+//
+//	jobs              one row per job: definition, state, attempt (fencing
+//	                  token), latest attempt's bookkeeping.
+//	                  PRIMARY KEY id; indexes (created_at, id),
+//	                  (tenant, created_at, id), (state, created_at, id),
+//	                  (tenant, state, created_at, id) for listing newest
+//	                  first and the unfinished scan; (schedule_id, created_at)
+//	                  where schedule_id is set. state is CHECKed.
+//	idempotency_keys  (tenant, key) PRIMARY KEY -> job_id, created_at; a claim
+//	                  older than the window is overwritten by an upsert
+//	                  ... ON CONFLICT DO UPDATE ... WHERE created_at <= cutoff.
+//	executions        PRIMARY KEY (job_id, attempt), FK jobs ON DELETE
+//	                  CASCADE; outcome NULL while the attempt runs; index on
+//	                  finished_at for summaries.
+//	log_chunks        PRIMARY KEY (job_id, attempt, seq), FK jobs ON DELETE
+//	                  CASCADE; a resent chunk is ignored (ON CONFLICT DO
+//	                  NOTHING).
+//	events            id INTEGER PRIMARY KEY AUTOINCREMENT (never reused),
+//	                  job_id (NULL for non-job events), attempt, tenant, type,
+//	                  at, actor, detail JSON; indexes (job_id, id),
+//	                  (tenant, id). No FK: the audit trail outlives jobs.
+//	workers           PRIMARY KEY id; types/labels JSON, slots, resources,
+//	                  state, registered_at, last_seen_at.
+//	schedules         PRIMARY KEY id; spec, timezone, template JSON,
+//	                  misfire_policy, enabled, next/last run; index on
+//	                  next_run_at where enabled.
+//	api_keys          PRIMARY KEY key_hash; tenant, role (CHECKed), name.
+//
+// migrations/0001_init.sql has every column.
+package sqlite

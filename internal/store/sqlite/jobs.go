@@ -1,0 +1,188 @@
+package sqlite
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// jobColumns is the column order of every job SELECT and of the INSERT.
+var jobColumns = []string{
+	"id", "tenant", "name", "type", "lane", "key", "fairness_key", "priority", "on_demand",
+	"milli_cpu", "memory_mb", "gpu", "labels", "command", "env", "dir", "payload",
+	"idempotency_key", "state", "attempt", "max_attempts",
+	"retry_kind", "retry_delay_ms", "retry_max_delay_ms", "retry_jitter", "retry_on",
+	"timeout_ms", "expected_ms", "sla_policy", "run_at", "depends_on", "schedule_id",
+	"created_at", "updated_at", "enqueued_at", "started_at", "finished_at",
+	"worker_id", "lease_expires_at", "cancel_requested", "last_error", "exit_code",
+	"failure_class", "result", "shell",
+}
+
+// jobSelect is "SELECT <columns> FROM jobs".
+var jobSelect = "SELECT " + strings.Join(jobColumns, ", ") + " FROM jobs"
+
+var jobInsertSQL = "INSERT INTO jobs (" + strings.Join(jobColumns, ", ") + ") VALUES (" +
+	strings.TrimSuffix(strings.Repeat("?, ", len(jobColumns)), ", ") + ")"
+
+// jobArgs returns j's values in jobColumns order.
+func jobArgs(j *store.Job) ([]any, error) {
+	labels, err := jsonArg(j.Labels)
+	if err != nil {
+		return nil, err
+	}
+	command, err := jsonArg(j.Command)
+	if err != nil {
+		return nil, err
+	}
+	env, err := jsonArg(j.Env)
+	if err != nil {
+		return nil, err
+	}
+	retryOn, err := jsonArg(j.Retry.RetryOn)
+	if err != nil {
+		return nil, err
+	}
+	deps, err := jsonArg(j.DependsOn)
+	if err != nil {
+		return nil, err
+	}
+	return []any{
+		j.ID, j.Tenant, j.Name, j.Type, j.Lane, j.Key, j.FairnessKey, int64(j.Priority), j.OnDemand,
+		j.Resources.MilliCPU, j.Resources.MemoryMB, j.Resources.GPU, labels, command, env, j.Dir, bytesArg(j.Payload),
+		strArg(j.IdempotencyKey), string(j.State), int64(j.Attempt), int64(j.MaxAttempts),
+		string(j.Retry.Kind), msArg(j.Retry.Delay), msArg(j.Retry.MaxDelay), j.Retry.Jitter, retryOn,
+		msArg(j.Timeout), msArg(j.Expected), string(j.SLAPolicy), timeArg(j.RunAt), deps, strArg(j.ScheduleID),
+		timeArg(j.CreatedAt), timeArg(j.UpdatedAt), timeArg(j.EnqueuedAt), timeArg(j.StartedAt), timeArg(j.FinishedAt),
+		strArg(j.WorkerID), timeArg(j.LeaseExpiresAt), j.CancelRequested, strArg(j.LastError), intPtrArg(j.ExitCode),
+		strArg(string(j.FailureClass)), bytesArg(j.Result), j.Shell,
+	}, nil
+}
+
+// scanner is *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+// scanJob reads one row of jobSelect.
+func scanJob(sc scanner) (store.Job, error) {
+	var j store.Job
+	var priority, attempt, maxAttempts int64
+	err := sc.Scan(
+		&j.ID, &j.Tenant, &j.Name, &j.Type, &j.Lane, &j.Key, &j.FairnessKey, &priority, &j.OnDemand,
+		&j.Resources.MilliCPU, &j.Resources.MemoryMB, &j.Resources.GPU,
+		jsonCol{&j.Labels}, jsonCol{&j.Command}, jsonCol{&j.Env}, &j.Dir, bytesCol{&j.Payload},
+		strCol[string]{&j.IdempotencyKey}, strCol[store.State]{&j.State}, &attempt, &maxAttempts,
+		strCol[store.RetryKind]{&j.Retry.Kind}, msCol{&j.Retry.Delay}, msCol{&j.Retry.MaxDelay}, &j.Retry.Jitter,
+		jsonCol{&j.Retry.RetryOn},
+		msCol{&j.Timeout}, msCol{&j.Expected}, strCol[store.SLAPolicy]{&j.SLAPolicy}, timeCol{&j.RunAt},
+		jsonCol{&j.DependsOn}, strCol[string]{&j.ScheduleID},
+		timeCol{&j.CreatedAt}, timeCol{&j.UpdatedAt}, timeCol{&j.EnqueuedAt}, timeCol{&j.StartedAt}, timeCol{&j.FinishedAt},
+		strCol[string]{&j.WorkerID}, timeCol{&j.LeaseExpiresAt}, &j.CancelRequested, strCol[string]{&j.LastError},
+		intPtrCol{&j.ExitCode}, strCol[store.FailureClass]{&j.FailureClass}, bytesCol{&j.Result}, &j.Shell,
+	)
+	j.Priority, j.Attempt, j.MaxAttempts = int(priority), int(attempt), int(maxAttempts)
+	return j, err
+}
+
+// setField is one column JobTransition may write.
+type setField struct {
+	col string
+	arg func(s *store.JobSet) (any, bool) // value, and whether the field is set
+}
+
+// setFields lists the settable columns; a field's index is its bit in
+// transitionShape.fields.
+var setFields = [...]setField{
+	{"state", func(s *store.JobSet) (any, bool) {
+		return optional(s.State, func(v store.State) any { return string(v) })
+	}},
+	{"attempt", func(s *store.JobSet) (any, bool) { return optional(s.Attempt, func(v int) any { return int64(v) }) }},
+	{"priority", func(s *store.JobSet) (any, bool) { return optional(s.Priority, func(v int) any { return int64(v) }) }},
+	{"worker_id", func(s *store.JobSet) (any, bool) { return optional(s.WorkerID, strArg) }},
+	{"lease_expires_at", func(s *store.JobSet) (any, bool) { return optional(s.LeaseExpiresAt, timeArg) }},
+	{"enqueued_at", func(s *store.JobSet) (any, bool) { return optional(s.EnqueuedAt, timeArg) }},
+	{"started_at", func(s *store.JobSet) (any, bool) { return optional(s.StartedAt, timeArg) }},
+	{"finished_at", func(s *store.JobSet) (any, bool) { return optional(s.FinishedAt, timeArg) }},
+	{"run_at", func(s *store.JobSet) (any, bool) { return optional(s.RunAt, timeArg) }},
+	{"cancel_requested", func(s *store.JobSet) (any, bool) { return optional(s.CancelRequested, func(v bool) any { return v }) }},
+	{"last_error", func(s *store.JobSet) (any, bool) { return optional(s.LastError, strArg) }},
+	{"exit_code", func(s *store.JobSet) (any, bool) {
+		if s.ClearExitCode {
+			return nil, true
+		}
+		return optional(s.ExitCode, func(v int) any { return int64(v) })
+	}},
+	{"failure_class", func(s *store.JobSet) (any, bool) {
+		return optional(s.FailureClass, func(v store.FailureClass) any { return strArg(string(v)) })
+	}},
+	{"result", func(s *store.JobSet) (any, bool) { return optional(s.Result, bytesArg) }},
+	{"timeout_ms", func(s *store.JobSet) (any, bool) { return optional(s.Timeout, msArg) }},
+	{"expected_ms", func(s *store.JobSet) (any, bool) { return optional(s.Expected, msArg) }},
+}
+
+func optional[T, R any](p *T, conv func(T) R) (any, bool) {
+	if p == nil {
+		return nil, false
+	}
+	return conv(*p), true
+}
+
+// transitionShape identifies one form of the UPDATE that JobTransition
+// runs: which columns it sets and which guards it has. Each shape is
+// prepared once on the writer connection.
+type transitionShape struct {
+	fields       uint32 // bit i: setFields[i] is written
+	guardAttempt bool
+	fromStates   int // number of state placeholders
+}
+
+// maxShapes bounds the statement cache; beyond it, shapes run unprepared.
+const maxShapes = 256
+
+// transitionArgs returns the shape and the arguments of p's UPDATE, in the
+// order of shape.sql's placeholders.
+func transitionArgs(p *store.JobTransitionParams) (transitionShape, []any) {
+	var sh transitionShape
+	args := make([]any, 0, 24)
+	args = append(args, timeArg(p.At))
+	for i := range setFields {
+		if v, ok := setFields[i].arg(&p.Set); ok {
+			sh.fields |= 1 << i
+			args = append(args, v)
+		}
+	}
+	args = append(args, p.ID)
+	if p.ExpectAttempt != store.AnyAttempt {
+		sh.guardAttempt = true
+		args = append(args, int64(p.ExpectAttempt))
+	}
+	from := slices.Clone(p.FromStates)
+	slices.Sort(from)
+	from = slices.Compact(from)
+	sh.fromStates = len(from)
+	for _, s := range from {
+		args = append(args, string(s))
+	}
+	return sh, args
+}
+
+// sql renders the shape's UPDATE.
+func (sh transitionShape) sql() string {
+	var b strings.Builder
+	b.WriteString("UPDATE jobs SET updated_at = ?")
+	for i, f := range setFields {
+		if sh.fields&(1<<i) != 0 {
+			fmt.Fprintf(&b, ", %s = ?", f.col)
+		}
+	}
+	b.WriteString(" WHERE id = ?")
+	if sh.guardAttempt {
+		b.WriteString(" AND attempt = ?")
+	}
+	if sh.fromStates > 0 {
+		b.WriteString(" AND +state IN (") // unary +: look up by id, never by a state index
+		b.WriteString(strings.TrimSuffix(strings.Repeat("?, ", sh.fromStates), ", "))
+		b.WriteString(")")
+	}
+	return b.String()
+}

@@ -1,0 +1,538 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// where accumulates AND-ed conditions and their arguments.
+type where struct {
+	conds []string
+	args  []any
+}
+
+func (w *where) add(cond string, args ...any) {
+	w.conds = append(w.conds, cond)
+	w.args = append(w.args, args...)
+}
+
+// in adds "col IN (...)" for a non-empty list of string-like values.
+func in[T ~string](w *where, col string, vals []T) {
+	if len(vals) == 0 {
+		return
+	}
+	w.conds = append(w.conds, col+" IN ("+placeholders(len(vals))+")")
+	for _, v := range vals {
+		w.args = append(w.args, string(v))
+	}
+}
+
+func (w *where) sql() string {
+	if len(w.conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(w.conds, " AND ")
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// readCheck fails fast on a closed store.
+func (s *Store) readCheck() error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	return nil
+}
+
+// queryAll runs a SELECT on the read pool and scans every row.
+func queryAll[T any](ctx context.Context, s *Store, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
+	if err := s.readCheck(); err != nil {
+		return nil, err
+	}
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// getOne returns the single row a keyed SELECT finds, or ErrNotFound.
+func getOne[T any](ctx context.Context, s *Store, scan func(scanner) (T, error), what, id, q string) (T, error) {
+	var zero T
+	vs, err := queryAll(ctx, s, scan, q, id)
+	if err != nil {
+		return zero, fmt.Errorf("sqlite: get %s %s: %w", what, id, err)
+	}
+	if len(vs) == 0 {
+		return zero, fmt.Errorf("%w: %s %s", store.ErrNotFound, what, id)
+	}
+	return vs[0], nil
+}
+
+func (s *Store) queryJobs(ctx context.Context, q string, args ...any) ([]store.Job, error) {
+	return queryAll(ctx, s, scanJob, q, args...)
+}
+
+// JobGet implements store.Reader.
+func (s *Store) JobGet(ctx context.Context, id string) (store.Job, error) {
+	return getOne(ctx, s, scanJob, "job", id, jobSelect+" WHERE id = ?")
+}
+
+// JobGetMany implements store.Reader.
+func (s *Store) JobGetMany(ctx context.Context, ids []string) ([]store.Job, error) {
+	const chunk = 500
+	byID := make(map[string]store.Job, len(ids))
+	for start := 0; start < len(ids); start += chunk {
+		part := ids[start:min(start+chunk, len(ids))]
+		args := make([]any, len(part))
+		for i, id := range part {
+			args[i] = id
+		}
+		jobs, err := s.queryJobs(ctx, jobSelect+" WHERE id IN ("+placeholders(len(part))+")", args...)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: get jobs: %w", err)
+		}
+		for _, j := range jobs {
+			byID[j.ID] = j
+		}
+	}
+	out := make([]store.Job, 0, len(byID))
+	for _, id := range ids {
+		if j, ok := byID[id]; ok {
+			out = append(out, j)
+			delete(byID, id) // a repeated id comes back once
+		}
+	}
+	return out, nil
+}
+
+// JobGetByIdempotencyKey implements store.Reader.
+func (s *Store) JobGetByIdempotencyKey(ctx context.Context, tenant, key string, createdAfter time.Time) (store.Job, error) {
+	jobs, err := s.queryJobs(ctx, jobSelect+` WHERE id = (SELECT job_id FROM idempotency_keys
+		WHERE tenant = ? AND key = ? AND created_at > ?)`, tenant, key, timeArg(createdAfter))
+	if err != nil {
+		return store.Job{}, fmt.Errorf("sqlite: get job by idempotency key: %w", err)
+	}
+	if len(jobs) == 0 {
+		return store.Job{}, fmt.Errorf("%w: tenant %q idempotency key %q", store.ErrNotFound, tenant, key)
+	}
+	return jobs[0], nil
+}
+
+// JobList implements store.Reader.
+//
+// With several states it runs one index-ordered branch per state (each
+// through (tenant,) state, created_at, id) and merges them, instead of
+// filtering one tenant- or time-ordered scan: a rare state among millions
+// of rows stays cheap to list.
+func (s *Store) JobList(ctx context.Context, p store.JobListParams) (store.JobPage, error) {
+	limit := store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
+	var w where
+	if p.Tenant != "" {
+		w.add("tenant = ?", p.Tenant)
+	}
+	if p.Type != "" {
+		w.add("type = ?", p.Type)
+	}
+	if p.Lane != "" {
+		w.add("lane = ?", p.Lane)
+	}
+	if p.ScheduleID != "" {
+		w.add("schedule_id = ?", p.ScheduleID)
+	}
+	if !p.CreatedAfter.IsZero() {
+		w.add("created_at > ?", timeArg(p.CreatedAfter))
+	}
+	if !p.CreatedBefore.IsZero() {
+		w.add("created_at < ?", timeArg(p.CreatedBefore))
+	}
+	if p.Cursor != "" {
+		c, err := store.DecodeJobCursor(p.Cursor)
+		if err != nil {
+			return store.JobPage{}, err
+		}
+		us := c.CreatedAt.UnixMicro()
+		w.add("(created_at < ? OR (created_at = ? AND id < ?))", us, us, c.ID)
+	}
+	const order = " ORDER BY created_at DESC, id DESC LIMIT ?"
+	states := slices.Compact(slices.Sorted(slices.Values(p.States)))
+	var q string
+	var args []any
+	switch len(states) {
+	case 0:
+		q, args = jobSelect+w.sql()+order, append(w.args, limit+1)
+	case 1:
+		w.add("state = ?", string(states[0]))
+		q, args = jobSelect+w.sql()+order, append(w.args, limit+1)
+	default:
+		branches := make([]string, len(states))
+		for i, st := range states {
+			b := where{conds: slices.Clone(w.conds), args: slices.Clone(w.args)}
+			b.add("state = ?", string(st))
+			branches[i] = "SELECT * FROM (" + jobSelect + b.sql() + order + ")"
+			args = append(append(args, b.args...), limit+1)
+		}
+		q = "SELECT * FROM (" + strings.Join(branches, " UNION ALL ") + ")" + order
+		args = append(args, limit+1)
+	}
+	jobs, err := s.queryJobs(ctx, q, args...)
+	if err != nil {
+		return store.JobPage{}, fmt.Errorf("sqlite: list jobs: %w", err)
+	}
+	page := store.JobPage{Jobs: jobs}
+	if len(jobs) > limit {
+		page.Jobs = jobs[:limit]
+		last := page.Jobs[limit-1]
+		page.NextCursor = store.JobCursor{CreatedAt: last.CreatedAt, ID: last.ID}.Encode()
+	}
+	return page, nil
+}
+
+// JobListUnfinished implements store.Reader.
+func (s *Store) JobListUnfinished(ctx context.Context) ([]store.Job, error) {
+	// One index-ordered branch per state, merged: no sort of the whole set.
+	var branches []string
+	var args []any
+	for _, st := range store.UnfinishedStates() {
+		branches = append(branches, jobSelect+" WHERE state = ?")
+		args = append(args, string(st))
+	}
+	q := strings.Join(branches, " UNION ALL ") + " ORDER BY created_at, id"
+	jobs, err := s.queryJobs(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list unfinished jobs: %w", err)
+	}
+	return jobs, nil
+}
+
+const executionSelect = `SELECT e.job_id, e.attempt, e.worker_id, e.leased_at, e.started_at, e.finished_at,
+	e.outcome, e.exit_code, e.failure_class, e.error, e.duration_ms, e.sla_met, e.sla_violation_pct
+	FROM executions e`
+
+func scanExecution(sc scanner) (store.Execution, error) {
+	var e store.Execution
+	var attempt int64
+	err := sc.Scan(&e.JobID, &attempt, strCol[string]{&e.WorkerID}, timeCol{&e.LeasedAt},
+		timeCol{&e.StartedAt}, timeCol{&e.FinishedAt}, strCol[store.Outcome]{&e.Outcome},
+		intPtrCol{&e.ExitCode}, strCol[store.FailureClass]{&e.FailureClass}, strCol[string]{&e.Error},
+		msCol{&e.Duration}, boolPtrCol{&e.SLAMet}, &e.SLAViolationPct)
+	e.Attempt = int(attempt)
+	return e, err
+}
+
+// executionFilter returns the FROM tail (a join with jobs when a job
+// column is filtered) and the conditions shared by the execution queries.
+func executionFilter(tenant, typ, lane string, after, before time.Time) (string, where) {
+	var w where
+	join := ""
+	if tenant != "" || typ != "" || lane != "" {
+		join = " JOIN jobs j ON j.id = e.job_id"
+	}
+	if tenant != "" {
+		w.add("j.tenant = ?", tenant)
+	}
+	if typ != "" {
+		w.add("j.type = ?", typ)
+	}
+	if lane != "" {
+		w.add("j.lane = ?", lane)
+	}
+	if !after.IsZero() {
+		w.add("e.finished_at > ?", timeArg(after))
+	}
+	if !before.IsZero() {
+		w.add("e.finished_at < ?", timeArg(before))
+	}
+	return join, w
+}
+
+// ExecutionList implements store.Reader.
+func (s *Store) ExecutionList(ctx context.Context, p store.ExecutionListParams) ([]store.Execution, error) {
+	if err := s.readCheck(); err != nil {
+		return nil, err
+	}
+	join, w := executionFilter(p.Tenant, p.Type, "", p.FinishedAfter, p.FinishedBefore)
+	in(&w, "e.outcome", p.Outcomes)
+	var order string
+	var limit int
+	if p.JobID != "" {
+		w.add("e.job_id = ?", p.JobID)
+		order, limit = " ORDER BY e.attempt", store.ClampLimit(p.Limit, store.MaxListLimit, store.MaxListLimit)
+	} else {
+		w.add("e.finished_at IS NOT NULL")
+		order = " ORDER BY e.finished_at DESC, e.job_id DESC, e.attempt DESC"
+		limit = store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
+	}
+	rows, err := s.rdb.QueryContext(ctx, executionSelect+join+w.sql()+order+" LIMIT ?", append(w.args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list executions: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Execution
+	for rows.Next() {
+		e, err := scanExecution(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: list executions: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list executions: %w", err)
+	}
+	return out, nil
+}
+
+// ExecutionSummary implements store.Reader. Its queries run in one read
+// transaction, so they see one snapshot.
+func (s *Store) ExecutionSummary(ctx context.Context, p store.SummaryParams) (store.Summary, error) {
+	if err := s.readCheck(); err != nil {
+		return store.Summary{}, err
+	}
+	tx, err := s.rdb.BeginTx(ctx, nil)
+	if err != nil {
+		return store.Summary{}, fmt.Errorf("sqlite: summary: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	sum, err := summarize(ctx, tx, p)
+	if err != nil {
+		return store.Summary{}, fmt.Errorf("sqlite: summary: %w", err)
+	}
+	return sum, nil
+}
+
+func summarize(ctx context.Context, tx *sql.Tx, p store.SummaryParams) (store.Summary, error) {
+	join, w := executionFilter(p.Tenant, p.Type, p.Lane, p.FinishedAfter, p.FinishedBefore)
+	w.add("e.finished_at IS NOT NULL AND e.outcome IS NOT NULL")
+	from := " FROM executions e" + join + w.sql()
+	sum := store.Summary{ByOutcome: map[store.Outcome]int64{}, ByFailureClass: map[store.FailureClass]int64{}}
+	var meanMs, violation sql.NullFloat64
+	err := tx.QueryRowContext(ctx, `SELECT COUNT(*), AVG(e.duration_ms),
+		COUNT(e.sla_met), COALESCE(SUM(e.sla_met), 0),
+		AVG(CASE WHEN e.sla_met = 0 THEN e.sla_violation_pct END)`+from, w.args...).
+		Scan(&sum.Executions, &meanMs, &sum.SLAMeasured, &sum.SLAMet, &violation)
+	if err != nil || sum.Executions == 0 {
+		return sum, err
+	}
+	sum.MeanDuration = time.Duration(meanMs.Float64 * float64(time.Millisecond)).Round(time.Millisecond)
+	sum.MeanSLAViolationPct = violation.Float64
+	if err := countInto(ctx, tx, "SELECT e.outcome, COUNT(*)"+from+" GROUP BY e.outcome", w.args, sum.ByOutcome); err != nil {
+		return sum, err
+	}
+	if err := countInto(ctx, tx, "SELECT e.failure_class, COUNT(*)"+from+
+		" AND e.failure_class IS NOT NULL GROUP BY e.failure_class", w.args, sum.ByFailureClass); err != nil {
+		return sum, err
+	}
+	rank := (95*sum.Executions + 99) / 100 // nearest rank: ceil(0.95 n)
+	var p95 int64
+	err = tx.QueryRowContext(ctx, "SELECT e.duration_ms"+from+" ORDER BY e.duration_ms LIMIT 1 OFFSET ?",
+		append(w.args, rank-1)...).Scan(&p95)
+	sum.P95Duration = time.Duration(p95) * time.Millisecond
+	return sum, err
+}
+
+func countInto[K ~string](ctx context.Context, tx *sql.Tx, q string, args []any, m map[K]int64) error {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var n int64
+		if err := rows.Scan(&k, &n); err != nil {
+			return err
+		}
+		m[K(k)] = n
+	}
+	return rows.Err()
+}
+
+// LogList implements store.Reader.
+func (s *Store) LogList(ctx context.Context, p store.LogListParams) ([]store.LogChunk, error) {
+	if err := s.readCheck(); err != nil {
+		return nil, err
+	}
+	var w where
+	w.add("job_id = ?", p.JobID)
+	if p.Attempt > 0 {
+		w.add("attempt = ? AND seq > ?", int64(p.Attempt), p.AfterSeq)
+	} else {
+		w.add("(attempt > ? OR (attempt = ? AND seq > ?))", int64(p.AfterAttempt), int64(p.AfterAttempt), p.AfterSeq)
+	}
+	if p.Stream != "" {
+		w.add("stream = ?", string(p.Stream))
+	}
+	limit := store.ClampLimit(p.Limit, store.DefaultLogLimit, store.MaxLogLimit)
+	rows, err := s.rdb.QueryContext(ctx, "SELECT job_id, attempt, stream, seq, at, data FROM log_chunks"+
+		w.sql()+" ORDER BY attempt, seq LIMIT ?", append(w.args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list logs: %w", err)
+	}
+	defer rows.Close()
+	var out []store.LogChunk
+	for rows.Next() {
+		var c store.LogChunk
+		var attempt int64
+		if err := rows.Scan(&c.JobID, &attempt, strCol[store.Stream]{&c.Stream}, &c.Seq,
+			timeCol{&c.At}, bytesCol{&c.Data}); err != nil {
+			return nil, fmt.Errorf("sqlite: list logs: %w", err)
+		}
+		c.Attempt = int(attempt)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list logs: %w", err)
+	}
+	return out, nil
+}
+
+// EventList implements store.Reader.
+func (s *Store) EventList(ctx context.Context, p store.EventListParams) ([]store.Event, error) {
+	if err := s.readCheck(); err != nil {
+		return nil, err
+	}
+	var w where
+	w.add("id > ?", p.AfterID)
+	if p.JobID != "" {
+		w.add("job_id = ?", p.JobID)
+	}
+	if p.Tenant != "" {
+		w.add("tenant = ?", p.Tenant)
+	}
+	in(&w, "type", p.Types)
+	limit := store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
+	rows, err := s.rdb.QueryContext(ctx, "SELECT id, job_id, attempt, tenant, type, at, actor, detail FROM events"+
+		w.sql()+" ORDER BY id LIMIT ?", append(w.args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list events: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Event
+	for rows.Next() {
+		var e store.Event
+		var attempt int64
+		if err := rows.Scan(&e.ID, strCol[string]{&e.JobID}, &attempt, &e.Tenant, strCol[store.EventType]{&e.Type},
+			timeCol{&e.At}, &e.Actor, rawJSONCol{&e.Detail}); err != nil {
+			return nil, fmt.Errorf("sqlite: list events: %w", err)
+		}
+		e.Attempt = int(attempt)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list events: %w", err)
+	}
+	return out, nil
+}
+
+const workerSelect = `SELECT id, name, types, labels, slots, milli_cpu, memory_mb, gpu, state,
+	registered_at, last_seen_at FROM workers`
+
+func scanWorker(sc scanner) (store.Worker, error) {
+	var w store.Worker
+	var slots int64
+	err := sc.Scan(&w.ID, &w.Name, jsonCol{&w.Types}, jsonCol{&w.Labels}, &slots,
+		&w.Resources.MilliCPU, &w.Resources.MemoryMB, &w.Resources.GPU, strCol[store.WorkerState]{&w.State},
+		timeCol{&w.RegisteredAt}, timeCol{&w.LastSeenAt})
+	w.Slots = int(slots)
+	return w, err
+}
+
+// WorkerGet implements store.Reader.
+func (s *Store) WorkerGet(ctx context.Context, id string) (store.Worker, error) {
+	return getOne(ctx, s, scanWorker, "worker", id, workerSelect+" WHERE id = ?")
+}
+
+// WorkerList implements store.Reader.
+func (s *Store) WorkerList(ctx context.Context) ([]store.Worker, error) {
+	ws, err := queryAll(ctx, s, scanWorker, workerSelect+" ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list workers: %w", err)
+	}
+	return ws, nil
+}
+
+const scheduleSelect = `SELECT id, tenant, name, spec, timezone, template, misfire_policy, enabled,
+	next_run_at, last_run_at, created_at, updated_at FROM schedules`
+
+func scanSchedule(sc scanner) (store.Schedule, error) {
+	var v store.Schedule
+	err := sc.Scan(&v.ID, &v.Tenant, &v.Name, &v.Spec, &v.Timezone, rawJSONCol{&v.Template},
+		strCol[store.MisfirePolicy]{&v.MisfirePolicy}, &v.Enabled, timeCol{&v.NextRunAt},
+		timeCol{&v.LastRunAt}, timeCol{&v.CreatedAt}, timeCol{&v.UpdatedAt})
+	return v, err
+}
+
+// ScheduleGet implements store.Reader.
+func (s *Store) ScheduleGet(ctx context.Context, id string) (store.Schedule, error) {
+	return getOne(ctx, s, scanSchedule, "schedule", id, scheduleSelect+" WHERE id = ?")
+}
+
+// ScheduleList implements store.Reader.
+func (s *Store) ScheduleList(ctx context.Context, p store.ScheduleListParams) ([]store.Schedule, error) {
+	var w where
+	if p.Tenant != "" {
+		w.add("tenant = ?", p.Tenant)
+	}
+	if p.EnabledOnly || !p.DueBefore.IsZero() {
+		w.add("enabled = 1")
+	}
+	if !p.DueBefore.IsZero() {
+		w.add("next_run_at <= ?", timeArg(p.DueBefore))
+	}
+	limit := store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
+	scs, err := queryAll(ctx, s, scanSchedule, scheduleSelect+w.sql()+" ORDER BY id LIMIT ?", append(w.args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list schedules: %w", err)
+	}
+	return scs, nil
+}
+
+const apiKeySelect = "SELECT key_hash, tenant, role, name, created_at FROM api_keys"
+
+func scanAPIKey(sc scanner) (store.APIKey, error) {
+	var k store.APIKey
+	err := sc.Scan(&k.KeyHash, &k.Tenant, strCol[store.Role]{&k.Role}, &k.Name, timeCol{&k.CreatedAt})
+	return k, err
+}
+
+// APIKeyGet implements store.Reader.
+func (s *Store) APIKeyGet(ctx context.Context, keyHash string) (store.APIKey, error) {
+	ks, err := queryAll(ctx, s, scanAPIKey, apiKeySelect+" WHERE key_hash = ?", keyHash)
+	if err != nil {
+		return store.APIKey{}, fmt.Errorf("sqlite: get api key: %w", err)
+	}
+	if len(ks) == 0 {
+		return store.APIKey{}, fmt.Errorf("%w: api key", store.ErrNotFound)
+	}
+	return ks[0], nil
+}
+
+// APIKeyList implements store.Reader.
+func (s *Store) APIKeyList(ctx context.Context, tenant string) ([]store.APIKey, error) {
+	var w where
+	if tenant != "" {
+		w.add("tenant = ?", tenant)
+	}
+	ks, err := queryAll(ctx, s, scanAPIKey, apiKeySelect+w.sql()+" ORDER BY key_hash", w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list api keys: %w", err)
+	}
+	return ks, nil
+}

@@ -1,0 +1,307 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sqlite3 "github.com/mattn/go-sqlite3" // also registers the "sqlite3" driver
+
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// Store is the SQLite store. It implements store.Store.
+type Store struct {
+	path   string
+	window time.Duration // idempotency window
+
+	wmu    sync.Mutex // held by Write and Close
+	wdb    *sql.DB    // a pool of exactly one connection: wconn
+	wconn  *sql.Conn  // the writer connection, held for the Store's life
+	stmts  [numStmts]*sql.Stmt
+	shapes map[transitionShape]*sql.Stmt // JobTransition statements by shape
+	// batches are the multi-row statements of batch.go.
+	batches map[batchKey]*sql.Stmt
+	// eventStmts are multi-row event inserts by row count (1..eventChunk).
+	eventStmts [eventChunk + 1]*sql.Stmt
+
+	rdb    *sql.DB       // read-only pool
+	ckpt   *checkpointer // nil when checkpoints are left to SQLite
+	closed atomic.Bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// options are Open's settings.
+type options struct {
+	readConns   int
+	busyTimeout time.Duration
+	window      time.Duration
+	cacheKiB    int
+
+	checkpointEvery time.Duration
+}
+
+// Option changes a setting of Open.
+type Option func(*options)
+
+// WithReadConns sets the size of the read pool (default: max(4, GOMAXPROCS)).
+func WithReadConns(n int) Option { return func(o *options) { o.readConns = n } }
+
+// WithBusyTimeout sets how long a connection waits for a lock held by
+// another process before failing with SQLITE_BUSY (default 10s).
+func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyTimeout = d } }
+
+// WithIdempotencyWindow overrides store.IdempotencyWindow (tests).
+func WithIdempotencyWindow(d time.Duration) Option { return func(o *options) { o.window = d } }
+
+// WithCheckpointInterval sets how often, at most, the background
+// checkpointer runs while writes happen (default 100ms). 0 turns it off and
+// leaves checkpoints to SQLite, which then runs them inside the commit that
+// crosses 1000 WAL pages.
+func WithCheckpointInterval(d time.Duration) Option {
+	return func(o *options) { o.checkpointEvery = d }
+}
+
+// WithCacheSize sets each connection's page cache in KiB (default 32 MiB).
+func WithCacheSize(kib int) Option { return func(o *options) { o.cacheKiB = kib } }
+
+// Open opens (creating it and its parent directory if needed) the database
+// at path, applies pending migrations and prepares the writer's statements.
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	o := options{
+		readConns:   max(4, runtime.GOMAXPROCS(0)),
+		busyTimeout: 10 * time.Second,
+		window:      store.IdempotencyWindow,
+		cacheKiB:    32 << 10,
+
+		checkpointEvery: 100 * time.Millisecond,
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o750); err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	s := &Store{path: abs, window: o.window, shapes: map[transitionShape]*sql.Stmt{}, batches: map[batchKey]*sql.Stmt{}}
+	if err := s.openWriter(ctx, o); err != nil {
+		return nil, err
+	}
+	if err := s.openReaders(ctx, o); err != nil {
+		_ = s.closeWriter()
+		return nil, err
+	}
+	if o.checkpointEvery > 0 {
+		if err := s.startCheckpointer(ctx, o); err != nil {
+			_ = s.rdb.Close()
+			_ = s.closeWriter()
+			return nil, fmt.Errorf("sqlite: open %s: checkpointer: %w", s.path, err)
+		}
+	}
+	return s, nil
+}
+
+func (s *Store) openWriter(ctx context.Context, o options) error {
+	db, err := sql.Open("sqlite3", dsn(s.path, o, url.Values{
+		"_journal_mode": {"WAL"},
+		"_synchronous":  {"FULL"},
+		"_foreign_keys": {"on"},
+	}))
+	if err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
+	}
+	// One connection, never recycled, held as a *sql.Conn: statements are
+	// prepared on it once (also mid-transaction, for new JobTransition
+	// shapes) and Write drives BEGIN IMMEDIATE / COMMIT on it itself.
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	s.wdb = db
+	if err := s.checkWAL(ctx); err != nil {
+		_ = db.Close()
+		return err
+	}
+	if err := migrate(ctx, db); err != nil {
+		_ = db.Close()
+		return fmt.Errorf("sqlite: migrate %s: %w", s.path, err)
+	}
+	if s.wconn, err = db.Conn(ctx); err != nil {
+		_ = db.Close()
+		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
+	}
+	autockpt := 1000 // SQLite's default
+	if o.checkpointEvery > 0 {
+		autockpt = backstopPages
+	}
+	if _, err := s.wconn.ExecContext(ctx, "PRAGMA wal_autocheckpoint = "+strconv.Itoa(autockpt)); err != nil {
+		_ = s.closeWriter()
+		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
+	}
+	if err := s.prepare(ctx); err != nil {
+		_ = s.closeWriter()
+		return fmt.Errorf("sqlite: prepare: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) checkWAL(ctx context.Context) error {
+	var mode string
+	if err := s.wdb.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
+	}
+	if mode != "wal" {
+		return fmt.Errorf("sqlite: open %s: journal_mode is %q, want wal", s.path, mode)
+	}
+	return nil
+}
+
+func (s *Store) openReaders(ctx context.Context, o options) error {
+	db, err := sql.Open("sqlite3", dsn(s.path, o, url.Values{
+		"_query_only":      {"true"},
+		"_stmt_cache_size": {"64"},
+	}))
+	if err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
+	}
+	db.SetMaxOpenConns(o.readConns)
+	db.SetMaxIdleConns(o.readConns)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
+	}
+	s.rdb = db
+	return nil
+}
+
+func dsn(path string, o options, q url.Values) string {
+	q.Set("_busy_timeout", strconv.FormatInt(o.busyTimeout.Milliseconds(), 10))
+	q.Set("_cache_size", strconv.Itoa(-o.cacheKiB))
+	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
+	// url.URL renders "file:///abs"; SQLite wants "file:/abs" or that form,
+	// both are valid URI filenames.
+	return u.String()
+}
+
+// Path returns the database file's absolute path.
+func (s *Store) Path() string { return s.path }
+
+// Close waits for a running Write, then closes both pools. Closing twice is
+// safe.
+func (s *Store) Close() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed.Swap(true) {
+		return nil
+	}
+	var errs []error
+	if s.ckpt != nil {
+		errs = append(errs, s.ckpt.close())
+	}
+	errs = append(errs, s.rdb.Close())
+	_, err := s.wconn.ExecContext(bg, "PRAGMA optimize")
+	errs = append(errs, err, s.closeWriter())
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sqlite: close %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// closeWriter closes the writer's statements, connection and pool.
+func (s *Store) closeWriter() error {
+	var errs []error
+	for _, st := range s.stmts {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	for _, st := range s.shapes {
+		errs = append(errs, st.Close())
+	}
+	for _, st := range s.batches {
+		errs = append(errs, st.Close())
+	}
+	for _, st := range s.eventStmts {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	if s.wconn != nil {
+		errs = append(errs, s.wconn.Close())
+	}
+	return errors.Join(append(errs, s.wdb.Close())...)
+}
+
+// Write runs fn in one transaction on the writer connection (BEGIN
+// IMMEDIATE, so the write lock is taken up front) and commits it; see
+// store.Store.Write. With synchronous=FULL in WAL mode, COMMIT returns after
+// the WAL is fsync'd.
+func (s *Store) Write(ctx context.Context, fn func(w store.Writer) error) (err error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := s.wconn.ExecContext(bg, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("sqlite: begin: %w", err)
+	}
+	w := &writer{s: s}
+	committed := false
+	defer func() {
+		w.done = true
+		if !committed {
+			if _, rerr := s.wconn.ExecContext(bg, "ROLLBACK"); rerr != nil && !s.autocommit() {
+				err = errors.Join(err, fmt.Errorf("sqlite: rollback: %w", rerr))
+			}
+		}
+	}()
+	if err := fn(w); err != nil {
+		return err
+	}
+	if w.broken != nil {
+		return fmt.Errorf("sqlite: transaction rolled back: %w", w.broken)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.autocommit() {
+		return errors.New("sqlite: transaction was rolled back by SQLite")
+	}
+	if _, err := s.wconn.ExecContext(bg, "COMMIT"); err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	committed = true
+	if s.ckpt != nil {
+		s.ckpt.notify()
+	}
+	return nil
+}
+
+// autocommit reports whether the writer connection is outside a
+// transaction (SQLite rolls back on its own after some errors).
+func (s *Store) autocommit() bool {
+	auto := false
+	_ = s.wconn.Raw(func(dc any) error {
+		if c, ok := dc.(*sqlite3.SQLiteConn); ok {
+			auto = c.AutoCommit()
+		}
+		return nil
+	})
+	return auto
+}

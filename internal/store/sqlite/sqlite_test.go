@@ -1,0 +1,279 @@
+package sqlite
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/store/storetest"
+)
+
+// crashChildEnv names the database a re-executed test binary writes to until
+// it is killed; see TestCrashDurability.
+const crashChildEnv = "FAIRWAY_STORE_CRASH_CHILD"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(crashChildEnv); path != "" {
+		os.Exit(crashChild(path))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+func openTemp(t testing.TB) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "sub", "dir", "fairway.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Exercise(t, func(t *testing.T) store.Store { return openTemp(t) })
+}
+
+func TestPragmas(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	for pragma, want := range map[string]string{
+		"journal_mode": "wal",
+		"synchronous":  "2", // FULL
+		"foreign_keys": "1",
+		"busy_timeout": "10000",
+	} {
+		var got string
+		if err := s.wconn.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("writer PRAGMA %s = %s, want %s", pragma, got, want)
+		}
+	}
+	var qo string
+	if err := s.rdb.QueryRowContext(ctx, "PRAGMA query_only").Scan(&qo); err != nil || qo != "1" {
+		t.Errorf("reader query_only = %q, %v", qo, err)
+	}
+	if _, err := s.rdb.ExecContext(ctx, "DELETE FROM jobs"); err == nil {
+		t.Error("the read pool accepted a write")
+	}
+}
+
+func TestMigrations(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := store.Job{ID: "j", Tenant: "t", Type: "x", State: store.StatePending, CreatedAt: time.Now()}
+	if err := s.Write(ctx, func(w store.Writer) error { return w.JobInsert(ctx, j) }); err != nil {
+		t.Fatal(err)
+	}
+	var version int
+	if err := s.rdb.QueryRowContext(ctx, "SELECT MAX(version) FROM schema_migrations").Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	if version != LatestVersion() || version < 1 {
+		t.Fatalf("schema version %d, want %d", version, LatestVersion())
+	}
+	if _, err := s.wconn.ExecContext(ctx, "INSERT INTO schema_migrations VALUES (999, 'future', 0)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(ctx, path)
+	if !errors.Is(err, ErrSchemaTooNew) {
+		t.Fatalf("open of a newer schema: %v, want ErrSchemaTooNew", err)
+	}
+}
+
+func TestReopenKeepsData(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "r.db")
+	for round := range 3 {
+		s, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := fmt.Sprintf("job-%d", round)
+		j := store.Job{ID: id, Tenant: "t", Type: "x", State: store.StatePending, CreatedAt: time.Now()}
+		if err := s.Write(ctx, func(w store.Writer) error { return w.JobInsert(ctx, j) }); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.JobListUnfinished(ctx)
+		if err != nil || len(got) != round+1 {
+			t.Fatalf("round %d: %d jobs, %v", round, len(got), err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestManyTransitionShapes goes past the statement cache: shapes beyond it
+// still run (prepared per use).
+func TestManyTransitionShapes(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	now := time.Now()
+	setters := []func(*store.JobSet){
+		func(js *store.JobSet) { js.Priority = store.Ptr(1) },
+		func(js *store.JobSet) { js.LastError = store.Ptr("e") },
+		func(js *store.JobSet) { js.RunAt = store.Ptr(now) },
+		func(js *store.JobSet) { js.EnqueuedAt = store.Ptr(now) },
+		func(js *store.JobSet) { js.Result = store.Ptr([]byte("r")) },
+		func(js *store.JobSet) { js.Timeout = store.Ptr(time.Second) },
+		func(js *store.JobSet) { js.Expected = store.Ptr(time.Second) },
+		func(js *store.JobSet) { js.CancelRequested = store.Ptr(true) },
+		func(js *store.JobSet) { js.WorkerID = store.Ptr("w") },
+	}
+	if err := s.Write(ctx, func(w store.Writer) error {
+		if err := w.JobInsert(ctx, store.Job{ID: "j", Tenant: "t", Type: "x", State: store.StatePending, CreatedAt: now}); err != nil {
+			return err
+		}
+		for mask := range maxShapes + 50 {
+			p := store.JobTransitionParams{ID: "j", ExpectAttempt: 0, At: now,
+				FromStates: []store.State{store.StatePending}}
+			for b, set := range setters {
+				if mask&(1<<b) != 0 {
+					set(&p.Set)
+				}
+			}
+			if err := w.JobTransition(ctx, p); err != nil {
+				return fmt.Errorf("mask %d: %w", mask, err)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.shapes); n != maxShapes {
+		t.Errorf("%d cached shapes, want the cap %d", n, maxShapes)
+	}
+}
+
+// TestCrashDurability re-executes the test binary as a child that commits
+// jobs in a loop and prints each committed batch's ids, kills it with
+// SIGKILL mid-stream, reopens the database and checks that every job whose
+// Write had returned is there. Three rounds on one file: each reopen
+// recovers the WAL left by the killed writer.
+func TestCrashDurability(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	path := filepath.Join(t.TempDir(), "crash.db")
+	var all []string
+	for round := range 3 {
+		all = append(all, crashRound(t, path, 200+round*150)...)
+		s, err := Open(context.Background(), path)
+		if err != nil {
+			t.Fatalf("round %d: reopen: %v", round, err)
+		}
+		got, err := s.JobGetMany(context.Background(), all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(all) {
+			t.Errorf("round %d: %d of %d acknowledged jobs survived the kill", round, len(got), len(all))
+		}
+		var check string
+		if err := s.rdb.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+			t.Errorf("round %d: integrity_check = %q, %v", round, check, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("round %d: %d acknowledged jobs, all present", round, len(all))
+	}
+}
+
+// crashRound runs one child until it has acknowledged at least killAfter
+// jobs, kills it, and returns every id it acknowledged.
+func crashRound(t *testing.T, path string, killAfter int) []string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+path)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(out)
+	var acked []string
+	killed := false
+	deadline := time.AfterFunc(2*time.Minute, func() { _ = cmd.Process.Kill() })
+	defer deadline.Stop()
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil { // EOF after the kill; a torn last line is not an ack
+			break
+		}
+		acked = append(acked, strings.Fields(strings.TrimPrefix(line, "committed"))...)
+		if !killed && len(acked) >= killAfter {
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			killed = true
+		}
+	}
+	_, _ = io.Copy(io.Discard, r)
+	err = cmd.Wait()
+	if !killed {
+		t.Fatalf("child ended before the kill (%d acks): %v", len(acked), err)
+	}
+	return acked
+}
+
+// crashChild commits batches of jobs forever, printing each batch's ids
+// once its Write has returned.
+func crashChild(path string) int {
+	ctx := context.Background()
+	s, err := Open(ctx, path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crash child:", err)
+		return 1
+	}
+	deadline := time.Now().Add(time.Minute)
+	for batch := 0; time.Now().Before(deadline); batch++ {
+		now := time.Now()
+		ids := make([]string, 1+batch%7)
+		err := s.Write(ctx, func(w store.Writer) error {
+			for i := range ids {
+				ids[i] = store.NewID(now)
+				j := benchJob(ids[i], now)
+				if err := w.JobInsert(ctx, j); err != nil {
+					return err
+				}
+				if err := w.EventAppend(ctx, []store.Event{{JobID: j.ID, Tenant: j.Tenant, Type: store.EventSubmitted, At: now}}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "crash child:", err)
+			return 1
+		}
+		fmt.Fprintf(os.Stdout, "committed %s\n", strings.Join(ids, " "))
+	}
+	return 0
+}

@@ -1,0 +1,578 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// stmtID names a statement prepared once on the writer connection.
+type stmtID int
+
+const (
+	stmtJobInsert stmtID = iota
+	stmtJobProbe
+	stmtJobDelete
+	stmtIdemClaim
+	stmtIdemHolder
+	stmtIdemRelease
+	stmtIdemPurge
+	stmtExecUpsert
+	stmtLogInsert
+	stmtEventInsert
+	stmtWorkerUpsert
+	stmtWorkerTouch
+	stmtWorkerDelete
+	stmtScheduleUpsert
+	stmtScheduleDelete
+	stmtAPIKeyInsert
+	stmtAPIKeyDelete
+	numStmts
+)
+
+var stmtSQL = [numStmts]string{
+	stmtJobInsert: jobInsertSQL,
+	stmtJobProbe:  `SELECT state, attempt FROM jobs WHERE id = ?`,
+	stmtJobDelete: `DELETE FROM jobs WHERE id = ?`,
+	stmtIdemClaim: `INSERT INTO idempotency_keys (tenant, key, job_id, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (tenant, key) DO UPDATE SET job_id = excluded.job_id, created_at = excluded.created_at
+		WHERE idempotency_keys.created_at <= ?`,
+	stmtIdemHolder:  `SELECT job_id FROM idempotency_keys WHERE tenant = ? AND key = ?`,
+	stmtIdemRelease: `DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND job_id = ?`,
+	stmtIdemPurge:   `DELETE FROM idempotency_keys WHERE created_at < ?`,
+	stmtExecUpsert: `INSERT INTO executions (job_id, attempt, worker_id, leased_at, started_at, finished_at,
+			outcome, exit_code, failure_class, error, duration_ms, sla_met, sla_violation_pct)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (job_id, attempt) DO UPDATE SET worker_id = excluded.worker_id,
+			leased_at = excluded.leased_at, started_at = excluded.started_at,
+			finished_at = excluded.finished_at, outcome = excluded.outcome,
+			exit_code = excluded.exit_code, failure_class = excluded.failure_class,
+			error = excluded.error, duration_ms = excluded.duration_ms,
+			sla_met = excluded.sla_met, sla_violation_pct = excluded.sla_violation_pct`,
+	stmtLogInsert: `INSERT INTO log_chunks (job_id, attempt, seq, stream, at, data) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (job_id, attempt, seq) DO NOTHING`,
+	stmtEventInsert: `INSERT INTO events (job_id, attempt, tenant, type, at, actor, detail) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	stmtWorkerUpsert: `INSERT INTO workers (id, name, types, labels, slots, milli_cpu, memory_mb, gpu, state,
+			registered_at, last_seen_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET name = excluded.name, types = excluded.types,
+			labels = excluded.labels, slots = excluded.slots, milli_cpu = excluded.milli_cpu,
+			memory_mb = excluded.memory_mb, gpu = excluded.gpu, state = excluded.state,
+			registered_at = excluded.registered_at, last_seen_at = excluded.last_seen_at`,
+	stmtWorkerTouch:  `UPDATE workers SET last_seen_at = ? WHERE id = ?`,
+	stmtWorkerDelete: `DELETE FROM workers WHERE id = ?`,
+	stmtScheduleUpsert: `INSERT INTO schedules (id, tenant, name, spec, timezone, template, misfire_policy,
+			enabled, next_run_at, last_run_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET tenant = excluded.tenant, name = excluded.name,
+			spec = excluded.spec, timezone = excluded.timezone, template = excluded.template,
+			misfire_policy = excluded.misfire_policy, enabled = excluded.enabled,
+			next_run_at = excluded.next_run_at, last_run_at = excluded.last_run_at,
+			created_at = excluded.created_at, updated_at = excluded.updated_at`,
+	stmtScheduleDelete: `DELETE FROM schedules WHERE id = ?`,
+	stmtAPIKeyInsert:   `INSERT INTO api_keys (key_hash, tenant, role, name, created_at) VALUES (?, ?, ?, ?, ?)`,
+	stmtAPIKeyDelete:   `DELETE FROM api_keys WHERE key_hash = ?`,
+}
+
+// prepare prepares every fixed statement on the writer connection.
+func (s *Store) prepare(ctx context.Context) error {
+	for id, q := range stmtSQL {
+		st, err := s.wconn.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("statement %d: %w", id, err)
+		}
+		s.stmts[id] = st
+	}
+	return nil
+}
+
+// writer is the store.Writer of one Write call. Its statements run on the
+// writer connection, inside the transaction Write began there.
+type writer struct {
+	s    *Store
+	done bool
+	// broken is the first error that was not an operation's own outcome
+	// (sentinel): after it the transaction may have been rolled back by
+	// SQLite, so every later operation fails with it and Write rolls back.
+	broken error
+}
+
+var _ store.Writer = (*writer)(nil)
+
+// bg is the context statements run with. A cancellable context makes the
+// driver start a goroutine per statement; instead each operation checks its
+// ctx first and Write checks its own before COMMIT.
+var bg = context.Background()
+
+func (w *writer) check(ctx context.Context) error {
+	if w.done {
+		return errors.New("sqlite: Writer used after its Write returned")
+	}
+	if w.broken != nil {
+		return fmt.Errorf("sqlite: transaction unusable after an earlier error: %w", w.broken)
+	}
+	return ctx.Err()
+}
+
+// guard passes an operation's error through fail.
+func (w *writer) guard(err *error) { *err = w.fail(*err) }
+
+// fail records err as breaking the transaction unless it is one of the
+// sentinels an operation reports as its outcome. It returns err.
+func (w *writer) fail(err error) error {
+	if err == nil || w.broken != nil {
+		return err
+	}
+	for _, s := range []error{store.ErrConflict, store.ErrDuplicate, store.ErrNotFound,
+		store.ErrExists, store.ErrInvalid, context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, s) {
+			return err
+		}
+	}
+	w.broken = err
+	return err
+}
+
+func (w *writer) exec(id stmtID, args ...any) (sql.Result, error) {
+	return w.s.stmts[id].ExecContext(bg, args...)
+}
+
+func (w *writer) affected(id stmtID, args ...any) (int64, error) {
+	res, err := w.exec(id, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// atomically runs fn inside a savepoint so that an operation made of
+// several statements is all-or-nothing even when it fails with a sentinel
+// and the transaction goes on.
+func (w *writer) atomically(fn func() error) error {
+	if _, err := w.s.wconn.ExecContext(bg, "SAVEPOINT op"); err != nil {
+		return fmt.Errorf("sqlite: savepoint: %w", err)
+	}
+	if err := fn(); err != nil {
+		if _, rerr := w.s.wconn.ExecContext(bg, "ROLLBACK TO op; RELEASE op"); rerr != nil {
+			return errors.Join(err, fmt.Errorf("sqlite: rollback to savepoint: %w", rerr))
+		}
+		return err
+	}
+	if _, err := w.s.wconn.ExecContext(bg, "RELEASE op"); err != nil {
+		return fmt.Errorf("sqlite: release savepoint: %w", err)
+	}
+	return nil
+}
+
+func (w *writer) JobInsert(ctx context.Context, j store.Job) (err error) {
+	defer w.guard(&err)
+	if err := w.check(ctx); err != nil {
+		return err
+	}
+	if err := j.Validate(); err != nil {
+		return err
+	}
+	args, err := jobArgs(&j)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", j.ID, err)
+	}
+	if j.IdempotencyKey == "" {
+		return w.insertJob(&j, args)
+	}
+	return w.atomically(func() error {
+		if err := w.claimKey(&j); err != nil {
+			return err
+		}
+		return w.insertJob(&j, args)
+	})
+}
+
+func (w *writer) insertJob(j *store.Job, args []any) error {
+	if _, err := w.exec(stmtJobInsert, args...); err != nil {
+		if isUniqueViolation(err) {
+			return fmt.Errorf("%w: job %s", store.ErrExists, j.ID)
+		}
+		return fmt.Errorf("sqlite: insert job %s: %w", j.ID, err)
+	}
+	return nil
+}
+
+// claimKey binds (tenant, key) to j unless a claim younger than the window
+// holds it.
+func (w *writer) claimKey(j *store.Job) error {
+	cutoff := j.CreatedAt.Add(-w.s.window)
+	n, err := w.affected(stmtIdemClaim, j.Tenant, j.IdempotencyKey, j.ID, timeArg(j.CreatedAt), timeArg(cutoff))
+	if err != nil {
+		return fmt.Errorf("sqlite: claim idempotency key: %w", err)
+	}
+	if n == 1 {
+		return nil
+	}
+	dup := &store.DuplicateError{Tenant: j.Tenant, Key: j.IdempotencyKey}
+	if err := w.s.stmts[stmtIdemHolder].QueryRowContext(bg, j.Tenant, j.IdempotencyKey).Scan(&dup.JobID); err != nil {
+		return fmt.Errorf("sqlite: read idempotency key holder: %w", err)
+	}
+	return dup
+}
+
+func (w *writer) JobTransition(ctx context.Context, p store.JobTransitionParams) (err error) {
+	defer w.guard(&err)
+	if err := w.check(ctx); err != nil {
+		return err
+	}
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	shape, args := transitionArgs(&p)
+	st, closeStmt, err := w.transitionStmt(shape)
+	if err != nil {
+		return fmt.Errorf("sqlite: transition job %s: %w", p.ID, err)
+	}
+	if closeStmt != nil {
+		defer closeStmt()
+	}
+	res, err := st.ExecContext(bg, args...)
+	if err != nil {
+		return fmt.Errorf("sqlite: transition job %s: %w", p.ID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlite: transition job %s: %w", p.ID, err)
+	}
+	if n == 1 {
+		return nil
+	}
+	return w.transitionMiss(&p)
+}
+
+// transitionStmt returns the statement for shape, preparing it on the
+// writer connection the first time the shape is seen. Past maxShapes
+// shapes, the statement is prepared for this use only and close is non-nil.
+func (w *writer) transitionStmt(shape transitionShape) (st *sql.Stmt, close func(), err error) {
+	if st, ok := w.s.shapes[shape]; ok {
+		return st, nil, nil
+	}
+	st, err = w.s.wconn.PrepareContext(bg, shape.sql())
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(w.s.shapes) >= maxShapes {
+		return st, func() { _ = st.Close() }, nil
+	}
+	w.s.shapes[shape] = st
+	return st, nil, nil
+}
+
+// transitionMiss tells ErrNotFound from ErrConflict after an UPDATE that
+// matched no row.
+func (w *writer) transitionMiss(p *store.JobTransitionParams) error {
+	var state string
+	var attempt int
+	err := w.s.stmts[stmtJobProbe].QueryRowContext(bg, p.ID).Scan(&state, &attempt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: job %s", store.ErrNotFound, p.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: transition job %s: %w", p.ID, err)
+	}
+	return fmt.Errorf("%w: job %s is %s at attempt %d; transition wants attempt %d from %v",
+		store.ErrConflict, p.ID, state, attempt, p.ExpectAttempt, p.FromStates)
+}
+
+func (w *writer) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (n int64, err error) {
+	defer w.guard(&err)
+	if err := w.check(ctx); err != nil {
+		return 0, err
+	}
+	if limit <= 0 {
+		return 0, nil
+	}
+	rows, err := w.s.wconn.QueryContext(bg, `SELECT id, tenant, idempotency_key FROM jobs
+		WHERE state IN ('succeeded', 'failed', 'cancelled') AND finished_at < ?
+		ORDER BY finished_at LIMIT ?`, timeArg(before), limit)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: select finished jobs: %w", err)
+	}
+	type doomed struct{ id, tenant, key string }
+	var ds []doomed
+	for rows.Next() {
+		var d doomed
+		if err := rows.Scan(&d.id, &d.tenant, strCol[string]{&d.key}); err != nil {
+			_ = rows.Close()
+			return 0, fmt.Errorf("sqlite: select finished jobs: %w", err)
+		}
+		ds = append(ds, d)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return 0, fmt.Errorf("sqlite: select finished jobs: %w", err)
+	}
+	err = w.atomically(func() error {
+		for _, d := range ds {
+			if d.key != "" {
+				if _, err := w.exec(stmtIdemRelease, d.tenant, d.key, d.id); err != nil {
+					return fmt.Errorf("sqlite: delete job %s: %w", d.id, err)
+				}
+			}
+			if _, err := w.exec(stmtJobDelete, d.id); err != nil {
+				return fmt.Errorf("sqlite: delete job %s: %w", d.id, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return int64(len(ds)), nil
+}
+
+func (w *writer) IdempotencyPurge(ctx context.Context, before time.Time) (n int64, err error) {
+	defer w.guard(&err)
+	if err := w.check(ctx); err != nil {
+		return 0, err
+	}
+	n, err = w.affected(stmtIdemPurge, timeArg(before))
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: purge idempotency keys: %w", err)
+	}
+	return n, nil
+}
+
+func (w *writer) ExecutionUpsert(ctx context.Context, e store.Execution) (err error) {
+	defer w.guard(&err)
+	if err := w.check(ctx); err != nil {
+		return err
+	}
+	if err := e.Validate(); err != nil {
+		return err
+	}
+	_, err = w.exec(stmtExecUpsert, e.JobID, int64(e.Attempt), strArg(e.WorkerID),
+		timeArg(e.LeasedAt), timeArg(e.StartedAt), timeArg(e.FinishedAt), strArg(string(e.Outcome)),
+		intPtrArg(e.ExitCode), strArg(string(e.FailureClass)), strArg(e.Error), msArg(e.Duration),
+		boolPtrArg(e.SLAMet), e.SLAViolationPct)
+	if isForeignKeyViolation(err) {
+		return fmt.Errorf("%w: job %s", store.ErrNotFound, e.JobID)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: upsert execution %s/%d: %w", e.JobID, e.Attempt, err)
+	}
+	return nil
+}
+
+func (w *writer) LogAppend(ctx context.Context, chunks []store.LogChunk) (err error) {
+	defer w.guard(&err)
+	if err := w.check(ctx); err != nil {
+		return err
+	}
+	for i := range chunks {
+		if err := chunks[i].Validate(); err != nil {
+			return err
+		}
+	}
+	insert := func() error {
+		for _, c := range chunks {
+			_, err := w.exec(stmtLogInsert, c.JobID, int64(c.Attempt), c.Seq, string(c.Stream), timeArg(c.At), c.Data)
+			if isForeignKeyViolation(err) {
+				return fmt.Errorf("%w: job %s", store.ErrNotFound, c.JobID)
+			}
+			if err != nil {
+				return fmt.Errorf("sqlite: append log %s/%d/%d: %w", c.JobID, c.Attempt, c.Seq, err)
+			}
+		}
+		return nil
+	}
+	if len(chunks) == 1 {
+		return insert()
+	}
+	return w.atomically(insert)
+}
+
+func (w *writer) EventAppend(ctx context.Context, events []store.Event) (err error) {
+	defer w.guard(&err)
+	if err := w.check(ctx); err != nil {
+		return err
+	}
+	for i := range events {
+		if err := events[i].Validate(); err != nil {
+			return err
+		}
+	}
+	insert := func() error { return w.insertEvents(events) }
+	if len(events) == 1 {
+		return insert()
+	}
+	ids := make([]int64, len(events))
+	for i := range events {
+		ids[i] = events[i].ID
+	}
+	err = w.atomically(insert)
+	if err != nil { // the inserts were undone: so are the ids
+		for i := range events {
+			events[i].ID = ids[i]
+		}
+	}
+	return err
+}
+
+// eventChunk is how many events one INSERT statement carries: one
+// multi-row statement costs about as much as one single-row insert.
+const eventChunk = 64
+
+// insertEvents inserts events in multi-row statements. The writer is the
+// only one inserting, and events use AUTOINCREMENT, so the rows of one
+// statement get consecutive ids ending at its last insert id.
+func (w *writer) insertEvents(events []store.Event) error {
+	for len(events) > 0 {
+		n := min(len(events), eventChunk)
+		if err := w.insertEventChunk(events[:n]); err != nil {
+			return err
+		}
+		events = events[n:]
+	}
+	return nil
+}
+
+func (w *writer) insertEventChunk(events []store.Event) error {
+	args := make([]any, 0, 7*len(events))
+	for i := range events {
+		e := &events[i]
+		args = append(args, strArg(e.JobID), int64(e.Attempt), e.Tenant, string(e.Type), timeArg(e.At), e.Actor, rawJSONArg(e.Detail))
+	}
+	st, err := w.eventStmt(len(events))
+	if err != nil {
+		return fmt.Errorf("sqlite: append events: %w", err)
+	}
+	res, err := st.ExecContext(bg, args...)
+	if err != nil {
+		return fmt.Errorf("sqlite: append events: %w", err)
+	}
+	last, err := res.LastInsertId()
+	if err != nil {
+		return fmt.Errorf("sqlite: append events: %w", err)
+	}
+	for i := range events {
+		events[i].ID = last - int64(len(events)-1-i)
+	}
+	return nil
+}
+
+// eventStmt returns the prepared insert of n events, preparing it once.
+func (w *writer) eventStmt(n int) (*sql.Stmt, error) {
+	if st := w.s.eventStmts[n]; st != nil {
+		return st, nil
+	}
+	var b strings.Builder
+	b.WriteString(`INSERT INTO events (job_id, attempt, tenant, type, at, actor, detail) VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?)")
+	}
+	st, err := w.s.wconn.PrepareContext(bg, b.String())
+	if err != nil {
+		return nil, err
+	}
+	w.s.eventStmts[n] = st
+	return st, nil
+}
+
+func (w *writer) WorkerUpsert(ctx context.Context, wk store.Worker) (err error) {
+	defer w.guard(&err)
+	if err := w.check(ctx); err != nil {
+		return err
+	}
+	if err := wk.Validate(); err != nil {
+		return err
+	}
+	types, err := jsonArg(wk.Types)
+	if err != nil {
+		return err
+	}
+	labels, err := jsonArg(wk.Labels)
+	if err != nil {
+		return err
+	}
+	_, err = w.exec(stmtWorkerUpsert, wk.ID, wk.Name, types, labels, int64(wk.Slots),
+		wk.Resources.MilliCPU, wk.Resources.MemoryMB, wk.Resources.GPU, string(wk.State),
+		timeArg(wk.RegisteredAt), timeArg(wk.LastSeenAt))
+	if err != nil {
+		return fmt.Errorf("sqlite: upsert worker %s: %w", wk.ID, err)
+	}
+	return nil
+}
+
+func (w *writer) WorkerTouch(ctx context.Context, id string, lastSeenAt time.Time) (err error) {
+	defer w.guard(&err)
+	return w.mustAffect(ctx, "touch worker "+id, stmtWorkerTouch, timeArg(lastSeenAt), id)
+}
+
+func (w *writer) WorkerDelete(ctx context.Context, id string) (err error) {
+	defer w.guard(&err)
+	return w.mustAffect(ctx, "delete worker "+id, stmtWorkerDelete, id)
+}
+
+func (w *writer) ScheduleUpsert(ctx context.Context, s store.Schedule) (err error) {
+	defer w.guard(&err)
+	if err := w.check(ctx); err != nil {
+		return err
+	}
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	_, err = w.exec(stmtScheduleUpsert, s.ID, s.Tenant, s.Name, s.Spec, s.Timezone, rawJSONArg(s.Template),
+		string(s.MisfirePolicy), s.Enabled, timeArg(s.NextRunAt), timeArg(s.LastRunAt),
+		timeArg(s.CreatedAt), timeArg(s.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("sqlite: upsert schedule %s: %w", s.ID, err)
+	}
+	return nil
+}
+
+func (w *writer) ScheduleDelete(ctx context.Context, id string) (err error) {
+	defer w.guard(&err)
+	return w.mustAffect(ctx, "delete schedule "+id, stmtScheduleDelete, id)
+}
+
+func (w *writer) APIKeyInsert(ctx context.Context, k store.APIKey) (err error) {
+	defer w.guard(&err)
+	if err := w.check(ctx); err != nil {
+		return err
+	}
+	if err := k.Validate(); err != nil {
+		return err
+	}
+	_, err = w.exec(stmtAPIKeyInsert, k.KeyHash, k.Tenant, string(k.Role), k.Name, timeArg(k.CreatedAt))
+	if isUniqueViolation(err) {
+		return fmt.Errorf("%w: api key", store.ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: insert api key: %w", err)
+	}
+	return nil
+}
+
+func (w *writer) APIKeyDelete(ctx context.Context, keyHash string) (err error) {
+	defer w.guard(&err)
+	return w.mustAffect(ctx, "delete api key", stmtAPIKeyDelete, keyHash)
+}
+
+// mustAffect runs a statement that must change one row, ErrNotFound if it
+// changed none.
+func (w *writer) mustAffect(ctx context.Context, what string, id stmtID, args ...any) error {
+	if err := w.check(ctx); err != nil {
+		return err
+	}
+	n, err := w.affected(id, args...)
+	if err != nil {
+		return fmt.Errorf("sqlite: %s: %w", what, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: %s", store.ErrNotFound, what)
+	}
+	return nil
+}

@@ -1,0 +1,163 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sentinel errors. Drivers wrap them with detail; test with errors.Is.
+var (
+	// ErrNotFound: the row asked for does not exist.
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict: a fenced JobTransition's guard missed (stale attempt or
+	// unexpected state). Nothing was changed.
+	ErrConflict = errors.New("store: conflict")
+	// ErrDuplicate: the idempotency key is held by another job created
+	// within the window. The error is a *DuplicateError naming that job.
+	ErrDuplicate = errors.New("store: duplicate idempotency key")
+	// ErrExists: a row with the same primary key exists (job id, API key).
+	ErrExists = errors.New("store: already exists")
+	// ErrInvalid: the input breaks a rule the store checks (missing id,
+	// unknown state, ...).
+	ErrInvalid = errors.New("store: invalid input")
+	// ErrInvalidCursor: a list cursor that this store did not produce.
+	ErrInvalidCursor = errors.New("store: invalid cursor")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("store: closed")
+)
+
+// DuplicateError is returned by JobInsert when (Tenant, Key) is held by the
+// job JobID, created within the idempotency window. errors.Is(err,
+// ErrDuplicate) holds.
+type DuplicateError struct {
+	Tenant string
+	Key    string
+	JobID  string
+}
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("%v: tenant %q key %q held by job %s", ErrDuplicate, e.Tenant, e.Key, e.JobID)
+}
+
+// Is makes errors.Is(err, ErrDuplicate) true.
+func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
+
+// IdempotencyWindow is how long an idempotency key stays bound to its job:
+// a key claimed by a job created at t blocks other jobs created before
+// t+IdempotencyWindow and is free for reuse from then on.
+const IdempotencyWindow = 24 * time.Hour
+
+// Store is the durable state of the job server. Reads may run from any
+// goroutine and never wait for the writer; Write serializes.
+type Store interface {
+	Reader
+
+	// Write runs fn in one durable transaction and returns after it has
+	// committed (fsync'd) or rolled back. fn's error rolls everything back
+	// and is returned as is. Writer operations report their own outcome
+	// (ErrConflict, ErrDuplicate, ErrNotFound, ErrExists, ErrInvalid)
+	// without spoiling the transaction: each operation is all-or-nothing on
+	// its own, and fn decides whether to go on. Any other error from an
+	// operation means the transaction is unusable: return it from fn.
+	// Concurrent calls run one after another; fn must not call Write.
+	Write(ctx context.Context, fn func(w Writer) error) error
+
+	// Close waits for the running Write, then closes the store.
+	Close() error
+}
+
+// Writer is the set of operations valid inside Write. It is valid only
+// until fn returns. ctx is checked before each operation; cancelling the
+// ctx given to Write rolls the whole transaction back.
+type Writer interface {
+	// JobInsert stores a new job. With an idempotency key it first claims
+	// (Tenant, IdempotencyKey); if a job created less than
+	// IdempotencyWindow before job.CreatedAt holds it, nothing is stored
+	// and the error is a *DuplicateError. ErrExists if the id is taken.
+	JobInsert(ctx context.Context, job Job) error
+	// JobTransition applies a fenced change; see JobTransitionParams.
+	// ErrConflict when the guard misses, ErrNotFound when there is no job.
+	JobTransition(ctx context.Context, p JobTransitionParams) error
+	// JobDeleteFinished deletes up to limit terminal jobs finished before
+	// the given time, with their executions, logs and idempotency claims
+	// (events stay), and returns how many jobs it deleted.
+	JobDeleteFinished(ctx context.Context, finishedBefore time.Time, limit int) (int64, error)
+	// IdempotencyPurge forgets key claims made before createdBefore; call
+	// it with now - IdempotencyWindow. Expired claims are reusable even
+	// unpurged: purging only keeps the table small.
+	IdempotencyPurge(ctx context.Context, createdBefore time.Time) (int64, error)
+
+	// ExecutionUpsert inserts or replaces the execution (JobID, Attempt).
+	// ErrNotFound if the job does not exist.
+	ExecutionUpsert(ctx context.Context, e Execution) error
+	// ExecutionUpsertMany upserts many executions as one operation;
+	// ErrNotFound, and nothing stored, if a job does not exist.
+	ExecutionUpsertMany(ctx context.Context, es []Execution) error
+	// LogAppend stores chunks; existing (JobID, Attempt, Seq) are skipped.
+	// ErrNotFound if a chunk's job does not exist (then none is stored).
+	LogAppend(ctx context.Context, chunks []LogChunk) error
+	// EventAppend stores events and sets their ID fields in place.
+	EventAppend(ctx context.Context, events []Event) error
+
+	// WorkerUpsert inserts or replaces a worker.
+	WorkerUpsert(ctx context.Context, w Worker) error
+	// WorkerTouch sets a worker's last_seen_at. ErrNotFound if unknown.
+	WorkerTouch(ctx context.Context, id string, lastSeenAt time.Time) error
+	// WorkerDelete removes a worker. ErrNotFound if unknown.
+	WorkerDelete(ctx context.Context, id string) error
+
+	// ScheduleUpsert inserts or replaces a schedule.
+	ScheduleUpsert(ctx context.Context, s Schedule) error
+	// ScheduleDelete removes a schedule. ErrNotFound if unknown.
+	ScheduleDelete(ctx context.Context, id string) error
+
+	// APIKeyInsert stores a key. ErrExists if the hash is stored.
+	APIKeyInsert(ctx context.Context, k APIKey) error
+	// APIKeyDelete removes a key. ErrNotFound if unknown.
+	APIKeyDelete(ctx context.Context, keyHash string) error
+}
+
+// Reader is the read side of the store. Every call sees the state as of
+// some committed transaction.
+type Reader interface {
+	// JobGet returns one job or ErrNotFound.
+	JobGet(ctx context.Context, id string) (Job, error)
+	// JobGetMany returns the jobs that exist among ids, in the order of ids.
+	JobGetMany(ctx context.Context, ids []string) ([]Job, error)
+	// JobGetByIdempotencyKey returns the job that holds (tenant, key), if it
+	// was created after createdAfter (pass now - IdempotencyWindow), or
+	// ErrNotFound.
+	JobGetByIdempotencyKey(ctx context.Context, tenant, key string, createdAfter time.Time) (Job, error)
+	// JobList returns one page of jobs, newest first.
+	JobList(ctx context.Context, p JobListParams) (JobPage, error)
+	// JobListUnfinished returns every job in a non-terminal state, oldest
+	// first: what the dispatcher rebuilds its index from at start.
+	JobListUnfinished(ctx context.Context) ([]Job, error)
+
+	// ExecutionList returns executions; see ExecutionListParams.
+	ExecutionList(ctx context.Context, p ExecutionListParams) ([]Execution, error)
+	// ExecutionSummary aggregates finished executions.
+	ExecutionSummary(ctx context.Context, p SummaryParams) (Summary, error)
+
+	// LogList returns log chunks in (attempt, seq) order.
+	LogList(ctx context.Context, p LogListParams) ([]LogChunk, error)
+	// EventList returns events in ID order.
+	EventList(ctx context.Context, p EventListParams) ([]Event, error)
+
+	// WorkerGet returns one worker or ErrNotFound.
+	WorkerGet(ctx context.Context, id string) (Worker, error)
+	// WorkerList returns every worker in id order.
+	WorkerList(ctx context.Context) ([]Worker, error)
+
+	// ScheduleGet returns one schedule or ErrNotFound.
+	ScheduleGet(ctx context.Context, id string) (Schedule, error)
+	// ScheduleList returns schedules in id order.
+	ScheduleList(ctx context.Context, p ScheduleListParams) ([]Schedule, error)
+
+	// APIKeyGet returns the key with this hash or ErrNotFound.
+	APIKeyGet(ctx context.Context, keyHash string) (APIKey, error)
+	// APIKeyList returns a tenant's keys ("" = every key) by hash.
+	APIKeyList(ctx context.Context, tenant string) ([]APIKey, error)
+}

@@ -1,0 +1,237 @@
+package storetest
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/fairwayhq/fairway/internal/policy"
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// fullJob sets every field of a job to a non-zero value.
+func fullJob(id string) store.Job {
+	us := func(n int) time.Time { return T0.Add(time.Duration(n) * time.Microsecond) }
+	return store.Job{
+		ID:             id,
+		Tenant:         "acme",
+		Name:           "nightly rebalance",
+		Type:           "rebalance",
+		Lane:           "batch",
+		Key:            "portfolio/42",
+		FairnessKey:    "team-risk",
+		Priority:       750,
+		OnDemand:       true,
+		Resources:      policy.Resources{MilliCPU: 4000, MemoryMB: 8192, GPU: 1},
+		Labels:         []string{"linux", "gpu"},
+		Command:        []string{"python", "/app/rebalance.py", "--dry-run=false", "ünïcode ✓"},
+		Env:            map[string]string{"MODE": "full", "EMPTY": ""},
+		Dir:            "/srv/app",
+		Shell:          true,
+		Payload:        []byte{0, 1, 2, 0xff, 'x'},
+		IdempotencyKey: "req-7f3a",
+		State:          store.StateRunning,
+		Attempt:        3,
+		MaxAttempts:    5,
+		Retry: store.RetryPolicy{
+			Kind: store.RetryExponential, Delay: 1500 * time.Millisecond, MaxDelay: 10 * time.Minute,
+			Jitter: true, RetryOn: []store.FailureClass{store.FailLostWorker, store.FailOOM},
+		},
+		Timeout:   time.Hour,
+		Expected:  20 * time.Minute,
+		SLAPolicy: store.SLAFlexible,
+		RunAt:     us(1),
+		DependsOn: []store.Dependency{
+			{JobID: "dep-a", Condition: store.CondSuccess},
+			{JobID: "dep-b", Condition: store.CondAny},
+		},
+		ScheduleID:      "sched-1",
+		CreatedAt:       us(2),
+		UpdatedAt:       us(3),
+		EnqueuedAt:      us(4),
+		StartedAt:       us(5),
+		FinishedAt:      us(6),
+		WorkerID:        "worker-9",
+		LeaseExpiresAt:  us(7),
+		CancelRequested: true,
+		LastError:       "exit status 3",
+		ExitCode:        store.Ptr(3),
+		FailureClass:    store.FailExitCode,
+		Result:          []byte(`{"rows":12}`),
+	}
+}
+
+func testJobRoundTrip(t *testing.T, s store.Store) {
+	want := fullJob("job-full")
+	insert(t, s, want)
+	diff(t, "JobGet", want, get(t, s, want.ID))
+
+	page, err := s.JobList(ctx, store.JobListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, "JobList", []store.Job{want}, page.Jobs)
+}
+
+func testJobRoundTripMinimal(t *testing.T, s store.Store) {
+	want := store.Job{ID: "job-min", Tenant: "t", Type: "x", State: store.StateBlocked, CreatedAt: T0}
+	insert(t, s, want)
+	got := get(t, s, want.ID)
+	diff(t, "JobGet", want, got)
+	if got.ExitCode != nil || got.Labels != nil || got.Env != nil || got.Payload != nil || got.DependsOn != nil {
+		t.Errorf("empty optional fields came back non-nil: %+v", got)
+	}
+	if got.CreatedAt.Location() != time.UTC {
+		t.Errorf("CreatedAt location %v, want UTC", got.CreatedAt.Location())
+	}
+}
+
+func testJobTimePrecision(t *testing.T, s store.Store) {
+	j := newJob("job-ns", "t", T0.Add(1234567891*time.Nanosecond).In(time.FixedZone("X", 3600)))
+	j.Timeout = 1500*time.Millisecond + 999*time.Microsecond
+	insert(t, s, j)
+	got := get(t, s, j.ID)
+	if want := T0.Add(1234567 * time.Microsecond); !got.CreatedAt.Equal(want) {
+		t.Errorf("CreatedAt = %v, want %v (truncated to microseconds)", got.CreatedAt, want)
+	}
+	if got.Timeout != 1500*time.Millisecond {
+		t.Errorf("Timeout = %v, want 1.5s (truncated to milliseconds)", got.Timeout)
+	}
+}
+
+func testJobInsertExists(t *testing.T, s store.Store) {
+	insert(t, s, newJob("job-1", "t", T0))
+	write(t, s, func(w store.Writer) error {
+		dup := newJob("job-1", "other", T0.Add(time.Second))
+		wantErr(t, "second insert", w.JobInsert(ctx, dup), store.ErrExists)
+		return nil
+	})
+	if got := get(t, s, "job-1"); got.Tenant != "t" {
+		t.Errorf("tenant = %q after failed overwrite", got.Tenant)
+	}
+}
+
+func testJobInsertInvalid(t *testing.T, s store.Store) {
+	bad := map[string]func(j *store.Job){
+		"no id":      func(j *store.Job) { j.ID = "" },
+		"no tenant":  func(j *store.Job) { j.Tenant = "" },
+		"no type":    func(j *store.Job) { j.Type = "" },
+		"bad state":  func(j *store.Job) { j.State = "zombie" },
+		"no created": func(j *store.Job) { j.CreatedAt = time.Time{} },
+		"bad retry":  func(j *store.Job) { j.Retry.Kind = "sometimes" },
+		"bad sla":    func(j *store.Job) { j.SLAPolicy = "lax" },
+		"bad dep":    func(j *store.Job) { j.DependsOn = []store.Dependency{{JobID: "x", Condition: "maybe"}} },
+	}
+	write(t, s, func(w store.Writer) error {
+		for name, mod := range bad {
+			j := newJob("job-bad", "t", T0)
+			mod(&j)
+			if err := w.JobInsert(ctx, j); !errors.Is(err, store.ErrInvalid) {
+				t.Errorf("%s: got %v, want ErrInvalid", name, err)
+			}
+		}
+		return w.JobInsert(ctx, newJob("job-ok", "t", T0)) // the transaction is still good
+	})
+	get(t, s, "job-ok")
+}
+
+func testJobGetNotFound(t *testing.T, s store.Store) {
+	_, err := s.JobGet(ctx, "nope")
+	wantErr(t, "JobGet", err, store.ErrNotFound)
+}
+
+func testJobGetMany(t *testing.T, s store.Store) {
+	insert(t, s, newJob("a", "t", T0), newJob("b", "t", T0), newJob("c", "t", T0))
+	got, err := s.JobGetMany(ctx, []string{"c", "missing", "a", "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, "ids", []string{"c", "a"}, ids(got))
+	got, err = s.JobGetMany(ctx, nil)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("JobGetMany(nil) = %v, %v", got, err)
+	}
+}
+
+func testJobListUnfinished(t *testing.T, s store.Store) {
+	var jobs []store.Job
+	var want []string
+	for i, st := range store.AllStates() {
+		j := newJob("job-"+string(st), "t", T0.Add(time.Duration(len(store.AllStates())-i)*time.Second))
+		j.State = st
+		jobs = append(jobs, j)
+		if !st.Terminal() {
+			want = append([]string{j.ID}, want...) // created in reverse: oldest last in AllStates
+		}
+	}
+	insert(t, s, jobs...)
+	got, err := s.JobListUnfinished(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, "unfinished ids (oldest first)", want, ids(got))
+	diff(t, "first job", jobs[4], got[0])
+}
+
+func testJobDeleteFinished(t *testing.T, s store.Store) {
+	old := T0.Add(-48 * time.Hour)
+	var jobs []store.Job
+	for i, st := range []store.State{store.StateSucceeded, store.StateFailed, store.StateCancelled, store.StateRunning} {
+		j := newJob(jobID("old", i), "t", old)
+		j.State, j.FinishedAt = st, old.Add(time.Minute)
+		jobs = append(jobs, j)
+	}
+	jobs[0].IdempotencyKey = "k"
+	jobs[0].CreatedAt = T0.Add(-time.Hour) // its key is still inside the window
+	recent := newJob("recent", "t", T0)
+	recent.State, recent.FinishedAt = store.StateSucceeded, T0
+	jobs = append(jobs, recent)
+	insert(t, s, jobs...)
+	write(t, s, func(w store.Writer) error {
+		if err := w.ExecutionUpsert(ctx, store.Execution{JobID: jobID("old", 0), Attempt: 1, Outcome: store.OutcomeSucceeded,
+			FinishedAt: old}); err != nil {
+			return err
+		}
+		if err := w.LogAppend(ctx, []store.LogChunk{{JobID: jobID("old", 0), Attempt: 1, Stream: store.Stdout, Seq: 1, At: old, Data: []byte("x")}}); err != nil {
+			return err
+		}
+		return w.EventAppend(ctx, []store.Event{{JobID: jobID("old", 0), Type: store.EventSucceeded, At: old}})
+	})
+
+	var n int64
+	write(t, s, func(w store.Writer) (err error) {
+		n, err = w.JobDeleteFinished(ctx, T0.Add(-time.Hour), 2)
+		return err
+	})
+	if n != 2 {
+		t.Fatalf("first delete removed %d, want 2 (limit)", n)
+	}
+	write(t, s, func(w store.Writer) (err error) {
+		n, err = w.JobDeleteFinished(ctx, T0.Add(-time.Hour), 100)
+		return err
+	})
+	if n != 1 {
+		t.Fatalf("second delete removed %d, want 1", n)
+	}
+	left, err := s.JobList(ctx, store.JobListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, "jobs left", []string{"recent", jobID("old", 3)}, ids(left.Jobs))
+	execs, err := s.ExecutionList(ctx, store.ExecutionListParams{JobID: jobID("old", 0)})
+	if err != nil || len(execs) != 0 {
+		t.Errorf("executions of deleted job: %v, %v", execs, err)
+	}
+	logs, err := s.LogList(ctx, store.LogListParams{JobID: jobID("old", 0)})
+	if err != nil || len(logs) != 0 {
+		t.Errorf("logs of deleted job: %v, %v", logs, err)
+	}
+	events, err := s.EventList(ctx, store.EventListParams{JobID: jobID("old", 0)})
+	if err != nil || len(events) != 1 {
+		t.Errorf("events of deleted job: %v, %v (want kept)", events, err)
+	}
+	// The deleted job's idempotency claim went with it.
+	again := newJob("again", "t", T0)
+	again.IdempotencyKey = "k"
+	insert(t, s, again)
+}

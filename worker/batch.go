@@ -1,0 +1,123 @@
+package worker
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// queue is a batching queue of tasks: producers add, one consumer loop
+// takes batches.
+type queue struct {
+	mu    sync.Mutex
+	items []*task
+	kick  chan struct{} // capacity 1: "the queue may be non-empty"
+}
+
+func newQueue() *queue { return &queue{kick: make(chan struct{}, 1)} }
+
+func (q *queue) add(t *task) {
+	q.mu.Lock()
+	q.items = append(q.items, t)
+	q.mu.Unlock()
+	q.poke()
+}
+
+// addFront puts tasks back at the head, to be retried first.
+func (q *queue) addFront(ts []*task) {
+	if len(ts) == 0 {
+		return
+	}
+	q.mu.Lock()
+	q.items = append(ts[:len(ts):len(ts)], q.items...)
+	q.mu.Unlock()
+	q.poke()
+}
+
+func (q *queue) poke() { signal(q.kick) }
+
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
+}
+
+// take removes up to maxItems tasks from the head, and no more than
+// maxBytes by size (at least one) when size is not nil. It pokes the queue
+// again if some are left.
+func (q *queue) take(maxItems, maxBytes int, size func(*task) int) []*task {
+	q.mu.Lock()
+	n, total := 0, 0
+	for n < len(q.items) && n < maxItems {
+		if size != nil {
+			total += size(q.items[n])
+			if n > 0 && total > maxBytes {
+				break
+			}
+		}
+		n++
+	}
+	out := make([]*task, n)
+	copy(out, q.items)
+	q.items = append(q.items[:0], q.items[n:]...)
+	left := len(q.items)
+	q.mu.Unlock()
+	if left > 0 {
+		q.poke()
+	}
+	return out
+}
+
+// wait blocks until the queue may be non-empty; false once ctx is done.
+func (q *queue) wait(ctx context.Context) bool {
+	select {
+	case <-q.kick:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// gather waits up to window for more tasks to join the batch, returning
+// early once enough is true.
+func gather(ctx context.Context, window time.Duration, w *Worker, enough func() bool) {
+	if window <= 0 {
+		return
+	}
+	timer := time.NewTimer(window)
+	defer timer.Stop()
+	for {
+		ch := w.changed()
+		if enough() {
+			return
+		}
+		select {
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		case <-ch:
+		}
+	}
+}
+
+// groupBy splits items by key, keeping their order inside each group.
+func groupBy[T any, K comparable](items []T, key func(T) K) [][]T {
+	var groups [][]T
+	index := map[K]int{}
+	for _, it := range items {
+		k := key(it)
+		i, ok := index[k]
+		if !ok {
+			i = len(groups)
+			index[k] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], it)
+	}
+	return groups
+}
+
+// taskGen is the registration a task was leased under: requests are
+// grouped by it.
+func taskGen(t *task) uint64 { return t.sess.gen }

@@ -1,0 +1,93 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/runner"
+)
+
+// CommandOptions configure CommandHandler.
+type CommandOptions struct {
+	// AllowShell lets jobs with shell=true run through /bin/sh -c; without
+	// it they fail with class start_error.
+	AllowShell bool
+	// InheritEnv gives jobs the worker's whole environment rather than
+	// PATH, HOME, LANG and TMPDIR only (plus the job's env either way).
+	InheritEnv bool
+	// KillGrace is how long a stopped job's processes have between SIGTERM
+	// and SIGKILL; default 5s.
+	KillGrace time.Duration
+}
+
+// CommandHandler returns the handler of `fairway worker`: it runs the job's
+// command (argv, env, dir) as a child process in its own process group,
+// streams its stdout and stderr as the job's logs and reports its exit
+// code. Cancelling the context (job cancelled, strict timeout, shutdown)
+// terminates the whole group. A job without a command fails with class
+// start_error.
+func CommandHandler(opts CommandOptions) Handler {
+	return commandHandler{opts: opts}
+}
+
+type commandHandler struct{ opts CommandOptions }
+
+var (
+	errNoCommand = errors.New("job has no command")
+	errNoShell   = errors.New("shell jobs are refused by this worker (start it with --allow-shell)")
+)
+
+func (h commandHandler) Run(ctx context.Context, job Job) (json.RawMessage, error) {
+	switch {
+	case len(job.Command) == 0:
+		return nil, Fail(api.FailStartError, errNoCommand)
+	case job.Shell && !h.opts.AllowShell:
+		return nil, Fail(api.FailStartError, errNoShell)
+	}
+	spec := runner.Spec{
+		Argv: job.Command, Env: job.Env, Dir: job.Dir, Shell: job.Shell,
+		InheritEnv: h.opts.InheritEnv, KillGrace: h.opts.KillGrace,
+	}
+	stdout, stderr := job.Stdout(), job.Stderr()
+	res := runner.Run(ctx, spec, runner.OutputFunc(func(s runner.Stream, p []byte) {
+		if s == runner.Stderr {
+			_, _ = stderr.Write(p) // log writers never fail
+			return
+		}
+		_, _ = stdout.Write(p)
+	}))
+	if res.ExitCode >= 0 && res.Pid != 0 {
+		job.setExitCode(res.ExitCode)
+	}
+	return nil, runFailure(res)
+}
+
+// runFailure maps a runner result to the error a handler returns.
+func runFailure(res runner.Result) error {
+	if res.Class == runner.ClassNone {
+		return nil
+	}
+	f := &Failure{Class: runnerClass(res.Class), Err: res.Err}
+	if res.ExitCode >= 0 && res.Pid != 0 {
+		code := res.ExitCode
+		f.ExitCode = &code
+	}
+	return f
+}
+
+func runnerClass(c runner.FailureClass) string {
+	switch c {
+	case runner.ClassExitCode:
+		return api.FailExitCode
+	case runner.ClassTimeout:
+		return api.FailTimeout
+	case runner.ClassOOM:
+		return api.FailOOM
+	case runner.ClassStartError:
+		return api.FailStartError
+	}
+	return api.FailKilled // killed, or died of another signal
+}

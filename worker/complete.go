@@ -1,0 +1,162 @@
+package worker
+
+import (
+	"context"
+	"errors"
+
+	"github.com/fairwayhq/fairway/api"
+)
+
+// Bounds of one complete request (the server takes 8 MiB).
+const (
+	maxCompleteBatch = 500
+	maxCompleteBytes = 4 << 20
+)
+
+// errNotAccepted stands for completions the server asked to send again.
+var errNotAccepted = errors.New("some completions were not accepted, retrying")
+
+// completeLoop sends completions. Each waits up to BatchWindow for others
+// to share its request, less when no job is left running. The job's output
+// is flushed first, so that the server has it before the job ends. A
+// completion is retried until the server acknowledges it or refuses it
+// (stale attempt); it is dropped without a word only when its attempt was
+// revoked or its registration lost.
+func (w *Worker) completeLoop(ctx context.Context) {
+	fails := 0
+	for w.completes.wait(ctx) {
+		gather(ctx, w.opts.BatchWindow, w, func() bool {
+			return w.completes.len() >= maxCompleteBatch || w.runningCount() == 0
+		})
+		if ctx.Err() != nil {
+			if n := w.completes.len(); n > 0 {
+				w.log.Error("worker stopped with completions undelivered", "jobs", n)
+			}
+			return
+		}
+		batch := w.pruneDropped(w.completes.take(maxCompleteBatch, maxCompleteBytes, completionSize))
+		if len(batch) == 0 {
+			continue
+		}
+		w.flushLogs(ctx)
+		var failed error
+		for _, group := range groupBy(batch, taskGen) {
+			if err := w.sendCompletions(ctx, group); err != nil {
+				failed = err
+			}
+		}
+		if failed == nil {
+			fails = 0
+			continue
+		}
+		d := w.backoff.delay(fails, failed)
+		fails++
+		w.log.Warn("completion report failed, retrying", "err", failed, "retry_in", d)
+		if !sleep(ctx, d) {
+			return
+		}
+	}
+}
+
+// pruneDropped forgets the tasks that were revoked meanwhile.
+func (w *Worker) pruneDropped(ts []*task) []*task {
+	kept := make([]*task, 0, len(ts))
+	for _, t := range ts {
+		if t.isDropped() {
+			w.forget(t)
+			continue
+		}
+		kept = append(kept, t)
+	}
+	return kept
+}
+
+// sendCompletions reports one session's completions. It returns an error
+// when some must be retried; they are back at the head of the queue.
+func (w *Worker) sendCompletions(ctx context.Context, batch []*task) error {
+	sess := batch[0].sess
+	var results []api.ItemResult
+	err := w.call(ctx, func(ctx context.Context) (err error) {
+		results, err = w.client.Complete(ctx, sess.id, completions(batch))
+		return err
+	})
+	switch {
+	case err == nil:
+		retry := w.applyCompleteResults(batch, results)
+		if len(retry) == 0 {
+			return nil
+		}
+		w.completes.addFront(retry)
+		return errNotAccepted
+	case classify(err) == errGone:
+		w.sessionLost(sess.gen)
+	case classify(err) == errRetry && ctx.Err() == nil:
+		w.completes.addFront(batch)
+		return err
+	case len(batch) > 1 && ctx.Err() == nil:
+		// One bad item may spoil the request: try them one by one.
+		w.log.Warn("completion report refused, reporting one by one", "err", err, "jobs", len(batch))
+		return w.sendEach(ctx, batch)
+	default:
+		w.log.Error("completion not delivered", "job", batch[0].key.jobID, "attempt", batch[0].key.attempt, "err", err)
+		w.forgetAll(batch)
+	}
+	return nil
+}
+
+func (w *Worker) sendEach(ctx context.Context, batch []*task) error {
+	var failed error
+	for _, t := range batch {
+		if err := w.sendCompletions(ctx, []*task{t}); err != nil {
+			failed = err
+		}
+	}
+	return failed
+}
+
+// completionSize estimates the JSON size of a task's completion.
+func completionSize(t *task) int {
+	return 256 + len(t.completion.Result) + 2*len(t.completion.Error)
+}
+
+func completions(batch []*task) []api.Completion {
+	out := make([]api.Completion, len(batch))
+	for i, t := range batch {
+		out[i] = t.completion
+	}
+	return out
+}
+
+// applyCompleteResults forgets the acknowledged and refused completions and
+// returns those to send again. A 200 answer with no item for a job counts
+// as an acknowledgement.
+func (w *Worker) applyCompleteResults(batch []*task, results []api.ItemResult) (retry []*task) {
+	byID := make(map[string]api.ItemResult, len(results))
+	for _, r := range results {
+		byID[r.JobID] = r
+	}
+	for _, t := range batch {
+		r, ok := byID[t.key.jobID]
+		switch {
+		case !ok || r.OK || r.Error == nil:
+			w.forget(t)
+		case itemKind(r.Error) == errRetry:
+			retry = append(retry, t)
+		case itemKind(r.Error) == errStale:
+			w.log.Info("completion refused: attempt no longer current",
+				"job", t.key.jobID, "attempt", t.key.attempt, "code", r.Error.Code)
+			w.forget(t)
+		default:
+			w.log.Error("completion refused", "job", t.key.jobID, "attempt", t.key.attempt,
+				"code", r.Error.Code, "message", r.Error.Message)
+			w.forget(t)
+		}
+	}
+	return retry
+}
+
+func (w *Worker) forgetAll(ts []*task) {
+	for _, t := range ts {
+		w.forget(t)
+	}
+}

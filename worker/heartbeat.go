@@ -1,0 +1,103 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+)
+
+// heartbeatLoop sends a heartbeat every heartbeat_interval_ms (sooner,
+// with back-off, after a failure) naming every attempt held: running, or
+// done with the completion not yet acknowledged.
+func (w *Worker) heartbeatLoop(ctx context.Context) {
+	fails := 0
+	for {
+		sess, err := w.session(ctx)
+		if err != nil {
+			return
+		}
+		wait := sess.hbEvery
+		if fails > 0 {
+			wait = min(wait, w.backoff.delay(fails-1, nil))
+		}
+		if !sleep(ctx, wait) {
+			return
+		}
+		if w.heartbeat(ctx, sess) {
+			fails = 0
+		} else {
+			fails++
+		}
+	}
+}
+
+// heartbeat sends one heartbeat and applies the answer. It reports whether
+// the request went through (or need not be retried).
+func (w *Worker) heartbeat(ctx context.Context, sess session) bool {
+	var resp api.HeartbeatResponse
+	err := w.call(ctx, func(ctx context.Context) (err error) {
+		resp, err = w.client.Heartbeat(ctx, sess.id, w.heldAttempts(sess.gen))
+		return err
+	})
+	if err == nil {
+		w.applyHeartbeat(resp)
+		return true
+	}
+	switch classify(err) {
+	case errGone:
+		w.sessionLost(sess.gen)
+		return true
+	case errRetry:
+		if ctx.Err() == nil {
+			w.log.Warn("heartbeat failed", "err", err)
+		}
+		return false
+	}
+	w.fail(fmt.Errorf("heartbeat: %w", err))
+	return true
+}
+
+// heldAttempts lists the attempts held under registration gen.
+func (w *Worker) heldAttempts(gen uint64) []api.JobAttempt {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	jobs := make([]api.JobAttempt, 0, len(w.held))
+	for _, t := range w.held {
+		if t.sess.gen == gen {
+			jobs = append(jobs, t.attempt())
+		}
+	}
+	return jobs
+}
+
+// applyHeartbeat cancels the attempts the server says to cancel (reported
+// as cancelled) and stops the revoked ones (not reported).
+func (w *Worker) applyHeartbeat(resp api.HeartbeatResponse) {
+	for _, a := range resp.Cancel {
+		if t := w.heldTask(a); t != nil {
+			w.log.Info("cancel requested", "job", a.JobID, "attempt", a.Attempt)
+			t.requestCancel()
+		}
+	}
+	for _, d := range resp.Deadlines {
+		if t := w.heldTask(api.JobAttempt{JobID: d.JobID, Attempt: d.Attempt}); t != nil {
+			w.log.Info("deadline extended", "job", d.JobID, "attempt", d.Attempt, "timeout_ms", d.TimeoutMS)
+			t.extendDeadline(time.Duration(d.TimeoutMS) * time.Millisecond)
+		}
+	}
+	for _, a := range resp.Revoked {
+		if t := w.heldTask(a); t != nil {
+			w.log.Info("lease revoked", "job", a.JobID, "attempt", a.Attempt)
+			t.revoke()
+			w.forget(t)
+		}
+	}
+}
+
+func (w *Worker) heldTask(a api.JobAttempt) *task {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.held[taskKey{jobID: a.JobID, attempt: a.Attempt}]
+}

@@ -1,0 +1,80 @@
+package worker
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+)
+
+func leasesWithPriorities(ps ...int) []api.Lease {
+	ls := make([]api.Lease, len(ps))
+	for i, p := range ps {
+		ls[i] = api.Lease{Job: api.Job{ID: string(rune('a' + i)), Priority: p}, Attempt: 1}
+	}
+	return ls
+}
+
+func TestStartGatesUniformBatchIsFree(t *testing.T) {
+	if g := startGates(leasesWithPriorities(5, 5, 5)); g != nil {
+		t.Errorf("one priority: gates %v, want nil", g)
+	}
+	if g := startGates(nil); g != nil {
+		t.Errorf("no leases: gates %v, want nil", g)
+	}
+}
+
+// TestStartGatesOrder starts the attempts of a mixed batch in reverse order
+// (as the Go scheduler may) and checks that each priority level starts only
+// after the levels before it.
+func TestStartGatesOrder(t *testing.T) {
+	ls := leasesWithPriorities(900, 900, 500, 100, 100, 100)
+	gates := startGates(ls)
+	if len(gates) != len(ls) {
+		t.Fatalf("%d gates for %d leases", len(gates), len(ls))
+	}
+	var mu sync.Mutex
+	var order []int
+	var wg sync.WaitGroup
+	for i := len(ls) - 1; i >= 0; i-- {
+		tk := newTask(context.Background(), session{}, ls[i])
+		wg.Go(func() {
+			gates[i].await(tk)
+			mu.Lock()
+			order = append(order, ls[i].Job.Priority)
+			mu.Unlock()
+			gates[i].started()
+		})
+		time.Sleep(time.Millisecond) // let the later ones reach their gate first
+	}
+	wg.Wait()
+	for i := 1; i < len(order); i++ {
+		if order[i] > order[i-1] {
+			t.Fatalf("start order %v: priority %d started after %d", order, order[i], order[i-1])
+		}
+	}
+}
+
+// TestStartGatesCancelled: an attempt whose context ends before its turn
+// passes its gate anyway, so that nothing waits forever.
+func TestStartGatesCancelled(t *testing.T) {
+	ls := leasesWithPriorities(900, 100)
+	gates := startGates(ls)
+	ctx, cancel := context.WithCancel(context.Background())
+	low := newTask(ctx, session{}, ls[1])
+	done := make(chan struct{})
+	go func() { gates[1].await(low); gates[1].started(); close(done) }()
+	select {
+	case <-done:
+		t.Fatal("the low attempt passed before the high one started")
+	case <-time.After(10 * time.Millisecond):
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a cancelled attempt stayed at its gate")
+	}
+}

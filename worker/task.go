@@ -1,0 +1,203 @@
+package worker
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+)
+
+// taskKey names one attempt of a job.
+type taskKey struct {
+	jobID   string
+	attempt int
+}
+
+// startState tracks the start report of a task.
+type startState int
+
+const (
+	startNone    startState = iota
+	startQueued             // waiting for the start batcher
+	startSending            // in a start request
+	startSent               // the request is over (acknowledged or given up)
+	startSkipped            // finished first: the completion carries started_at
+)
+
+// task is one leased attempt held by the worker, from the lease until its
+// completion is acknowledged or it is dropped.
+type task struct {
+	key       taskKey
+	sess      session // the registration it was leased under
+	job       api.Job
+	expires   time.Time
+	startedAt time.Time
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	startDone chan struct{} // closed when start reaches startSent or startSkipped
+	gate      startGate     // orders the start among its lease answer
+	slotHolds atomic.Int32  // 2 at the lease: the handler and the held set
+
+	mu         sync.Mutex
+	deadline   *time.Timer // strict timeout; moved by extended SLAs
+	start      startState
+	finished   bool // the handler returned
+	dropped    bool // revoked or registration lost: report nothing
+	exitCode   *int
+	completion api.Completion // set before it is queued
+
+	// Guarded by the worker's mutex.
+	forgotten bool // out of the held set
+	reporting bool // its completion was queued
+
+	// Guarded by the log shipper's mutex.
+	logSeq     int64
+	openLog    *logEntry
+	logsClosed bool
+}
+
+func newTask(parent context.Context, sess session, l api.Lease) *task {
+	job := l.Job
+	job.Attempt = l.Attempt
+	ctx, cancel := context.WithCancelCause(parent)
+	t := &task{
+		key:       taskKey{jobID: job.ID, attempt: l.Attempt},
+		sess:      sess,
+		job:       job,
+		expires:   l.LeaseExpiresAt,
+		ctx:       ctx,
+		cancel:    cancel,
+		startDone: make(chan struct{}),
+	}
+	t.slotHolds.Store(2)
+	return t
+}
+
+// attempt is the task as the protocol names it.
+func (t *task) attempt() api.JobAttempt {
+	return api.JobAttempt{JobID: t.key.jobID, Attempt: t.key.attempt}
+}
+
+// requestCancel cancels the handler; its outcome is reported as cancelled.
+func (t *task) requestCancel() { t.cancel(ErrCancelled) }
+
+// revoke cancels the handler and marks the attempt as not to be reported.
+func (t *task) revoke() {
+	t.mu.Lock()
+	t.dropped = true
+	t.mu.Unlock()
+	t.cancel(ErrRevoked)
+}
+
+func (t *task) isDropped() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.dropped
+}
+
+func (t *task) isFinished() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.finished
+}
+
+func (t *task) setExitCode(code int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.exitCode = &code
+}
+
+// queueStart marks the start report as waiting for the batcher.
+func (t *task) queueStart() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.start = startQueued
+}
+
+// claimStart moves a queued start report into a request, unless the task
+// finished or was dropped first (then no start is sent at all).
+func (t *task) claimStart() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.start != startQueued {
+		return false
+	}
+	if t.finished || t.dropped {
+		t.start = startSkipped
+		close(t.startDone)
+		return false
+	}
+	t.start = startSending
+	return true
+}
+
+// releaseStart ends a start report that was in a request: it was answered,
+// given up, or made pointless because the task finished meanwhile (its
+// completion carries started_at).
+func (t *task) releaseStart() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.start == startSending {
+		t.start = startSent
+		close(t.startDone)
+	}
+}
+
+// requeueStart puts a start report that was in a failed request back in
+// the queue, unless the task finished or was dropped meanwhile: then the
+// report is given up. It reports whether the report is to be queued.
+func (t *task) requeueStart() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.start != startSending {
+		return false
+	}
+	if t.finished || t.dropped {
+		t.start = startSkipped
+		close(t.startDone)
+		return false
+	}
+	t.start = startQueued
+	return true
+}
+
+// settleStart marks the handler finished. A start report still queued is
+// skipped; one in a request is waited for, so that the server sees the
+// start before the completion.
+func (t *task) settleStart() {
+	t.mu.Lock()
+	t.finished = true
+	st := t.start
+	if st == startQueued {
+		t.start = startSkipped
+		close(t.startDone)
+	}
+	t.mu.Unlock()
+	if st == startSending {
+		<-t.startDone
+	}
+}
+
+// extendDeadline moves the strict timeout to timeout after the start (the
+// server extended the job's SLA). A deadline already passed stays passed.
+func (t *task) extendDeadline(timeout time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.deadline == nil {
+		return
+	}
+	left := timeout - time.Since(t.startedAt)
+	if t.deadline.Stop() {
+		t.deadline.Reset(max(left, 0))
+	}
+}
+
+func (t *task) stopDeadline() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.deadline != nil {
+		t.deadline.Stop()
+	}
+}
