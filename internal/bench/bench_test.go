@@ -212,7 +212,7 @@ func TestWorkloadsOnFairway(t *testing.T) {
 		if got, want := strings.Join(order, " "), strings.Join(keys[w.name], " "); got != want {
 			t.Errorf("%s keys:\n got %s\nwant %s", w.name, got, want)
 		}
-		if kv["durability"] != "sqlite:wal,synchronous:full" {
+		if kv["durability"] != "sqlite:wal,fsync_before_ack" {
 			t.Errorf("%s: durability=%s", w.name, kv["durability"])
 		}
 		if d := kv["dup_starts"]; d != "0" {

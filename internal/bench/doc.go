@@ -1,7 +1,7 @@
 // Package bench is `fairway bench`: the four job-queue workloads of the
 // project's shared harness, peerbench (drain, steady, latency, priority),
 // run against a real fairway server (internal/server on the SQLite store,
-// WAL and synchronous=FULL) with real workers (package worker) and
+// WAL, fsync'd before every answer) with real workers (package worker) and
 // producers (package client) talking HTTP over 127.0.0.1, all in one
 // process. It prints peerbench's key=value summary line with
 // system=fairway, so that the lines can be compared side by side.

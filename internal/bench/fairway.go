@@ -23,7 +23,7 @@ import (
 )
 
 // The fairway system: a real fairway server (internal/server on the SQLite
-// store, WAL and synchronous=FULL, config.Default()) listening on
+// store, WAL fsync'd before every answer, config.Default()) listening on
 // 127.0.0.1, real fairway workers (package worker) and producers (package
 // client) talking HTTP to it, all in this process.
 
@@ -113,7 +113,7 @@ func (f *fairwaySystem) Info(ctx context.Context) (Info, error) {
 		bw = f.opts.BatchWindow.String()
 	}
 	return Info{
-		Durability:       "sqlite:wal,synchronous:full",
+		Durability:       "sqlite:wal,fsync_before_ack",
 		BatchMode:        "SubmitBatch",
 		BatchSize:        f.opts.Batch,
 		BatchParallelism: f.opts.InsertParallel,

@@ -56,7 +56,7 @@ type WorkerConfig struct {
 // Info describes how a system is configured, for the summary lines. Values
 // must not contain spaces.
 type Info struct {
-	Durability       string // e.g. sqlite:wal,synchronous:full
+	Durability       string // e.g. sqlite:wal,fsync_before_ack
 	BatchMode        string // how InsertBatch is done
 	BatchSize        int    // jobs per batch call
 	BatchParallelism int    // concurrent batch calls used by InsertBatch

@@ -84,7 +84,23 @@ type dispatcher struct {
 	byTenant  map[string]int  // unfinished jobs per tenant
 	pending   []func(tx *txn) // repairs found at rebuild, applied in the first batch
 	lastPurge time.Time
+	inflight  []committed // committed batches waiting for the disk, oldest first
 }
+
+// committed is a batch whose transaction committed but may not be durable
+// yet. Its replies and after-commit actions (lease deliveries, waiters)
+// run once the store says it is: nothing leaves the server before then.
+// Meanwhile the dispatcher goes on with the next batch, so one fsync
+// serves every batch committed while the previous one ran.
+type committed struct {
+	durable <-chan error
+	batch   []command
+	after   []func()
+}
+
+// maxInflight bounds the committed batches waiting for the disk; past it
+// the dispatcher waits for the oldest.
+const maxInflight = 64
 
 func newDispatcher(s *Server, maxBatch int) (*dispatcher, error) {
 	d := &dispatcher{
@@ -135,15 +151,67 @@ func (d *dispatcher) run(ctx context.Context) {
 	defer tick.Stop()
 	for {
 		var batch []command
+		var oldest <-chan error
+		if len(d.inflight) > 0 {
+			oldest = d.inflight[0].durable
+		}
 		select {
 		case <-ctx.Done():
+			d.settleAll()
 			d.drainClosed()
 			return
+		case err := <-oldest:
+			d.settle(err)
+			d.settleReady()
+			continue
 		case c := <-d.cmds:
 			batch = append(batch, c)
 		case <-tick.C:
 		}
 		d.step(ctx, d.gather(batch))
+	}
+}
+
+// settle finishes the oldest committed batch, whose durability the store
+// has just reported: its after-commit actions run and its commands are
+// answered, or, if the commit could not be made durable, they get the
+// error. (The store then refuses every write: the server can only be
+// restarted, and recovers from what the disk holds.)
+func (d *dispatcher) settle(err error) {
+	c := d.inflight[0]
+	d.inflight[0] = committed{}
+	d.inflight = d.inflight[1:]
+	if err != nil {
+		d.s.log.Error("dispatcher: a commit could not be made durable", "err", err, "commands", len(c.batch))
+		for _, cmd := range c.batch {
+			cmd.reply(fmt.Errorf("commit: %w", err))
+		}
+		return
+	}
+	for _, f := range c.after {
+		f()
+	}
+	for _, cmd := range c.batch {
+		cmd.reply(nil)
+	}
+}
+
+// settleReady settles, oldest first, the batches already durable.
+func (d *dispatcher) settleReady() {
+	for len(d.inflight) > 0 {
+		select {
+		case err := <-d.inflight[0].durable:
+			d.settle(err)
+		default:
+			return
+		}
+	}
+}
+
+// settleAll waits for every committed batch to be durable and settles it.
+func (d *dispatcher) settleAll() {
+	for len(d.inflight) > 0 {
+		d.settle(<-d.inflight[0].durable)
 	}
 }
 
@@ -172,10 +240,11 @@ func (d *dispatcher) drainClosed() {
 	}
 }
 
-// step applies a batch in one transaction, then answers it.
+// step applies a batch in one transaction and queues it to be answered
+// once the commit is durable.
 func (d *dispatcher) step(ctx context.Context, batch []command) {
 	tx := &txn{ctx: ctx, now: d.s.clock.Now()}
-	err := d.s.st.Write(ctx, func(w store.Writer) error {
+	durable, err := d.s.st.WriteDeferred(ctx, func(w store.Writer) error {
 		tx.w = w
 		for _, fix := range d.pending {
 			fix(tx)
@@ -203,12 +272,11 @@ func (d *dispatcher) step(ctx context.Context, batch []command) {
 		d.recover(ctx, batch, err)
 		return
 	}
-	for _, f := range tx.after {
-		f()
+	d.inflight = append(d.inflight, committed{durable: durable, batch: batch, after: tx.after})
+	if len(d.inflight) > maxInflight {
+		d.settle(<-d.inflight[0].durable)
 	}
-	for _, c := range batch {
-		c.reply(nil)
-	}
+	d.settleReady()
 }
 
 // recover answers a failed batch and rebuilds the state from the store,
@@ -220,6 +288,9 @@ func (d *dispatcher) recover(ctx context.Context, batch []command, err error) {
 	for _, c := range batch {
 		c.reply(fmt.Errorf("commit: %w", err))
 	}
+	// The batches committed before this one are in the store: they are
+	// settled on the state they were made on, before it is rebuilt.
+	d.settleAll()
 	if ctx.Err() != nil {
 		return
 	}

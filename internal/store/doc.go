@@ -18,11 +18,16 @@
 //	})
 //	// only now answer the requests in batch
 //
-// One Write is one transaction and one durable commit (an fsync in SQLite
-// with synchronous=FULL), so batching the transitions of many concurrent
-// requests into one Write ("group commit") is what makes the writer fast:
-// the fsync is paid once per batch, not per request. A request is answered
-// only after its Write returned nil: acknowledged means durable.
+// One Write is one transaction and one durable commit (in SQLite, an fsync
+// of the WAL), so batching the transitions of many concurrent requests into
+// one Write ("group commit") is what makes the writer fast: the fsync is
+// paid once per batch, not per request. A request is answered only after
+// its Write returned nil: acknowledged means durable.
+//
+// WriteDeferred goes one step further: it returns at the commit, with a
+// channel that reports durability, so the writer can run its next batch
+// while the disk works; the caller holds every answer of the batch until
+// the channel says the commit is durable.
 //
 // Inside a Write every operation is all-or-nothing on its own and reports
 // its own outcome. ErrConflict, ErrDuplicate, ErrNotFound, ErrExists and

@@ -64,6 +64,17 @@ type Store interface {
 	// Concurrent calls run one after another; fn must not call Write.
 	Write(ctx context.Context, fn func(w Writer) error) error
 
+	// WriteDeferred is Write split in two: it returns once fn's transaction
+	// has committed (readers see it; the next Write may start) and gives a
+	// channel that receives nil once the commit is durable, or the error
+	// that keeps it from being known durable. Durability comes in commit
+	// order. A caller must not let anything that depends on the commit
+	// leave the process (an answer, a lease) before the channel says so.
+	// A transaction that wrote nothing is durable once the commits before
+	// it are. Errors before the commit are returned as by Write, with a nil
+	// channel.
+	WriteDeferred(ctx context.Context, fn func(w Writer) error) (<-chan error, error)
+
 	// Close waits for the running Write, then closes the store.
 	Close() error
 }

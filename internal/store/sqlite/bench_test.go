@@ -1,6 +1,9 @@
 package sqlite
 
 import (
+	"os"
+	"strconv"
+	"strings"
 	"context"
 	"fmt"
 	"testing"
@@ -168,4 +171,76 @@ func BenchmarkJobGet(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkJobLifecycle replays what the dispatcher writes for one no-op
+// job in a drain, batch jobs per Write: the lease (transition + event),
+// then the end (transition, started and succeeded events, execution row).
+// It reports the store's cost per job.
+func BenchmarkJobLifecycle(b *testing.B) {
+	batch, _ := strconv.Atoi(os.Getenv("LC_BATCH"))
+	if batch == 0 {
+		batch = 100
+	}
+	s := openTemp(b)
+	ctx := context.Background()
+	for _, q := range strings.Split(os.Getenv("LC_SQL"), ";") {
+		if q != "" {
+			if _, err := s.wconn.ExecContext(ctx, q); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	now := time.Now()
+	ids := make([]string, b.N)
+	for from := 0; from < b.N; from += 1000 {
+		if err := s.Write(ctx, func(w store.Writer) error {
+			for i := from; i < min(from+1000, b.N); i++ {
+				ids[i] = store.NewID(now)
+				j := store.Job{ID: ids[i], Tenant: "default", Type: "noop", Priority: 500, State: store.StatePending,
+					MaxAttempts: 1, CreatedAt: now, UpdatedAt: now, EnqueuedAt: now}
+				if err := w.JobInsert(ctx, j); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for from := 0; from < b.N; from += batch {
+		to := min(from+batch, b.N)
+		now := time.Now()
+		err := s.Write(ctx, func(w store.Writer) error {
+			var evs []store.Event
+			var execs []store.Execution
+			for _, id := range ids[from:to] {
+				if err := w.JobTransition(ctx, store.JobTransitionParams{ID: id, FromStates: []store.State{store.StatePending}, At: now,
+					Set: store.JobSet{State: store.Ptr(store.StateLeased), Attempt: store.Ptr(1), WorkerID: store.Ptr("w-1"),
+						LeaseExpiresAt: store.Ptr(now.Add(30 * time.Second)), StartedAt: &time.Time{}}}); err != nil {
+					return err
+				}
+				evs = append(evs, store.Event{JobID: id, Attempt: 1, Tenant: "default", Type: store.EventLeased, At: now, Actor: "system", Detail: []byte(`{"worker":"w-1"}`)})
+			}
+			for _, id := range ids[from:to] {
+				if err := w.JobTransition(ctx, store.JobTransitionParams{ID: id, FromStates: []store.State{store.StateLeased}, ExpectAttempt: 1, At: now,
+					Set: store.JobSet{State: store.Ptr(store.StateSucceeded), StartedAt: &now, FinishedAt: &now, WorkerID: store.Ptr(""), LeaseExpiresAt: &time.Time{}}}); err != nil {
+					return err
+				}
+				evs = append(evs,
+					store.Event{JobID: id, Attempt: 1, Tenant: "default", Type: store.EventStarted, At: now, Actor: "worker:w-1"},
+					store.Event{JobID: id, Attempt: 1, Tenant: "default", Type: store.EventSucceeded, At: now, Actor: "worker:w-1"})
+				execs = append(execs, store.Execution{JobID: id, Attempt: 1, WorkerID: "w-1", LeasedAt: now, StartedAt: now, FinishedAt: now, Outcome: store.OutcomeSucceeded})
+			}
+			if err := w.ExecutionUpsertMany(ctx, execs); err != nil {
+				return err
+			}
+			return w.EventAppend(ctx, evs)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/job")
 }

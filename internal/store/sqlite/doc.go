@@ -23,8 +23,11 @@
 //     checkpoint. The writer keeps SQLite's automatic checkpoint as a
 //     backstop at 16384 pages.
 //
-// Pragmas: journal_mode=WAL, synchronous=FULL (COMMIT returns after the
-// WAL is fsync'd: acknowledged = durable, also across power loss),
+// Pragmas: journal_mode=WAL, synchronous=NORMAL (COMMIT appends to the WAL
+// without an fsync) with the store's own syncer fsyncing the WAL behind the
+// writer: Write returns, and WriteDeferred's channel reports, only once an
+// fsync begun after the commit has returned, so acknowledged = durable,
+// also across power loss, as with synchronous=FULL; see durable.go.
 // foreign_keys=ON, busy_timeout=10s (another process holding the lock), a
 // 32 MiB page cache per connection.
 //

@@ -36,6 +36,7 @@ type Store struct {
 
 	rdb    *sql.DB       // read-only pool
 	ckpt   *checkpointer // nil when checkpoints are left to SQLite
+	sync   *syncer       // makes commits durable behind the writer
 	closed atomic.Bool
 }
 
@@ -100,13 +101,23 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := s.openWriter(ctx, o); err != nil {
 		return nil, err
 	}
+	// Whatever opening wrote (a new file, migrations) is made durable
+	// before the store is handed out.
+	s.sync = startSyncer(abs)
+	if err := <-s.sync.commit(true); err != nil {
+		_ = s.sync.close()
+		_ = s.closeWriter()
+		return nil, fmt.Errorf("sqlite: open %s: %w", s.path, err)
+	}
 	if err := s.openReaders(ctx, o); err != nil {
+		_ = s.sync.close()
 		_ = s.closeWriter()
 		return nil, err
 	}
 	if o.checkpointEvery > 0 {
 		if err := s.startCheckpointer(ctx, o); err != nil {
 			_ = s.rdb.Close()
+			_ = s.sync.close()
 			_ = s.closeWriter()
 			return nil, fmt.Errorf("sqlite: open %s: checkpointer: %w", s.path, err)
 		}
@@ -117,7 +128,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 func (s *Store) openWriter(ctx context.Context, o options) error {
 	db, err := sql.Open("sqlite3", dsn(s.path, o, url.Values{
 		"_journal_mode": {"WAL"},
-		"_synchronous":  {"FULL"},
+		"_synchronous":  {"NORMAL"}, // the syncer fsyncs the WAL; see durable.go
 		"_foreign_keys": {"on"},
 	}))
 	if err != nil {
@@ -213,7 +224,7 @@ func (s *Store) Close() error {
 	}
 	errs = append(errs, s.rdb.Close())
 	_, err := s.wconn.ExecContext(bg, "PRAGMA optimize")
-	errs = append(errs, err, s.closeWriter())
+	errs = append(errs, err, s.sync.close(), s.closeWriter())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("sqlite: close %s: %w", s.path, err)
 	}
@@ -246,20 +257,46 @@ func (s *Store) closeWriter() error {
 }
 
 // Write runs fn in one transaction on the writer connection (BEGIN
-// IMMEDIATE, so the write lock is taken up front) and commits it; see
-// store.Store.Write. With synchronous=FULL in WAL mode, COMMIT returns after
-// the WAL is fsync'd.
-func (s *Store) Write(ctx context.Context, fn func(w store.Writer) error) (err error) {
+// IMMEDIATE, so the write lock is taken up front), commits it and returns
+// once the commit is durable (the syncer has fsync'd the WAL past it); see
+// store.Store.Write.
+func (s *Store) Write(ctx context.Context, fn func(w store.Writer) error) error {
+	durable, err := s.WriteDeferred(ctx, fn)
+	if err != nil {
+		return err
+	}
+	return <-durable
+}
+
+// WriteDeferred is Write without the wait for the disk; see
+// store.Store.WriteDeferred.
+func (s *Store) WriteDeferred(ctx context.Context, fn func(w store.Writer) error) (<-chan error, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.closed.Load() {
-		return store.ErrClosed
+		return nil, store.ErrClosed
+	}
+	if err := s.sync.failed(); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
+	w, err := s.transact(ctx, fn)
+	if err != nil {
+		return nil, err
+	}
+	if s.ckpt != nil {
+		s.ckpt.notify()
+	}
+	return s.sync.commit(w.wrote), nil
+}
+
+// transact runs fn between BEGIN IMMEDIATE and COMMIT, rolling back on any
+// error.
+func (s *Store) transact(ctx context.Context, fn func(w store.Writer) error) (_ *writer, err error) {
 	if _, err := s.wconn.ExecContext(bg, "BEGIN IMMEDIATE"); err != nil {
-		return fmt.Errorf("sqlite: begin: %w", err)
+		return nil, fmt.Errorf("sqlite: begin: %w", err)
 	}
 	w := &writer{s: s}
 	committed := false
@@ -272,25 +309,22 @@ func (s *Store) Write(ctx context.Context, fn func(w store.Writer) error) (err e
 		}
 	}()
 	if err := fn(w); err != nil {
-		return err
+		return nil, err
 	}
 	if w.broken != nil {
-		return fmt.Errorf("sqlite: transaction rolled back: %w", w.broken)
+		return nil, fmt.Errorf("sqlite: transaction rolled back: %w", w.broken)
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	if s.autocommit() {
-		return errors.New("sqlite: transaction was rolled back by SQLite")
+		return nil, errors.New("sqlite: transaction was rolled back by SQLite")
 	}
 	if _, err := s.wconn.ExecContext(bg, "COMMIT"); err != nil {
-		return fmt.Errorf("sqlite: commit: %w", err)
+		return nil, fmt.Errorf("sqlite: commit: %w", err)
 	}
 	committed = true
-	if s.ckpt != nil {
-		s.ckpt.notify()
-	}
-	return nil
+	return w, nil
 }
 
 // autocommit reports whether the writer connection is outside a

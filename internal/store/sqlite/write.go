@@ -94,8 +94,9 @@ func (s *Store) prepare(ctx context.Context) error {
 // writer is the store.Writer of one Write call. Its statements run on the
 // writer connection, inside the transaction Write began there.
 type writer struct {
-	s    *Store
-	done bool
+	s     *Store
+	done  bool
+	wrote bool // an operation ran: the commit has frames to make durable
 	// broken is the first error that was not an operation's own outcome
 	// (sentinel): after it the transaction may have been rolled back by
 	// SQLite, so every later operation fails with it and Write rolls back.
@@ -116,6 +117,7 @@ func (w *writer) check(ctx context.Context) error {
 	if w.broken != nil {
 		return fmt.Errorf("sqlite: transaction unusable after an earlier error: %w", w.broken)
 	}
+	w.wrote = true
 	return ctx.Err()
 }
 

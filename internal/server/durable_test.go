@@ -1,0 +1,118 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/store/sqlite"
+)
+
+// heldStore reports commits durable only while its gate is open: it stands
+// for a disk whose fsync has not returned yet.
+type heldStore struct {
+	store.Store
+	mu   sync.Mutex
+	open chan struct{} // closed while durability flows
+}
+
+func (s *heldStore) hold() {
+	s.mu.Lock()
+	s.open = make(chan struct{})
+	s.mu.Unlock()
+}
+
+func (s *heldStore) release() {
+	s.mu.Lock()
+	close(s.open)
+	s.mu.Unlock()
+}
+
+func (s *heldStore) WriteDeferred(ctx context.Context, fn func(w store.Writer) error) (<-chan error, error) {
+	inner, err := s.Store.WriteDeferred(ctx, fn)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	gate := s.open
+	s.mu.Unlock()
+	out := make(chan error, 1)
+	go func() {
+		err := <-inner
+		<-gate
+		out <- err
+	}()
+	return out, nil
+}
+
+// TestNothingLeavesBeforeDurable: while a commit is not durable the server
+// neither answers the submit it holds nor hands its lease to the waiting
+// worker, though the job is already committed; both go out once it is.
+func TestNothingLeavesBeforeDurable(t *testing.T) {
+	ctx := context.Background()
+	sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fairway.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &heldStore{Store: sq, open: make(chan struct{})}
+	close(st.open)
+	clock := &fakeClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
+	srv, err := New(Options{Store: st, Config: defaultConfig(), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, clock: clock, srv: srv, http: httptest.NewServer(srv.Handler())}
+	t.Cleanup(func() { h.stop(); sq.Close() })
+
+	wk := h.register(api.RegisterRequest{Name: "w", Slots: 1})
+	leased := make(chan []api.Lease, 1)
+	go func() {
+		var r api.LeaseResponse
+		h.do("POST", "/workers/"+wk+"/lease", api.LeaseRequest{Max: 1, WaitMS: 10000}, &r)
+		leased <- r.Leases
+	}()
+
+	st.hold()
+	submitted := make(chan api.SubmitResponse, 1)
+	go func() {
+		var r api.SubmitResponse
+		if code := h.do("POST", "/jobs", api.JobSpec{Type: "noop", Command: []string{"true"}}, &r); code != http.StatusCreated {
+			t.Errorf("submit: HTTP %d", code)
+		}
+		submitted <- r
+	}()
+	var page store.JobPage
+	deadline := time.Now().Add(5 * time.Second)
+	for len(page.Jobs) == 0 && time.Now().Before(deadline) {
+		page, err = sq.JobList(ctx, store.JobListParams{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(page.Jobs) != 1 {
+		t.Fatal("the submit never committed")
+	}
+	select {
+	case r := <-submitted:
+		t.Fatalf("submit answered (%s) before its commit was durable", r.Job.ID)
+	case ls := <-leased:
+		t.Fatalf("lease %v delivered before its commit was durable", ls)
+	case <-time.After(50 * time.Millisecond):
+	}
+
+	st.release()
+	r := <-submitted
+	ls := <-leased
+	if len(ls) != 1 || ls[0].Job.ID != r.Job.ID || r.Job.ID != page.Jobs[0].ID {
+		t.Fatalf("after durability: submit %s, leases %v", r.Job.ID, ls)
+	}
+}

@@ -1,0 +1,186 @@
+package sqlite
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// Commits and the disk.
+//
+// The writer connection runs with synchronous=NORMAL: COMMIT appends the
+// transaction's frames to the WAL and returns without an fsync. The syncer
+// goroutine then fsyncs the WAL file once for every commit made since its
+// last round, and reports each of those commits durable when that fsync
+// returns. Write waits for the report, so what it acknowledges is on disk,
+// exactly as with synchronous=FULL; WriteDeferred hands the report back as
+// a channel, so that the caller can run its next transaction while the
+// disk works (group commit with the fsync off the writer's path).
+//
+// Why this is as safe as synchronous=FULL: in WAL mode FULL only adds an
+// fsync of the WAL file at the end of each COMMIT, which is what the syncer
+// does, shared by several commits. SQLite still fsyncs the WAL before every
+// checkpoint copies frames into the database file, so no frame reaches the
+// database file before it is durable in the WAL, and a crash before the
+// syncer's fsync loses only commits nobody was told about: recovery drops
+// the WAL frames whose checksums or salts do not match.
+
+// syncer fsyncs the WAL behind the writer. Its methods are safe for
+// concurrent use.
+type syncer struct {
+	walPath string
+
+	mu        sync.Mutex
+	committed uint64       // commits made so far (writer order)
+	durable   uint64       // commits known to be on disk
+	waiters   []syncWaiter // ascending seq
+	err       error        // sticky: after a failed fsync nothing is known durable
+	wal       *os.File     // opened at the first round; reopened if SQLite replaced the file
+	fsync     func() error // syncWAL; tests replace it
+
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
+}
+
+type syncWaiter struct {
+	seq uint64
+	ch  chan error
+}
+
+// errSyncFailed wraps a failed fsync: the store refuses every later write,
+// since what the disk holds is no longer known.
+var errSyncFailed = errors.New("sqlite: fsync of the WAL failed; the store refuses writes until it is reopened")
+
+func startSyncer(dbPath string) *syncer {
+	y := &syncer{walPath: dbPath + "-wal", wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	y.fsync = y.syncWAL
+	go y.run()
+	return y
+}
+
+// committed registers a commit the writer just made and returns the
+// channel that receives nil once it is durable (or the fsync error). A
+// transaction that wrote nothing is durable as soon as every earlier
+// commit is: its answer may depend on them.
+func (y *syncer) commit(wrote bool) <-chan error {
+	ch := make(chan error, 1)
+	y.mu.Lock()
+	defer y.mu.Unlock()
+	if y.err != nil {
+		ch <- y.err
+		return ch
+	}
+	if wrote {
+		y.committed++
+	}
+	if y.committed <= y.durable {
+		ch <- nil
+		return ch
+	}
+	y.waiters = append(y.waiters, syncWaiter{seq: y.committed, ch: ch})
+	select {
+	case y.wake <- struct{}{}:
+	default:
+	}
+	return ch
+}
+
+// failed returns the sticky fsync error, if any.
+func (y *syncer) failed() error {
+	y.mu.Lock()
+	defer y.mu.Unlock()
+	return y.err
+}
+
+func (y *syncer) run() {
+	defer close(y.done)
+	for {
+		select {
+		case <-y.stop:
+			y.round()
+			return
+		case <-y.wake:
+			y.round()
+		}
+	}
+}
+
+// round makes every commit registered so far durable with one fsync.
+func (y *syncer) round() {
+	y.mu.Lock()
+	target := y.committed
+	if target == y.durable || y.err != nil {
+		y.mu.Unlock()
+		return
+	}
+	y.mu.Unlock()
+	err := y.fsync()
+	y.mu.Lock()
+	defer y.mu.Unlock()
+	if err != nil {
+		y.err = fmt.Errorf("%w: %w", errSyncFailed, err)
+		for _, w := range y.waiters {
+			w.ch <- y.err
+		}
+		y.waiters = nil
+		return
+	}
+	y.durable = target
+	n := 0
+	for n < len(y.waiters) && y.waiters[n].seq <= target {
+		y.waiters[n].ch <- nil
+		n++
+	}
+	y.waiters = append(y.waiters[:0], y.waiters[n:]...)
+}
+
+// syncWAL fsyncs the WAL file. The file is opened once and reopened only if
+// the path no longer names it (SQLite deletes the WAL when the last
+// connection closes, which the store's own connections prevent while it is
+// open); a new file's directory entry is made durable too.
+func (y *syncer) syncWAL() error {
+	if y.wal != nil {
+		cur, err := os.Stat(y.walPath)
+		if held, herr := y.wal.Stat(); err != nil || herr != nil || !os.SameFile(cur, held) {
+			_ = y.wal.Close()
+			y.wal = nil
+		}
+	}
+	if y.wal == nil {
+		f, err := os.Open(y.walPath)
+		if err != nil {
+			return err
+		}
+		if err := syncDir(filepath.Dir(y.walPath)); err != nil {
+			_ = f.Close()
+			return err
+		}
+		y.wal = f
+	}
+	return y.wal.Sync()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	return errors.Join(err, d.Close())
+}
+
+// close makes what was committed durable, answers every waiter and stops.
+func (y *syncer) close() error {
+	close(y.stop)
+	<-y.done
+	y.mu.Lock()
+	defer y.mu.Unlock()
+	var err error
+	if y.wal != nil {
+		err = y.wal.Close()
+	}
+	return errors.Join(y.err, err)
+}
