@@ -1,9 +1,6 @@
 package sqlite
 
 import (
-	"os"
-	"strconv"
-	"strings"
 	"context"
 	"fmt"
 	"testing"
@@ -174,23 +171,18 @@ func BenchmarkJobGet(b *testing.B) {
 }
 
 // BenchmarkJobLifecycle replays what the dispatcher writes for one no-op
-// job in a drain, batch jobs per Write: the lease (transition + event),
-// then the end (transition, started and succeeded events, execution row).
-// It reports the store's cost per job.
+// job in a drain, batch jobs per durable Write: the lease (transition +
+// event), then the end (transition, started and succeeded events,
+// execution row). It reports the store's cost per job.
 func BenchmarkJobLifecycle(b *testing.B) {
-	batch, _ := strconv.Atoi(os.Getenv("LC_BATCH"))
-	if batch == 0 {
-		batch = 100
+	for _, batch := range []int{20, 100, 400} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) { benchLifecycle(b, batch) })
 	}
+}
+
+func benchLifecycle(b *testing.B, batch int) {
 	s := openTemp(b)
 	ctx := context.Background()
-	for _, q := range strings.Split(os.Getenv("LC_SQL"), ";") {
-		if q != "" {
-			if _, err := s.wconn.ExecContext(ctx, q); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
 	now := time.Now()
 	ids := make([]string, b.N)
 	for from := 0; from < b.N; from += 1000 {
