@@ -109,6 +109,12 @@ type Completion struct {
 // CompleteRequest is the body of POST /workers/{id}/complete.
 type CompleteRequest struct {
 	Results []Completion `json:"results"`
+	// LeaseMax, when positive (at most 1000), asks for up to that many new
+	// leases in the answer: jobs the server leases to this worker in the
+	// same batch (typically into the slots these results free), without
+	// waiting for any. They come highest priority first, as from a lease
+	// request.
+	LeaseMax int `json:"lease_max,omitempty"`
 }
 
 // ItemResult is the server's answer for one item of a start or complete.
@@ -121,6 +127,8 @@ type ItemResult struct {
 // ItemResults answers start and complete.
 type ItemResults struct {
 	Results []ItemResult `json:"results"`
+	// Leases answers CompleteRequest.LeaseMax.
+	Leases []Lease `json:"leases,omitempty"`
 }
 
 // LogAppendRequest is the body of POST /workers/{id}/logs.

@@ -54,10 +54,19 @@ func (c *Client) Heartbeat(ctx context.Context, workerID string, jobs []api.JobA
 // Complete reports finished attempts. A stale attempt is refused per item
 // (see ResultError and IsStaleAttempt).
 func (c *Client) Complete(ctx context.Context, workerID string, results []api.Completion) ([]api.ItemResult, error) {
+	res, _, err := c.CompleteAndLease(ctx, workerID, results, 0)
+	return res, err
+}
+
+// CompleteAndLease is Complete that also asks for up to leaseMax new
+// leases, made in the same server batch (typically into the slots the
+// results free); it does not wait for work. The leases come highest
+// priority first.
+func (c *Client) CompleteAndLease(ctx context.Context, workerID string, results []api.Completion, leaseMax int) ([]api.ItemResult, []api.Lease, error) {
 	var out api.ItemResults
-	in := api.CompleteRequest{Results: results}
+	in := api.CompleteRequest{Results: results, LeaseMax: leaseMax}
 	_, err := c.do(ctx, call{method: http.MethodPost, path: workerPath(workerID, "complete"), in: &in, out: &out})
-	return out.Results, wrap("complete", err)
+	return out.Results, out.Leases, wrap("complete", err)
 }
 
 // AppendLogs sends output chunks and returns how many the server accepted.

@@ -58,6 +58,20 @@ func (w *Worker) completeLoop(ctx context.Context) {
 	}
 }
 
+// takingJobs reports whether the worker still leases jobs.
+func (w *Worker) takingJobs() bool { return w.leaseCtx != nil && w.leaseCtx.Err() == nil }
+
+// launchUnasked starts the leases that came back with a completion report.
+// A worker that has stopped taking jobs leaves them: deregistering hands
+// them back.
+func (w *Worker) launchUnasked(sess session, leases []api.Lease) {
+	if len(leases) == 0 || !w.takingJobs() {
+		return
+	}
+	w.slots.take(len(leases))
+	w.launchAll(sess, leases)
+}
+
 // pruneDropped forgets the tasks that were revoked meanwhile.
 func (w *Worker) pruneDropped(ts []*task) []*task {
 	kept := make([]*task, 0, len(ts))
@@ -73,16 +87,26 @@ func (w *Worker) pruneDropped(ts []*task) []*task {
 
 // sendCompletions reports one session's completions. It returns an error
 // when some must be retried; they are back at the head of the queue.
+//
+// While the worker takes jobs, the report also asks for as many new leases
+// as it frees slots: the server answers with the jobs it leased to this
+// worker in the same batch, which saves the lease request's round trip.
 func (w *Worker) sendCompletions(ctx context.Context, batch []*task) error {
 	sess := batch[0].sess
+	leaseMax := 0
+	if w.takingJobs() {
+		leaseMax = len(batch)
+	}
 	var results []api.ItemResult
+	var leases []api.Lease
 	err := w.call(ctx, func(ctx context.Context) (err error) {
-		results, err = w.client.Complete(ctx, sess.id, completions(batch))
+		results, leases, err = w.client.CompleteAndLease(ctx, sess.id, completions(batch), leaseMax)
 		return err
 	})
 	switch {
 	case err == nil:
 		retry := w.applyCompleteResults(batch, results)
+		w.launchUnasked(sess, leases)
 		if len(retry) == 0 {
 			return nil
 		}

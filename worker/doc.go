@@ -17,7 +17,9 @@
 // Run registers (a fresh identity per Run) and keeps one lease request
 // open, asking for as many jobs as it has free slots. A slot is free again
 // once its job's handler has returned and the server has acknowledged the
-// report, which is when the server counts the slot free too. The jobs of
+// report, which is when the server counts the slot free too; the report
+// itself asks for that many new leases, and the jobs the server leased to
+// this worker in the same batch come back with its answer. The jobs of
 // one lease answer start in priority order: a job's handler does not start
 // before those of the higher-priority jobs leased with it. For each lease
 // it:

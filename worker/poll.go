@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/fairwayhq/fairway/api"
 )
@@ -11,38 +12,58 @@ import (
 // maxLeaseBatch is the most jobs one lease request may ask for.
 const maxLeaseBatch = 1000
 
-// slotPool holds one token per free slot.
-type slotPool chan struct{}
-
-func newSlotPool(n int) slotPool {
-	p := make(slotPool, n)
-	p.release(n)
-	return p
+// slotPool counts the worker's free slots. The lease loop takes what is
+// free before asking; leases that come back with a completion report take
+// their slots after the fact (take), so the count may dip below zero for a
+// moment when both happen at once: the server never leases more than the
+// worker's slots, and the lease loop's surplus goes back when its answer
+// brings fewer jobs than it asked for.
+type slotPool struct {
+	mu   sync.Mutex
+	free int
+	more chan struct{} // closed (and replaced) when free grows
 }
 
-// acquire waits for one free slot, then takes up to max in all.
-func (p slotPool) acquire(ctx context.Context, max int) (int, bool) {
-	select {
-	case <-p:
-	case <-ctx.Done():
-		return 0, false
-	}
-	n := 1
-	for n < max {
-		select {
-		case <-p:
-			n++
-		default:
+func newSlotPool(n int) *slotPool {
+	return &slotPool{free: n, more: make(chan struct{})}
+}
+
+// acquire waits for a free slot, then takes up to max in all.
+func (p *slotPool) acquire(ctx context.Context, max int) (int, bool) {
+	for {
+		p.mu.Lock()
+		if p.free > 0 {
+			n := min(p.free, max)
+			p.free -= n
+			p.mu.Unlock()
 			return n, true
 		}
+		more := p.more
+		p.mu.Unlock()
+		select {
+		case <-more:
+		case <-ctx.Done():
+			return 0, false
+		}
 	}
-	return n, true
 }
 
-func (p slotPool) release(n int) {
-	for range n {
-		p <- struct{}{}
+// take counts n slots used by leases that arrived unasked.
+func (p *slotPool) take(n int) {
+	p.mu.Lock()
+	p.free -= n
+	p.mu.Unlock()
+}
+
+func (p *slotPool) release(n int) {
+	if n <= 0 {
+		return
 	}
+	p.mu.Lock()
+	p.free += n
+	close(p.more)
+	p.more = make(chan struct{})
+	p.mu.Unlock()
 }
 
 // pollLoop long-polls for leases while there are free slots, asking for
@@ -90,6 +111,12 @@ func (w *Worker) leaseOnce(ctx context.Context, n int) (int, error) {
 		w.log.Error("the server leased more jobs than asked; ignoring the extra ones", "asked", n, "got", len(leases))
 		leases = leases[:n]
 	}
+	w.launchAll(sess, leases)
+	return len(leases), nil
+}
+
+// launchAll starts leased attempts, in priority order (see startGates).
+func (w *Worker) launchAll(sess session, leases []api.Lease) {
 	gates := startGates(leases)
 	for i, l := range leases {
 		var g startGate
@@ -98,7 +125,6 @@ func (w *Worker) leaseOnce(ctx context.Context, n int) (int, error) {
 		}
 		w.launch(sess, l, g)
 	}
-	return len(leases), nil
 }
 
 // pollFailed handles a failed lease request; it reports whether to go on.

@@ -30,7 +30,8 @@ type Worker struct {
 	killWait  time.Duration
 	flushWait time.Duration
 
-	slots     slotPool
+	slots     *slotPool
+	leaseCtx  context.Context // done once the worker takes no more jobs
 	starts    *queue
 	completes *queue
 	logs      *logShipper
@@ -110,6 +111,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return w.fatalError()
 	}
 	pollCtx, stopPolling := context.WithCancel(netCtx)
+	w.leaseCtx = pollCtx
 	hbCtx, stopHeartbeats := context.WithCancel(netCtx)
 	var polls sync.WaitGroup
 	w.startLoops(pollCtx, hbCtx, &polls)

@@ -334,7 +334,7 @@ func (f *fairwaySystem) StartWorkers(ctx context.Context, cfg WorkerConfig) (fun
 			return nil, worker.Fail(api.FailStartError, fmt.Errorf("payload: %w", err))
 		}
 		if onStart != nil {
-			onStart(Job(p))
+			onStart(Job{Seq: p.Seq, EnqueuedAt: p.EnqueuedAt, Class: p.Class, LeasedAt: job.UpdatedAt.UnixNano()})
 		}
 		return nil, nil
 	})

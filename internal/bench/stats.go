@@ -16,13 +16,14 @@ import (
 type recorder struct {
 	start   []atomic.Int64 // unix ns of first start; 0 = not started
 	lat     []atomic.Int64 // start minus Job.EnqueuedAt, ns
+	leased  []atomic.Int64 // Job.LeasedAt of the first start; 0 = not known
 	started atomic.Int64
 	dups    atomic.Int64 // repeated executions of an already-started job
 	unknown atomic.Int64 // Seq outside the run's range
 }
 
 func newRecorder(maxSeq int) *recorder {
-	return &recorder{start: make([]atomic.Int64, maxSeq+1), lat: make([]atomic.Int64, maxSeq+1)}
+	return &recorder{start: make([]atomic.Int64, maxSeq+1), lat: make([]atomic.Int64, maxSeq+1), leased: make([]atomic.Int64, maxSeq+1)}
 }
 
 func (r *recorder) onStart(j Job) {
@@ -33,6 +34,7 @@ func (r *recorder) onStart(j Job) {
 	}
 	if r.start[j.Seq].CompareAndSwap(0, now) {
 		r.lat[j.Seq].Store(now - j.EnqueuedAt)
+		r.leased[j.Seq].Store(j.LeasedAt)
 		r.started.Add(1)
 	} else {
 		r.dups.Add(1)

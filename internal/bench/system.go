@@ -40,6 +40,9 @@ type Job struct {
 	Seq        int64 // 1-based, unique within one run; index into the recorder
 	EnqueuedAt int64 // unix nanoseconds, stamped just before the insert call
 	Class      Class
+	// LeasedAt is when the system handed the job to a worker, unix ns, if
+	// it says (fairway: the lease's time); 0 if not known.
+	LeasedAt int64
 }
 
 // WorkerConfig is passed to StartWorkers.

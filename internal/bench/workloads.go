@@ -352,30 +352,28 @@ func runPriority(ctx context.Context, e *env, l *line) error {
 	firstEnq := enq[0]
 	var waits []int64
 	// Intervals during which at least one high job was committed (its insert
-	// had returned) but had not started: a low job starting then is an inversion.
-	type iv struct{ a, b int64 }
-	var ivs []iv
+	// had returned) but had not started: a low job starting then is an
+	// inversion. Unleased: the same, up to when the high job was leased
+	// (known when the system reports lease times).
+	var ivs, unleased []interval
 	for i := int64(0); i < high; i++ {
 		st := rec.start[low+1+i].Load()
 		if st == 0 {
-			ivs = append(ivs, iv{ack[i], math.MaxInt64})
+			ivs = append(ivs, interval{ack[i], math.MaxInt64})
+			unleased = append(unleased, interval{ack[i], math.MaxInt64})
 			continue
 		}
 		waits = append(waits, rec.lat[low+1+i].Load())
 		if st > ack[i] {
-			ivs = append(ivs, iv{ack[i], st})
+			ivs = append(ivs, interval{ack[i], st})
+		}
+		if la := rec.leased[low+1+i].Load(); la > ack[i] {
+			unleased = append(unleased, interval{ack[i], la})
 		}
 	}
-	slices.SortFunc(ivs, func(x, y iv) int { return cmp.Compare(x.a, y.a) })
-	var merged []iv
-	for _, v := range ivs {
-		if n := len(merged); n > 0 && v.a <= merged[n-1].b {
-			merged[n-1].b = max(merged[n-1].b, v.b)
-		} else {
-			merged = append(merged, v)
-		}
-	}
-	var lowAfterFirst, lowWhileWaiting int64
+	merged, unleased := mergeIntervals(ivs), mergeIntervals(unleased)
+	var lowAfterFirst, lowWhileWaiting, lowLeasedWhileWaiting int64
+	leaseKnown := true
 	for s := int64(1); s <= low; s++ {
 		t := rec.start[s].Load()
 		if t == 0 || t <= firstEnq {
@@ -385,22 +383,61 @@ func runPriority(ctx context.Context, e *env, l *line) error {
 			continue // after every high job had started: outside the window
 		}
 		lowAfterFirst++
-		for _, v := range merged {
-			if t > v.a && t < v.b {
-				lowWhileWaiting++
-				break
-			}
+		if inAny(merged, t) {
+			lowWhileWaiting++
+		}
+		switch la := rec.leased[s].Load(); {
+		case la == 0:
+			leaseKnown = false
+		case inAny(unleased, la):
+			lowLeasedWhileWaiting++
 		}
 	}
 	addLatencies(l, "high_wait_", waits, int(high-hs), 0.50, 0.99, 1)
 	l.add("high_insert_s", insHighDur).
 		add("low_started_before_first_high", lowStartedBefore).
 		add("low_started_after_first_high", lowAfterFirst).
-		add("low_started_while_high_waiting", lowWhileWaiting).
+		add("low_started_while_high_waiting", lowWhileWaiting)
+	if leaseKnown {
+		// The reading of "a low job started while a high one waited for a
+		// slot it could use": the low job was leased while a high job was
+		// committed and acknowledged but not yet leased (the lows counted
+		// above include those leased before the high job existed, and
+		// those that took other slots while the high one was on its way).
+		l.add("low_leased_while_high_waiting", lowLeasedWhileWaiting)
+	}
+	l.
 		add("all_high_started_s", time.Duration(lastHigh-firstEnq)).
 		add("dup_starts", rec.dups.Load())
 	if hs < high {
 		return fmt.Errorf("timeout: %d of %d high jobs started", hs, high)
 	}
 	return nil
+}
+
+// interval is a span of time in unix ns, open at both ends.
+type interval struct{ a, b int64 }
+
+// mergeIntervals sorts intervals and merges those that overlap.
+func mergeIntervals(ivs []interval) []interval {
+	slices.SortFunc(ivs, func(x, y interval) int { return cmp.Compare(x.a, y.a) })
+	var merged []interval
+	for _, v := range ivs {
+		if n := len(merged); n > 0 && v.a <= merged[n-1].b {
+			merged[n-1].b = max(merged[n-1].b, v.b)
+		} else {
+			merged = append(merged, v)
+		}
+	}
+	return merged
+}
+
+// inAny reports whether t falls inside one of the sorted intervals.
+func inAny(ivs []interval, t int64) bool {
+	for _, v := range ivs {
+		if t > v.a && t < v.b {
+			return true
+		}
+	}
+	return false
 }

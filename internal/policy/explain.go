@@ -85,22 +85,20 @@ func (e *Engine) firstPendingDependency(en *entry) string {
 
 // queuedBlock applies the admission checks in dispatch order.
 func (e *Engine) queuedBlock(en *entry, now time.Time) (Code, string, string) {
-	g := en.grp
-	switch {
-	case !g.fit.anyWorker():
-		return CodeNoCompatibleWorker, fmt.Sprintf("no registered worker supports type %q with %s", en.typ.name, describe(en)), ""
-	case en.tr != nil && en.tr.MaxRunning > 0 && en.tr.running >= en.tr.MaxRunning:
-		return CodeTierCap, fmt.Sprintf("tier %s runs %d of %d", en.tr.Name, en.tr.running, en.tr.MaxRunning), ""
-	case en.typ.cfg.MaxConcurrency > 0 && en.typ.running >= en.typ.cfg.MaxConcurrency:
-		return CodeTypeCap, fmt.Sprintf("type %s runs %d of %d", en.typ.name, en.typ.running, en.typ.cfg.MaxConcurrency), ""
-	case en.tnt.max > 0 && en.tnt.running >= en.tnt.max:
-		return CodeTenantCap, fmt.Sprintf("tenant %s runs %d of %d", en.tnt.name, en.tnt.running, en.tnt.max), ""
-	}
-	if cs := e.heldConflict(en); cs != nil {
-		return CodeConflict, fmt.Sprintf("job %s holds %s/%s", cs.holder().job.ID, cs.id.group, cs.id.key), cs.holder().job.ID
-	}
-	if fits, _ := g.fit.fit(e.gen); !fits {
-		return CodeNoFreeSlot, fmt.Sprintf("every worker that can run it is busy (%d free slots in the pool)", e.free), ""
+	switch code := e.blockCode(en); code {
+	case CodeNoCompatibleWorker:
+		return code, fmt.Sprintf("no registered worker supports type %q with %s", en.typ.name, describe(en)), ""
+	case CodeTierCap:
+		return code, fmt.Sprintf("tier %s runs %d of %d", en.tr.Name, en.tr.running, en.tr.MaxRunning), ""
+	case CodeTypeCap:
+		return code, fmt.Sprintf("type %s runs %d of %d", en.typ.name, en.typ.running, en.typ.cfg.MaxConcurrency), ""
+	case CodeTenantCap:
+		return code, fmt.Sprintf("tenant %s runs %d of %d", en.tnt.name, en.tnt.running, en.tnt.max), ""
+	case CodeConflict:
+		cs := e.heldConflict(en)
+		return code, fmt.Sprintf("job %s holds %s/%s", cs.holder().job.ID, cs.id.group, cs.id.key), cs.holder().job.ID
+	case CodeNoFreeSlot:
+		return code, fmt.Sprintf("every worker that can run it is busy (%d free slots in the pool)", e.free), ""
 	}
 	for _, l := range e.lanesByShare() {
 		if l == en.ln {
@@ -111,6 +109,37 @@ func (e *Engine) queuedBlock(en *entry, now time.Time) (Code, string, string) {
 		}
 	}
 	return CodeQueued, "", ""
+}
+
+// blockCode is the first of the job's own admission checks that fails,
+// CodeQueued if none does (the lanes' shares are not looked at).
+func (e *Engine) blockCode(en *entry) Code {
+	g := en.grp
+	switch {
+	case !g.fit.anyWorker():
+		return CodeNoCompatibleWorker
+	case en.tr != nil && en.tr.MaxRunning > 0 && en.tr.running >= en.tr.MaxRunning:
+		return CodeTierCap
+	case en.typ.cfg.MaxConcurrency > 0 && en.typ.running >= en.typ.cfg.MaxConcurrency:
+		return CodeTypeCap
+	case en.tnt.max > 0 && en.tnt.running >= en.tnt.max:
+		return CodeTenantCap
+	case e.heldConflict(en) != nil:
+		return CodeConflict
+	}
+	if fits, _ := g.fit.fit(e.gen); !fits {
+		return CodeNoFreeSlot
+	}
+	return CodeQueued
+}
+
+// WaitsForSlot reports whether a queued job is held back by capacity alone:
+// it passes its caps and conflict checks and every worker that could run it
+// is full. It is Explain's check without the ranking, cheap enough to ask
+// on every arrival.
+func (e *Engine) WaitsForSlot(id string) bool {
+	en, ok := e.jobs[id]
+	return ok && en.state == stateQueued && e.blockCode(en) == CodeNoFreeSlot
 }
 
 func describe(en *entry) string {

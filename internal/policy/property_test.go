@@ -554,6 +554,21 @@ func (h *propHarness) actFinish() {
 	}
 }
 
+// actUnadmit takes back a running job's admission, as the server does for
+// a lease that never left it.
+func (h *propHarness) actUnadmit() {
+	run := h.runningIDs()
+	if len(run) == 0 {
+		return
+	}
+	id := rapid.SampledFrom(run).Draw(h.t, "unadmit")
+	h.logf("must(t, e.Unadmit(%q, at(%d)))", id, h.sec)
+	if err := h.e.Unadmit(id, h.now()); err != nil {
+		h.fatalf("Unadmit(%s): %v", id, err)
+	}
+	h.m.unadmit(id)
+}
+
 func outcomeName(o Outcome) string {
 	return [...]string{"Succeeded", "Failed", "Cancelled", "Released"}[o]
 }
@@ -1256,7 +1271,11 @@ func (h *propHarness) runWorkload(steps int) {
 		case a == 15:
 			h.actCancel()
 		case a == 16:
-			h.actReprioritize()
+			if rapid.Bool().Draw(t, "unadmit") {
+				h.actUnadmit()
+			} else {
+				h.actReprioritize()
+			}
 		case a == 17:
 			h.checkExplainAll()
 		case a == 18:

@@ -386,6 +386,17 @@ func (m *refModel) finish(id string, now time.Time, out Outcome) []Dropped {
 	return m.resolve(id, out, now)
 }
 
+// unadmit undoes a running job's admission: its capacity is free again
+// and it waits with the age it had (its key stays charged).
+func (m *refModel) unadmit(id string) {
+	j := m.jobs[id]
+	if !j.worker.removed {
+		j.worker.freeSlots++
+		j.worker.free = j.worker.free.Add(j.Resources)
+	}
+	j.running, j.worker, j.admittedAt, j.cost = false, nil, time.Time{}, 0
+}
+
 // ---- admission ----
 
 func (m *refModel) runnable(j *refJob, now time.Time) bool {

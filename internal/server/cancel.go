@@ -52,6 +52,9 @@ func (d *dispatcher) reprioritize(tx *txn, id string, prio int, actor string) (s
 		tx.fatal(fmt.Errorf("engine reprioritize %s: %w", id, err))
 	}
 	tx.event(id, rec.job.Attempt, rec.job.Tenant, store.EventReprioritized, actor, map[string]int{"from": old, "to": prio})
+	if prio > old && rec.job.State == store.StatePending {
+		tx.arrive(rec)
+	}
 	return api.ResultReprioritized, true
 }
 

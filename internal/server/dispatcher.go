@@ -29,13 +29,18 @@ type command struct {
 // Execution rows and audit events are gathered and written in bulk when the
 // batch ends: multi-row inserts cost about one row's price.
 type txn struct {
-	ctx    context.Context
-	w      store.Writer
-	now    time.Time
-	events []store.Event
-	execs  []store.Execution
-	after  []func()
-	err    error
+	ctx context.Context
+	w   store.Writer
+	now time.Time
+	seq uint64 // the batch's number; its leases leave once it is durable
+	// arrivals are jobs that became pending in this batch (submitted,
+	// unblocked, reprioritized): the ones that may take an undelivered
+	// lease's slot.
+	arrivals []*jobRec
+	events   []store.Event
+	execs    []store.Execution
+	after    []func()
+	err      error
 }
 
 // flush writes the gathered execution rows.
@@ -61,6 +66,9 @@ func (t *txn) fatal(err error) {
 
 func (t *txn) then(f func()) { t.after = append(t.after, f) }
 
+// arrive notes a job that became pending in this batch.
+func (t *txn) arrive(rec *jobRec) { t.arrivals = append(t.arrivals, rec) }
+
 func (t *txn) event(jobID string, attempt int, tenant string, typ store.EventType, actor string, detail any) {
 	var raw json.RawMessage
 	if detail != nil {
@@ -85,6 +93,8 @@ type dispatcher struct {
 	pending   []func(tx *txn) // repairs found at rebuild, applied in the first batch
 	lastPurge time.Time
 	inflight  []committed // committed batches waiting for the disk, oldest first
+	seq       uint64      // batches started
+	durable   uint64      // the last batch known durable: its leases and those before may leave
 }
 
 // committed is a batch whose transaction committed but may not be durable
@@ -93,6 +103,7 @@ type dispatcher struct {
 // Meanwhile the dispatcher goes on with the next batch, so one fsync
 // serves every batch committed while the previous one ran.
 type committed struct {
+	seq     uint64
 	durable <-chan error
 	batch   []command
 	after   []func()
@@ -188,8 +199,12 @@ func (d *dispatcher) settle(err error) {
 		}
 		return
 	}
+	d.durable = c.seq
 	for _, f := range c.after {
 		f()
+	}
+	for _, wk := range d.workers {
+		d.deliver(wk)
 	}
 	for _, cmd := range c.batch {
 		cmd.reply(nil)
@@ -243,7 +258,8 @@ func (d *dispatcher) drainClosed() {
 // step applies a batch in one transaction and queues it to be answered
 // once the commit is durable.
 func (d *dispatcher) step(ctx context.Context, batch []command) {
-	tx := &txn{ctx: ctx, now: d.s.clock.Now()}
+	d.seq++
+	tx := &txn{ctx: ctx, now: d.s.clock.Now(), seq: d.seq}
 	durable, err := d.s.st.WriteDeferred(ctx, func(w store.Writer) error {
 		tx.w = w
 		for _, fix := range d.pending {
@@ -272,7 +288,7 @@ func (d *dispatcher) step(ctx context.Context, batch []command) {
 		d.recover(ctx, batch, err)
 		return
 	}
-	d.inflight = append(d.inflight, committed{durable: durable, batch: batch, after: tx.after})
+	d.inflight = append(d.inflight, committed{seq: tx.seq, durable: durable, batch: batch, after: tx.after})
 	if len(d.inflight) > maxInflight {
 		d.settle(<-d.inflight[0].durable)
 	}
@@ -305,10 +321,16 @@ func (d *dispatcher) dispatch(tx *txn) {
 	if tx.err != nil {
 		return
 	}
-	if d.eng.FreeSlots() <= 0 {
+	if d.eng.FreeSlots() > 0 {
+		d.admit(tx)
+	} else {
 		d.eng.Advance(tx.now)
-		return
 	}
+	d.preempt(tx)
+}
+
+// admit leases every job the engine admits now.
+func (d *dispatcher) admit(tx *txn) {
 	for _, a := range d.eng.Dispatch(tx.now, 0) {
 		rec, wk := d.jobs[a.JobID], d.workers[a.WorkerID]
 		if rec == nil || wk == nil {
@@ -366,5 +388,6 @@ func (d *dispatcher) markRunnable(tx *txn, rec *jobRec) {
 	set := store.JobSet{State: store.Ptr(store.StatePending), EnqueuedAt: &tx.now}
 	if d.transition(tx, rec, []store.State{from}, set) {
 		tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventUnblocked, "system", map[string]string{"from": string(from)})
+		tx.arrive(rec)
 	}
 }

@@ -183,6 +183,9 @@ func (s *Server) handleComplete(w http.ResponseWriter, r *http.Request, p princi
 	if err := checkItems(len(req.Results), "results"); err != nil {
 		return err
 	}
+	if req.LeaseMax < 0 || req.LeaseMax > maxLeaseBatch {
+		return badField("lease_max", "must be between 0 and %d, got %d", maxLeaseBatch, req.LeaseMax)
+	}
 	for i, c := range req.Results {
 		if err := checkCompletion(c); err != nil {
 			err.field = fmt.Sprintf("results[%d].%s", i, err.field)
@@ -193,6 +196,12 @@ func (s *Server) handleComplete(w http.ResponseWriter, r *http.Request, p princi
 	err := s.workerCall(r.Context(), p, r.PathValue("id"), func(tx *txn, wk *workerRec) {
 		for i, c := range req.Results {
 			out.Results[i] = s.d.complete(tx, wk, c)
+		}
+		if req.LeaseMax > 0 {
+			// Once the batch is durable, before long-polls are served: the
+			// leases made in it (into the slots these results freed) go
+			// back with this answer.
+			tx.then(func() { out.Leases = s.d.takeMail(wk, req.LeaseMax) })
 		}
 	})
 	if err != nil {

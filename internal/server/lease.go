@@ -1,6 +1,8 @@
 package server
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
@@ -9,8 +11,9 @@ import (
 
 func (d *dispatcher) leaseTTL() time.Duration { return d.s.cfg.Server.LeaseTTL.D() }
 
-// lease records the engine's admission of rec on wk: a new attempt, a
-// lease, and, once committed, the lease in the worker's mailbox.
+// lease records the engine's admission of rec on wk: a new attempt, and
+// the lease in the worker's mailbox, which it leaves once this batch is
+// durable.
 func (d *dispatcher) lease(tx *txn, rec *jobRec, wk *workerRec) {
 	attempt := rec.job.Attempt + 1
 	exp := tx.now.Add(d.leaseTTL())
@@ -25,36 +28,56 @@ func (d *dispatcher) lease(tx *txn, rec *jobRec, wk *workerRec) {
 	wk.jobs[rec.job.ID] = rec
 	tx.event(rec.job.ID, attempt, rec.job.Tenant, store.EventLeased, "system", map[string]string{"worker": wk.w.ID})
 	l := api.Lease{Job: apiJob(rec.job), Attempt: attempt, LeaseExpiresAt: exp.UTC()}
-	tx.then(func() {
-		wk.mailbox = append(wk.mailbox, l)
-		d.deliver(wk)
-	})
+	wk.mailbox = append(wk.mailbox, mailItem{lease: l, seq: tx.seq})
 }
 
-// deliver hands committed leases to the worker's waiting long-poll,
-// dropping those that are no longer current (cancelled meanwhile).
+// deliver hands the worker's waiting long-poll the leases that may leave.
 func (d *dispatcher) deliver(wk *workerRec) {
 	if wk.poll == nil || len(wk.mailbox) == 0 {
 		return
 	}
-	out := make([]api.Lease, 0, min(wk.poll.max, len(wk.mailbox)))
-	n := 0
-	for _, l := range wk.mailbox {
-		if len(out) == wk.poll.max {
-			break
-		}
-		n++
-		if d.current(wk, l.Job.ID, l.Attempt) {
-			d.jobs[l.Job.ID].deliveredAt = d.s.clock.Now()
-			out = append(out, l)
-		}
+	if out := d.takeMail(wk, wk.poll.max); len(out) > 0 {
+		wk.poll.ch <- out
+		wk.poll = nil
 	}
-	wk.mailbox = wk.mailbox[n:]
-	if len(out) == 0 {
-		return
+}
+
+// takeMail takes up to max of the worker's leases that may leave (their
+// batch is durable), highest priority first and otherwise in admission
+// order, since the worker starts them in that order; leases no longer
+// current (cancelled meanwhile) are dropped.
+func (d *dispatcher) takeMail(wk *workerRec, max int) []api.Lease {
+	var ready []int // indexes into the mailbox
+	kept := 0
+	for _, it := range wk.mailbox {
+		if !d.current(wk, it.lease.Job.ID, it.lease.Attempt) {
+			continue
+		}
+		wk.mailbox[kept] = it
+		if it.seq <= d.durable {
+			ready = append(ready, kept)
+		}
+		kept++
 	}
-	wk.poll.ch <- out
-	wk.poll = nil
+	clear(wk.mailbox[kept:])
+	wk.mailbox = wk.mailbox[:kept]
+	if len(ready) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(ready, func(a, b int) int {
+		return cmp.Compare(wk.mailbox[b].lease.Job.Priority, wk.mailbox[a].lease.Job.Priority)
+	})
+	ready = ready[:min(len(ready), max)]
+	out := make([]api.Lease, 0, len(ready))
+	now := d.s.clock.Now()
+	for _, i := range ready {
+		l := wk.mailbox[i].lease
+		d.jobs[l.Job.ID].deliveredAt = now
+		out = append(out, l)
+		wk.mailbox[i].seq = 0 // marks it sent
+	}
+	wk.mailbox = slices.DeleteFunc(wk.mailbox, func(it mailItem) bool { return it.seq == 0 })
+	return out
 }
 
 // current reports whether (id, attempt) is the live attempt held by wk.

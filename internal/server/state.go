@@ -81,15 +81,23 @@ func (r *jobRec) apply(set store.JobSet, at time.Time) {
 	}
 }
 
-// workerRec is a registered worker: its liveness, the leases committed for
-// it but not yet handed over, and the long-poll waiting for them.
+// workerRec is a registered worker: its liveness, the leases made for it
+// but not yet handed over, and the long-poll waiting for them.
 type workerRec struct {
 	w        store.Worker
 	lastSeen time.Time
-	mailbox  []api.Lease
+	mailbox  []mailItem // in admission order
 	poll     *poller
 	jobs     map[string]*jobRec
 	draining bool
+}
+
+// mailItem is a lease waiting for its worker. It may leave the server only
+// once the batch that made it (seq) is durable; until it has left, a job
+// of higher priority may take its slot (see preempt).
+type mailItem struct {
+	lease api.Lease
+	seq   uint64
 }
 
 // poller is a worker's pending long-poll.

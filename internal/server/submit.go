@@ -130,6 +130,9 @@ func (d *dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 	rec := &jobRec{job: j}
 	d.jobs[j.ID] = rec
 	d.byTenant[j.Tenant]++
+	if j.State == store.StatePending {
+		tx.arrive(rec)
+	}
 	tx.event(j.ID, 0, j.Tenant, store.EventSubmitted, "tenant:"+j.Tenant, map[string]any{"type": j.Type, "lane": j.Lane, "priority": j.Priority})
 	return submitted{job: j, rec: rec}
 }

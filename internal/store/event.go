@@ -16,6 +16,7 @@ const (
 	EventBlocked          EventType = "blocked"
 	EventUnblocked        EventType = "unblocked"
 	EventLeased           EventType = "leased"
+	EventUnleased         EventType = "unleased"
 	EventStarted          EventType = "started"
 	EventHeartbeatCancel  EventType = "heartbeat_cancel"
 	EventSucceeded        EventType = "succeeded"

@@ -1,0 +1,97 @@
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// Preemption before delivery.
+//
+// A lease is made in a batch and leaves the server only once that batch is
+// durable and its worker polls. Until then the job has not started
+// anywhere, so its slot can still be given to a job of higher priority that
+// arrived meanwhile and found every slot it could use taken: the lease is
+// withdrawn (the job goes back to pending with the attempt and age it had,
+// its fairness key stays charged; event "unleased") and the engine admits
+// again. Without it, a high-priority job submitted just after a batch of
+// leases went to low-priority jobs waits for the next slot to free, while
+// those low jobs start after it was accepted.
+
+// preempt gives undelivered slots to this batch's arrivals that wait only
+// for a slot, one withdrawal per arrival, best arrival first.
+func (d *dispatcher) preempt(tx *txn) {
+	for _, rec := range tx.arrivals {
+		if tx.err != nil {
+			return
+		}
+		if d.jobs[rec.job.ID] != rec || rec.job.State != store.StatePending || !d.eng.WaitsForSlot(rec.job.ID) {
+			continue
+		}
+		victim := d.undeliveredBelow(rec)
+		if victim == nil {
+			continue
+		}
+		d.unlease(tx, victim, rec)
+		d.admit(tx)
+	}
+}
+
+// undeliveredBelow picks the lease to withdraw for rec: one still in a
+// mailbox, in rec's lane, of strictly lower priority, on a worker that
+// could run rec. The lowest priority goes first, then the latest admitted.
+func (d *dispatcher) undeliveredBelow(rec *jobRec) *jobRec {
+	var best *jobRec
+	var bestSeq uint64
+	for _, wk := range d.workers {
+		if wk.draining || !d.eng.CouldRun(rec.job.ID, wk.w.ID) {
+			continue
+		}
+		for _, it := range wk.mailbox {
+			v := d.jobs[it.lease.Job.ID]
+			if v == nil || v.worker != wk || v.job.Attempt != it.lease.Attempt || v.job.State != store.StateLeased {
+				continue
+			}
+			if v.job.Lane != rec.job.Lane || v.job.Priority >= rec.job.Priority {
+				continue
+			}
+			if best == nil || v.job.Priority < best.job.Priority ||
+				(v.job.Priority == best.job.Priority && (it.seq > bestSeq || (it.seq == bestSeq && v.job.ID > best.job.ID))) {
+				best, bestSeq = v, it.seq
+			}
+		}
+	}
+	return best
+}
+
+// unlease withdraws rec's undelivered lease in favour of by: rec is
+// pending again with the attempt it had before (the withdrawn attempt
+// never left the server, so its number is free) and waits with its age.
+func (d *dispatcher) unlease(tx *txn, rec, by *jobRec) {
+	wk := rec.worker
+	withdrawn := rec.job.Attempt
+	prev := withdrawn - 1
+	set := store.JobSet{State: store.Ptr(store.StatePending), Attempt: &prev, WorkerID: store.Ptr(""), LeaseExpiresAt: &time.Time{}}
+	if !d.transition(tx, rec, []store.State{store.StateLeased}, set) {
+		return
+	}
+	wk.mailbox = dropMail(wk.mailbox, rec.job.ID)
+	delete(wk.jobs, rec.job.ID)
+	rec.worker, rec.leasedAt = nil, time.Time{}
+	if err := d.eng.Unadmit(rec.job.ID, tx.now); err != nil {
+		tx.fatal(fmt.Errorf("engine unadmit %s: %w", rec.job.ID, err))
+		return
+	}
+	tx.event(rec.job.ID, withdrawn, rec.job.Tenant, store.EventUnleased, "system",
+		map[string]any{"worker": wk.w.ID, "for_job": by.job.ID, "for_priority": by.job.Priority})
+}
+
+func dropMail(box []mailItem, jobID string) []mailItem {
+	for i, it := range box {
+		if it.lease.Job.ID == jobID {
+			return append(box[:i], box[i+1:]...)
+		}
+	}
+	return box
+}
