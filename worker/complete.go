@@ -13,11 +13,19 @@ const (
 	maxCompleteBytes = 4 << 20
 )
 
+// completeSenders is how many completion reports may be in flight at once.
+// With two, the server applies one report while the other's batch is being
+// made durable, instead of idling through every fsync and round trip
+// (measured: +11-30% drained jobs per second in paired runs of
+// fairway bench drain).
+const completeSenders = 2
+
 // errNotAccepted stands for completions the server asked to send again.
 var errNotAccepted = errors.New("some completions were not accepted, retrying")
 
-// completeLoop sends completions. Each waits up to BatchWindow for others
-// to share its request, less when no job is left running. The job's output
+// completeLoop sends completions; completeSenders of them share the queue.
+// Each report waits up to BatchWindow for others to share its request,
+// less when no job is left running. The job's output
 // is flushed first, so that the server has it before the job ends. A
 // completion is retried until the server acknowledges it or refuses it
 // (stale attempt); it is dropped without a word only when its attempt was

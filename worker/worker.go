@@ -154,7 +154,9 @@ func (w *Worker) startLoops(pollCtx, hbCtx context.Context, polls *sync.WaitGrou
 	polls.Go(func() { w.pollLoop(pollCtx) })
 	w.bg.Go(func() { w.heartbeatLoop(hbCtx) })
 	w.bg.Go(func() { w.startLoop(w.netCtx) })
-	w.bg.Go(func() { w.completeLoop(w.netCtx) })
+	for range completeSenders {
+		w.bg.Go(func() { w.completeLoop(w.netCtx) })
+	}
 	w.bg.Go(func() { w.logLoop(w.netCtx) })
 }
 
