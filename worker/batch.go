@@ -6,21 +6,29 @@ import (
 	"time"
 )
 
-// queue is a batching queue of tasks: producers add, one consumer loop
-// takes batches.
+// queue is a batching queue of tasks: producers add, consumer loops take
+// batches. Besides "may be non-empty" it can signal "holds at least
+// bulkAt", for a consumer that only takes large batches.
 type queue struct {
-	mu    sync.Mutex
-	items []*task
-	kick  chan struct{} // capacity 1: "the queue may be non-empty"
+	mu     sync.Mutex
+	items  []*task
+	kick   chan struct{} // capacity 1: "the queue may be non-empty"
+	bulk   chan struct{} // capacity 1: "the queue may hold bulkAt or more"
+	bulkAt int           // 0: no bulk signal
 }
 
-func newQueue() *queue { return &queue{kick: make(chan struct{}, 1)} }
+func newQueue() *queue { return newBulkQueue(0) }
+
+func newBulkQueue(bulkAt int) *queue {
+	return &queue{kick: make(chan struct{}, 1), bulk: make(chan struct{}, 1), bulkAt: bulkAt}
+}
 
 func (q *queue) add(t *task) {
 	q.mu.Lock()
 	q.items = append(q.items, t)
+	n := len(q.items)
 	q.mu.Unlock()
-	q.poke()
+	q.poked(n)
 }
 
 // addFront puts tasks back at the head, to be retried first.
@@ -30,11 +38,31 @@ func (q *queue) addFront(ts []*task) {
 	}
 	q.mu.Lock()
 	q.items = append(ts[:len(ts):len(ts)], q.items...)
+	n := len(q.items)
 	q.mu.Unlock()
-	q.poke()
+	q.poked(n)
 }
 
 func (q *queue) poke() { signal(q.kick) }
+
+// poked signals the consumers of a queue now holding n tasks.
+func (q *queue) poked(n int) {
+	q.poke()
+	if q.bulkAt > 0 && n >= q.bulkAt {
+		signal(q.bulk)
+	}
+}
+
+// waitBulk blocks until the queue may hold bulkAt tasks or more; false
+// once ctx is done.
+func (q *queue) waitBulk(ctx context.Context) bool {
+	select {
+	case <-q.bulk:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
 
 func (q *queue) len() int {
 	q.mu.Lock()
@@ -63,7 +91,7 @@ func (q *queue) take(maxItems, maxBytes int, size func(*task) int) []*task {
 	left := len(q.items)
 	q.mu.Unlock()
 	if left > 0 {
-		q.poke()
+		q.poked(left)
 	}
 	return out
 }

@@ -36,6 +36,11 @@ type fakeServer struct {
 	calls      []fakeCall
 	faults     map[string][]int // verb -> statuses to answer next
 	registers  int
+	// holdCompletes, when set, keeps complete calls waiting until it is
+	// closed; completesIn counts those waiting, maxCompletesIn the most
+	// at once.
+	holdCompletes               chan struct{}
+	completesIn, maxCompletesIn int
 }
 
 type fakeJob struct {
@@ -217,6 +222,9 @@ func (f *fakeServer) workerCall(w http.ResponseWriter, r *http.Request) {
 		writeFakeError(w, 400, api.CodeMalformedJSON)
 		return
 	}
+	if verb == "complete" {
+		f.holdComplete()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	defer f.broadcastLocked()
@@ -232,6 +240,27 @@ func (f *fakeServer) workerCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeFakeJSON(w, status, out)
+}
+
+// holdComplete waits while holdCompletes is set and open.
+func (f *fakeServer) holdComplete() {
+	f.mu.Lock()
+	hold := f.holdCompletes
+	if hold == nil {
+		f.mu.Unlock()
+		return
+	}
+	f.completesIn++
+	f.maxCompletesIn = max(f.maxCompletesIn, f.completesIn)
+	f.broadcastLocked()
+	f.mu.Unlock()
+	select {
+	case <-hold:
+	case <-time.After(guard):
+	}
+	f.mu.Lock()
+	f.completesIn--
+	f.mu.Unlock()
 }
 
 // answerLocked applies one worker call and returns its answer.

@@ -32,6 +32,7 @@ type Worker struct {
 
 	slots     *slotPool
 	leaseCtx  context.Context // done once the worker takes no more jobs
+	reporting atomic.Int32    // completion reports in flight
 	starts    *queue
 	completes *queue
 	logs      *logShipper
@@ -73,7 +74,7 @@ func New(opts Options) (*Worker, error) {
 		flushWait: defaultFlushWait,
 		slots:     newSlotPool(opts.Slots),
 		starts:    newQueue(),
-		completes: newQueue(),
+		completes: newBulkQueue(bulkReport),
 		logs:      newLogShipper(),
 		held:      map[taskKey]*task{},
 		notify:    make(chan struct{}),
@@ -154,9 +155,8 @@ func (w *Worker) startLoops(pollCtx, hbCtx context.Context, polls *sync.WaitGrou
 	polls.Go(func() { w.pollLoop(pollCtx) })
 	w.bg.Go(func() { w.heartbeatLoop(hbCtx) })
 	w.bg.Go(func() { w.startLoop(w.netCtx) })
-	for range completeSenders {
-		w.bg.Go(func() { w.completeLoop(w.netCtx) })
-	}
+	w.bg.Go(func() { w.completeLoop(w.netCtx) })
+	w.bg.Go(func() { w.bulkCompleteLoop(w.netCtx) })
 	w.bg.Go(func() { w.logLoop(w.netCtx) })
 }
 

@@ -523,3 +523,63 @@ func TestRefusedBatchIsRetriedOneByOne(t *testing.T) {
 		t.Errorf("complete calls: %s", f.describeLocked())
 	}
 }
+
+// TestBulkReportWhileOneIsInFlight: while a completion report waits on the
+// server, a backlog of bulkReport completions or more goes out in a second
+// report; a smaller one waits for the first.
+func TestBulkReportWhileOneIsInFlight(t *testing.T) {
+	f := newFakeServer(t)
+	hold := make(chan struct{})
+	f.mu.Lock()
+	f.holdCompletes = hold
+	f.mu.Unlock()
+	noop := HandlerFunc(func(context.Context, Job) (json.RawMessage, error) { return nil, nil })
+	opts := testOptions(t, f, map[string]Handler{"*": noop})
+	opts.Slots = 2 * bulkReport
+	w, _ := startWorker(t, opts)
+	first := f.addJob(api.Job{})
+	f.waitFor("the first report held", func() bool { return f.completesIn == 1 })
+	few := make([]string, bulkReport-1)
+	for i := range few {
+		few[i] = f.addJob(api.Job{})
+	}
+	waitUntil(t, "the small backlog queued", func() bool { return w.completes.len() == bulkReport-1 })
+	f.mu.Lock()
+	if f.completesIn != 1 {
+		t.Errorf("%d reports in flight with a backlog of %d, want 1", f.completesIn, bulkReport-1)
+	}
+	f.mu.Unlock()
+	for range bulkReport {
+		f.addJob(api.Job{})
+	}
+	f.waitFor("a second report in flight", func() bool { return f.completesIn == 2 })
+	close(hold)
+	f.waitFor("every completion", func() bool {
+		n := 0
+		for _, j := range f.jobs {
+			n += len(j.completed)
+		}
+		return n == 2*bulkReport
+	})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.maxCompletesIn != 2 {
+		t.Errorf("at most %d reports in flight at once, want 2", f.maxCompletesIn)
+	}
+	if len(f.completions(first)) != 1 {
+		t.Errorf("first job completed %d times", len(f.completions(first)))
+	}
+}
+
+// waitUntil polls cond (guarded by the test's bound) for state the fake
+// server does not see.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(guard)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
