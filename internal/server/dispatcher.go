@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
@@ -92,16 +93,18 @@ type dispatcher struct {
 	byTenant  map[string]int  // unfinished jobs per tenant
 	pending   []func(tx *txn) // repairs found at rebuild, applied in the first batch
 	lastPurge time.Time
-	inflight  []committed // committed batches waiting for the disk, oldest first
-	seq       uint64      // batches started
-	durable   uint64      // the last batch known durable: its leases and those before may leave
+	inflight  []committed  // committed batches waiting for the disk, oldest first
+	seq       uint64       // batches started
+	durable   uint64       // the last batch known durable: its leases and those before may leave
+	queued    atomic.Int64 // commands handed to the dispatcher so far
 }
 
 // committed is a batch whose transaction committed but may not be durable
 // yet. Its replies and after-commit actions (lease deliveries, waiters)
 // run once the store says it is: nothing leaves the server before then.
-// Meanwhile the dispatcher goes on with the next batch, so one fsync
-// serves every batch committed while the previous one ran.
+// Meanwhile the dispatcher gathers the next batch (coalesce); a timer
+// step (housekeeping) may still commit behind it, and one fsync then
+// serves both.
 type committed struct {
 	seq     uint64
 	durable <-chan error
@@ -144,6 +147,7 @@ func (d *dispatcher) submit(ctx context.Context, apply func(tx *txn)) error {
 	c := command{apply: apply, reply: func(err error) { done <- err }}
 	select {
 	case d.cmds <- c:
+		d.queued.Add(1)
 	case <-d.s.done:
 		return ErrClosed
 	case <-ctx.Done():
@@ -177,10 +181,35 @@ func (d *dispatcher) run(ctx context.Context) {
 			continue
 		case c := <-d.cmds:
 			batch = append(batch, c)
+			if len(d.inflight) > 0 {
+				batch = d.coalesce(ctx, batch)
+			}
 		case <-tick.C:
 		}
 		d.step(ctx, d.gather(batch))
 	}
+}
+
+// coalesce gathers the commands that arrive while earlier commits are
+// being made durable, up to the batch limit, and returns once they are:
+// these commands' answers would wait for the next fsync anyway, and one
+// transaction for all of them writes far fewer pages than one each (most
+// of a small commit's cost). Under load this is group commit with the
+// next batch formed during the fsync; idle, there is nothing in flight
+// and a command is applied at once.
+func (d *dispatcher) coalesce(ctx context.Context, batch []command) []command {
+	for len(batch) < d.maxBatch && len(d.inflight) > 0 {
+		select {
+		case c := <-d.cmds:
+			batch = append(batch, c)
+		case err := <-d.inflight[0].durable:
+			d.settle(err)
+			d.settleReady()
+		case <-ctx.Done():
+			return batch
+		}
+	}
+	return batch
 }
 
 // settle finishes the oldest committed batch, whose durability the store

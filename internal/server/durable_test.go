@@ -18,8 +18,26 @@ import (
 // for a disk whose fsync has not returned yet.
 type heldStore struct {
 	store.Store
-	mu   sync.Mutex
-	open chan struct{} // closed while durability flows
+	mu         sync.Mutex
+	open       chan struct{} // closed while durability flows
+	insertTxns int           // transactions that inserted jobs
+}
+
+// insertCounter is a Writer that notes whether jobs were inserted.
+type insertCounter struct {
+	store.Writer
+	inserted bool
+}
+
+func (w *insertCounter) JobInsert(ctx context.Context, j store.Job) error {
+	w.inserted = true
+	return w.Writer.JobInsert(ctx, j)
+}
+
+func (s *heldStore) insertTransactions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.insertTxns
 }
 
 func (s *heldStore) hold() {
@@ -28,19 +46,33 @@ func (s *heldStore) hold() {
 	s.mu.Unlock()
 }
 
+// release lets durability flow again; releasing twice is harmless.
 func (s *heldStore) release() {
 	s.mu.Lock()
-	close(s.open)
+	select {
+	case <-s.open:
+	default:
+		close(s.open)
+	}
 	s.mu.Unlock()
 }
 
 func (s *heldStore) WriteDeferred(ctx context.Context, fn func(w store.Writer) error) (<-chan error, error) {
-	inner, err := s.Store.WriteDeferred(ctx, fn)
+	inserted := false
+	inner, err := s.Store.WriteDeferred(ctx, func(w store.Writer) error {
+		cw := &insertCounter{Writer: w}
+		err := fn(cw)
+		inserted = cw.inserted
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	gate := s.open
+	if inserted {
+		s.insertTxns++
+	}
 	s.mu.Unlock()
 	out := make(chan error, 1)
 	go func() {
@@ -51,10 +83,8 @@ func (s *heldStore) WriteDeferred(ctx context.Context, fn func(w store.Writer) e
 	return out, nil
 }
 
-// TestNothingLeavesBeforeDurable: while a commit is not durable the server
-// neither answers the submit it holds nor hands its lease to the waiting
-// worker, though the job is already committed; both go out once it is.
-func TestNothingLeavesBeforeDurable(t *testing.T) {
+func startHeld(t *testing.T) (*harness, *heldStore, store.Store) {
+	t.Helper()
 	ctx := context.Background()
 	sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fairway.db"))
 	if err != nil {
@@ -71,7 +101,49 @@ func TestNothingLeavesBeforeDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, clock: clock, srv: srv, http: httptest.NewServer(srv.Handler())}
-	t.Cleanup(func() { h.stop(); sq.Close() })
+	t.Cleanup(func() { st.release(); h.stop(); sq.Close() })
+	return h, st, sq
+}
+
+// TestCommandsCoalesceWhileACommitIsNotDurable: the commands that arrive
+// while a commit waits for the disk are applied together, in one
+// transaction, once it is durable.
+func TestCommandsCoalesceWhileACommitIsNotDurable(t *testing.T) {
+	h, st, _ := startHeld(t)
+	st.hold()
+	var wg sync.WaitGroup
+	wg.Go(func() { h.submit(api.JobSpec{Type: "t"}) })
+	waitCond(t, "the first submit committed", func() bool { return st.insertTransactions() == 1 })
+	const later = 3
+	for range later {
+		wg.Go(func() { h.submit(api.JobSpec{Type: "t"}) })
+	}
+	waitCond(t, "the later submits queued", func() bool { return h.srv.d.queued.Load() >= 1+later })
+	st.release()
+	wg.Wait()
+	if n := st.insertTransactions(); n != 2 {
+		t.Errorf("%d transactions inserted 1 + %d jobs, want 2 (the later ones coalesced)", n, later)
+	}
+}
+
+// waitCond polls cond, bounded, for state no channel announces.
+func waitCond(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestNothingLeavesBeforeDurable: while a commit is not durable the server
+// neither answers the submit it holds nor hands its lease to the waiting
+// worker, though the job is already committed; both go out once it is.
+func TestNothingLeavesBeforeDurable(t *testing.T) {
+	ctx := context.Background()
+	h, st, sq := startHeld(t)
 
 	wk := h.register(api.RegisterRequest{Name: "w", Slots: 1})
 	leased := make(chan []api.Lease, 1)
@@ -80,6 +152,10 @@ func TestNothingLeavesBeforeDurable(t *testing.T) {
 		h.do("POST", "/workers/"+wk+"/lease", api.LeaseRequest{Max: 1, WaitMS: 10000}, &r)
 		leased <- r.Leases
 	}()
+	// The poll is open once a batch after it has been answered (the
+	// dispatcher applies commands in order).
+	waitCond(t, "the poll queued", func() bool { return h.srv.d.queued.Load() >= 2 })
+	h.tick()
 
 	st.hold()
 	submitted := make(chan api.SubmitResponse, 1)
@@ -91,6 +167,7 @@ func TestNothingLeavesBeforeDurable(t *testing.T) {
 		submitted <- r
 	}()
 	var page store.JobPage
+	var err error
 	deadline := time.Now().Add(5 * time.Second)
 	for len(page.Jobs) == 0 && time.Now().Before(deadline) {
 		page, err = sq.JobList(ctx, store.JobListParams{Limit: 10})
