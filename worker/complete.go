@@ -44,17 +44,7 @@ func (w *Worker) completeLoop(ctx context.Context) {
 			}
 			return
 		}
-		batch := w.pruneDropped(w.completes.take(maxCompleteBatch, maxCompleteBytes, completionSize))
-		if len(batch) == 0 {
-			continue
-		}
-		w.flushLogs(ctx)
-		var failed error
-		for _, group := range groupBy(batch, taskGen) {
-			if err := w.sendCompletions(ctx, group); err != nil {
-				failed = err
-			}
-		}
+		failed := w.reportNext(ctx)
 		if failed == nil {
 			fails = 0
 			continue
@@ -75,17 +65,28 @@ func (w *Worker) bulkCompleteLoop(ctx context.Context) {
 		if w.reporting.Load() == 0 || w.completes.len() < bulkReport {
 			continue
 		}
-		batch := w.pruneDropped(w.completes.take(maxCompleteBatch, maxCompleteBytes, completionSize))
-		if len(batch) == 0 {
-			continue
-		}
-		w.flushLogs(ctx)
-		for _, group := range groupBy(batch, taskGen) {
-			// A failure puts the batch back for completeLoop, which
-			// owns the retry back-off.
-			_ = w.sendCompletions(ctx, group)
+		// A failed report is back in the queue for completeLoop, which
+		// owns the retry back-off.
+		_ = w.reportNext(ctx)
+	}
+}
+
+// reportNext takes the next batch of completions, flushes the output
+// first, and reports it, one request per session. It returns the error of
+// a report whose completions are back in the queue to be retried.
+func (w *Worker) reportNext(ctx context.Context) error {
+	batch := w.pruneDropped(w.completes.take(maxCompleteBatch, maxCompleteBytes, completionSize))
+	if len(batch) == 0 {
+		return nil
+	}
+	w.flushLogs(ctx)
+	var failed error
+	for _, group := range groupBy(batch, taskGen) {
+		if err := w.sendCompletions(ctx, group); err != nil {
+			failed = err
 		}
 	}
+	return failed
 }
 
 // takingJobs reports whether the worker still leases jobs.

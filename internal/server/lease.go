@@ -74,9 +74,9 @@ func (d *dispatcher) takeMail(wk *workerRec, max int) []api.Lease {
 		l := wk.mailbox[i].lease
 		d.jobs[l.Job.ID].deliveredAt = now
 		out = append(out, l)
-		wk.mailbox[i].seq = 0 // marks it sent
+		wk.mailbox[i].sent = true
 	}
-	wk.mailbox = slices.DeleteFunc(wk.mailbox, func(it mailItem) bool { return it.seq == 0 })
+	wk.mailbox = slices.DeleteFunc(wk.mailbox, func(it mailItem) bool { return it.sent })
 	return out
 }
 

@@ -98,6 +98,7 @@ type workerRec struct {
 type mailItem struct {
 	lease api.Lease
 	seq   uint64
+	sent  bool // taken by takeMail, about to leave the mailbox
 }
 
 // poller is a worker's pending long-poll.
