@@ -10,14 +10,21 @@
 // against its in-memory index of unfinished jobs and workers, mutates the
 // policy engine, and writes the fenced transitions and audit events. Then it
 // asks the engine for admissions (Dispatch) and writes those leases in the
-// same transaction. Only after the transaction has committed (fsync'd) does
-// it answer the requests and hand leases to workers: acknowledged means
-// durable, and many requests share one fsync (group commit). If a commit
-// fails, every request of the batch gets an error and the dispatcher
-// rebuilds its state from the store, as at start.
+// same transaction; jobs that arrived in the batch and wait only for a slot
+// may take the slot of a lease that has not left the server yet
+// (preempt.go). The store reports the commit at once and its durability
+// later (Store.WriteDeferred): only once the commit is durable does the
+// dispatcher answer the requests, hand the batch's leases to workers (from
+// their mailboxes, highest priority first) and wake waiters, so
+// acknowledged means durable. While a commit waits for the disk the
+// dispatcher gathers the commands that arrive and applies them together
+// once it is durable (group commit). If a commit fails, every request of
+// the batch gets an error and the dispatcher rebuilds its state from the
+// store, as at start.
 //
 // Reads (get, list, logs, executions, summaries) go straight to the store,
-// which only ever holds committed state.
+// which holds committed state; a read may see a change up to one fsync
+// before the request that made it is answered.
 //
 // # Leases and fencing
 //
