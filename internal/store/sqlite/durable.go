@@ -3,6 +3,7 @@ package sqlite
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -151,6 +152,12 @@ func (y *syncer) syncWAL() error {
 	}
 	if y.wal == nil {
 		f, err := os.Open(y.walPath)
+		if errors.Is(err, fs.ErrNotExist) {
+			// No WAL yet (a store just opened that has written nothing):
+			// nothing is committed that is not already in the database
+			// file, which SQLite syncs itself.
+			return nil
+		}
 		if err != nil {
 			return err
 		}
