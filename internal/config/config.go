@@ -104,9 +104,27 @@ type Resources struct {
 	GPU      int64   `yaml:"gpu"`
 }
 
-// Policy converts to the engine's units.
+// maxCores bounds a CPU amount so that it converts to millicores exactly.
+const maxCores = 1e12
+
+// Validate checks a demand: every amount a finite number >= 0. The error
+// is a *FieldError naming cpu, memory_mb or gpu.
+func (r Resources) Validate() error {
+	switch {
+	case math.IsNaN(r.CPU) || math.IsInf(r.CPU, 0) || r.CPU < 0 || r.CPU > maxCores:
+		return &FieldError{Field: "cpu", Msg: "must be a number of cores >= 0"}
+	case r.MemoryMB < 0:
+		return &FieldError{Field: "memory_mb", Msg: "must be >= 0"}
+	case r.GPU < 0:
+		return &FieldError{Field: "gpu", Msg: "must be >= 0"}
+	}
+	return nil
+}
+
+// Policy converts a valid demand to the engine's units (CPU in
+// thousandths of a core, rounded).
 func (r Resources) Policy() policy.Resources {
-	return policy.Resources{MilliCPU: int64(r.CPU*1000 + 0.5), MemoryMB: r.MemoryMB, GPU: r.GPU}
+	return policy.Resources{MilliCPU: int64(math.Round(r.CPU * 1000)), MemoryMB: r.MemoryMB, GPU: r.GPU}
 }
 
 // RetryPolicy is a type's default retry policy.
@@ -314,8 +332,8 @@ func (t Type) validate(lanes map[string]Lane) error {
 		return fmt.Errorf("priority: must be between %d and %d", policy.MinPriority, policy.MaxPriority)
 	case t.Lane != "" && !hasKey(lanes, t.Lane):
 		return fmt.Errorf("lane: unknown lane %q", t.Lane)
-	case t.Resources.CPU < 0 || t.Resources.MemoryMB < 0 || t.Resources.GPU < 0:
-		return errors.New("resources: must be >= 0")
+	case t.Resources.Validate() != nil:
+		return fmt.Errorf("resources.%w", t.Resources.Validate())
 	case t.MaxConcurrency < 0:
 		return errors.New("max_concurrency: must be >= 0")
 	case t.DefaultCost < 0:

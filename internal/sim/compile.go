@@ -159,29 +159,17 @@ func compileTypes(in map[string]TypeSpec) (map[string]policy.TypeConfig, error) 
 	return out, nil
 }
 
+// compileResources checks and converts a demand as the server config
+// does; nil is no demand.
 func compileResources(field string, r *ResourceSpec) (policy.Resources, error) {
 	if r == nil {
 		return policy.Resources{}, nil
 	}
-	mcpu, err := milliCPU(field+".cpu", r.CPU)
-	if err != nil {
-		return policy.Resources{}, err
+	var fe *config.FieldError
+	if err := r.Validate(); errors.As(err, &fe) {
+		return policy.Resources{}, fieldErr(field+"."+fe.Field, "%s", fe.Msg)
 	}
-	if r.MemoryMB < 0 {
-		return policy.Resources{}, fieldErr(field+".memory_mb", "must be >= 0")
-	}
-	if r.GPU < 0 {
-		return policy.Resources{}, fieldErr(field+".gpu", "must be >= 0")
-	}
-	return policy.Resources{MilliCPU: mcpu, MemoryMB: r.MemoryMB, GPU: r.GPU}, nil
-}
-
-// milliCPU converts cores to thousandths of a core.
-func milliCPU(field string, cores float64) (int64, error) {
-	if math.IsNaN(cores) || math.IsInf(cores, 0) || cores < 0 || cores > 1e12 {
-		return 0, fieldErr(field, "must be a number of cores >= 0")
-	}
-	return int64(math.Round(cores * 1000)), nil
+	return r.Policy(), nil
 }
 
 func compileTenants(in map[string]TenantSpec) (map[string]policy.TenantConfig, error) {

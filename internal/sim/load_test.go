@@ -35,6 +35,8 @@ func TestLoadErrorsNameTheField(t *testing.T) {
 		"cancel before at":    {minimal + "jobs: [{type: t, at: 5, cancel_at: 1}]\n", "jobs[0].cancel_at: must be >= at"},
 		"negative cost":       {minimal + "jobs: [{type: t, cost: -2}]\n", "jobs[0].cost: must be a finite number >= 0"},
 		"negative cpu":        {minimal + "jobs: [{type: t, resources: {cpu: -1}}]\n", "jobs[0].resources.cpu"},
+		"cpu not a number":    {minimal + "jobs: [{type: t, resources: {cpu: .nan}}]\n", "jobs[0].resources.cpu"},
+		"negative gpu":        {minimal + "jobs: [{type: t, resources: {gpu: -2}}]\n", "jobs[0].resources.gpu"},
 		"reprio priority":     {minimal + "jobs: [{type: t, reprioritize: {at: 1, priority: -3}}]\n", "jobs[0].reprioritize.priority"},
 		"empty dependency":    {minimal + "jobs: [{type: t, depends_on: [\"\"]}]\n", "jobs[0].depends_on[0]: empty job id"},
 		"no pool":             {"types: {t: {}}\n", "pool: required"},

@@ -73,12 +73,9 @@ type TypeSpec struct {
 	Resources      *ResourceSpec `yaml:"resources"`
 }
 
-// ResourceSpec is a resource demand; CPU is in cores and may be fractional.
-type ResourceSpec struct {
-	CPU      float64 `yaml:"cpu"`
-	MemoryMB int64   `yaml:"memory_mb"`
-	GPU      int64   `yaml:"gpu"`
-}
+// ResourceSpec is a resource demand, the server config's: CPU is in
+// cores and may be fractional.
+type ResourceSpec = config.Resources
 
 // TenantSpec holds a tenant's limits.
 type TenantSpec struct {
