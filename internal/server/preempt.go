@@ -49,11 +49,11 @@ func (d *dispatcher) undeliveredBelow(rec *jobRec) *jobRec {
 			continue
 		}
 		for _, it := range wk.mailbox {
-			v := d.jobs[it.lease.Job.ID]
-			if v == nil || v.worker != wk || v.job.Attempt != it.lease.Attempt || v.job.State != store.StateLeased {
+			if !d.current(wk, it.lease.Job.ID, it.lease.Attempt) {
 				continue
 			}
-			if v.job.Lane != rec.job.Lane || v.job.Priority >= rec.job.Priority {
+			v := d.jobs[it.lease.Job.ID]
+			if v.job.State != store.StateLeased || v.job.Lane != rec.job.Lane || v.job.Priority >= rec.job.Priority {
 				continue
 			}
 			if best == nil || v.job.Priority < best.job.Priority ||
