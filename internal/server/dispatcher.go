@@ -24,6 +24,17 @@ const housekeepEvery = 100 * time.Millisecond
 type command struct {
 	apply func(tx *txn)
 	reply func(err error)
+	// arriving lists, for a submit, the lanes and best priorities of the
+	// jobs it brings: if one of them outranks a lease that has not left
+	// the server, the command is applied at once rather than gathered
+	// behind a commit waiting for the disk (see urgent).
+	arriving []arrival
+}
+
+// arrival is the best priority a submit brings into a lane.
+type arrival struct {
+	lane     string
+	priority int
 }
 
 // txn is one batch's transaction and what must happen once it commits.
@@ -143,8 +154,17 @@ func (d *dispatcher) reset() error {
 // submit sends a command and waits for its reply; it fails fast once the
 // server is closed.
 func (d *dispatcher) submit(ctx context.Context, apply func(tx *txn)) error {
+	return d.send(ctx, command{apply: apply})
+}
+
+// submitArriving is submit for a command that brings new jobs.
+func (d *dispatcher) submitArriving(ctx context.Context, arriving []arrival, apply func(tx *txn)) error {
+	return d.send(ctx, command{apply: apply, arriving: arriving})
+}
+
+func (d *dispatcher) send(ctx context.Context, c command) error {
 	done := make(chan error, 1)
-	c := command{apply: apply, reply: func(err error) { done <- err }}
+	c.reply = func(err error) { done <- err }
 	select {
 	case d.cmds <- c:
 		d.queued.Add(1)
@@ -197,11 +217,24 @@ func (d *dispatcher) run(ctx context.Context) {
 // of a small commit's cost). Under load this is group commit with the
 // next batch formed during the fsync; idle, there is nothing in flight
 // and a command is applied at once.
+//
+// A command that brings a job outranking a lease still in a mailbox ends
+// the gathering (urgent): applied now, its job can take that lease's slot
+// before the lease leaves (see preempt); gathered, it would be applied
+// only after the commit carrying the lease is durable and the lease has
+// left, and the job would wait for the next free slot while the lower
+// job starts.
 func (d *dispatcher) coalesce(ctx context.Context, batch []command) []command {
+	if d.urgent(batch[len(batch)-1]) {
+		return batch
+	}
 	for len(batch) < d.maxBatch && len(d.inflight) > 0 {
 		select {
 		case c := <-d.cmds:
 			batch = append(batch, c)
+			if d.urgent(c) {
+				return batch
+			}
 		case err := <-d.inflight[0].durable:
 			d.settle(err)
 			d.settleReady()

@@ -21,6 +21,8 @@ type heldStore struct {
 	mu         sync.Mutex
 	open       chan struct{} // closed while durability flows
 	insertTxns int           // transactions that inserted jobs
+	txns       int           // transactions committed
+	gates      []func()      // openers of the gates made by gate
 }
 
 // insertCounter is a Writer that notes whether jobs were inserted.
@@ -46,9 +48,32 @@ func (s *heldStore) hold() {
 	s.mu.Unlock()
 }
 
-// release lets durability flow again; releasing twice is harmless.
+// gate holds the commits made from now on behind a gate of their own and
+// returns what opens it; the commits made before keep their gate.
+func (s *heldStore) gate() (open func()) {
+	g := make(chan struct{})
+	var once sync.Once
+	open = func() { once.Do(func() { close(g) }) }
+	s.mu.Lock()
+	s.open = g
+	s.gates = append(s.gates, open)
+	s.mu.Unlock()
+	return open
+}
+
+func (s *heldStore) transactions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.txns
+}
+
+// release lets durability flow again, also through the gates made by
+// gate; releasing twice is harmless.
 func (s *heldStore) release() {
 	s.mu.Lock()
+	for _, open := range s.gates {
+		open()
+	}
 	select {
 	case <-s.open:
 	default:
@@ -73,6 +98,7 @@ func (s *heldStore) WriteDeferred(ctx context.Context, fn func(w store.Writer) e
 	if inserted {
 		s.insertTxns++
 	}
+	s.txns++
 	s.mu.Unlock()
 	out := make(chan error, 1)
 	go func() {

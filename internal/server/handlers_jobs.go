@@ -140,7 +140,7 @@ func (s *Server) submitBatch(ctx context.Context, jobs []store.Job, wait bool) (
 	out := make([]submitResult, len(jobs))
 	var waitCh chan api.Job
 	d := s.d
-	err := d.submit(ctx, func(tx *txn) {
+	err := d.submitArriving(ctx, arrivals(jobs), func(tx *txn) {
 		res := d.submitJobs(tx, jobs)
 		if wait && res[0].err == nil && tx.err == nil {
 			waitCh = d.addWaiter(res[0].job.ID)
@@ -155,6 +155,22 @@ func (s *Server) submitBatch(ctx context.Context, jobs []store.Job, wait bool) (
 		})
 	})
 	return out, waitCh, err
+}
+
+// arrivals gives the best priority the jobs bring into each lane.
+func arrivals(jobs []store.Job) []arrival {
+	var out []arrival
+next:
+	for _, j := range jobs {
+		for i := range out {
+			if out[i].lane == j.Lane {
+				out[i].priority = max(out[i].priority, j.Priority)
+				continue next
+			}
+		}
+		out = append(out, arrival{lane: j.Lane, priority: j.Priority})
+	}
+	return out
 }
 
 // addWaiter returns a channel that receives the job once it is terminal;

@@ -193,6 +193,7 @@ func (s *Server) handleComplete(w http.ResponseWriter, r *http.Request, p princi
 		}
 	}
 	out := api.ItemResults{Results: make([]api.ItemResult, len(req.Results))}
+	var owed *poller
 	err := s.workerCall(r.Context(), p, r.PathValue("id"), func(tx *txn, wk *workerRec) {
 		for i, c := range req.Results {
 			out.Results[i] = s.d.complete(tx, wk, c)
@@ -201,11 +202,18 @@ func (s *Server) handleComplete(w http.ResponseWriter, r *http.Request, p princi
 			// Once the batch is durable, before long-polls are served: the
 			// leases made in it (into the slots these results freed) go
 			// back with this answer.
-			tx.then(func() { out.Leases = s.d.takeMail(wk, req.LeaseMax) })
+			owed = &poller{max: req.LeaseMax, ch: make(chan []api.Lease, 1)}
+			tx.then(func() { s.d.oweLeases(wk, owed) })
 		}
 	})
 	if err != nil {
 		return err
+	}
+	if owed != nil {
+		select {
+		case out.Leases = <-owed.ch:
+		case <-s.done:
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 
@@ -31,22 +32,59 @@ func (d *dispatcher) lease(tx *txn, rec *jobRec, wk *workerRec) {
 	wk.mailbox = append(wk.mailbox, mailItem{lease: l, seq: tx.seq})
 }
 
-// deliver hands the worker's waiting long-poll the leases that may leave.
+// deliver answers, once their leases may leave, the completion reports
+// owed leases (oldest first), then the worker's long-poll.
 func (d *dispatcher) deliver(wk *workerRec) {
-	if wk.poll == nil || len(wk.mailbox) == 0 {
-		return
+	kept := wk.owed[:0]
+	for _, p := range wk.owed {
+		if !d.answer(wk, p, true) {
+			kept = append(kept, p)
+		}
 	}
-	if out := d.takeMail(wk, wk.poll.max); len(out) > 0 {
-		wk.poll.ch <- out
+	clear(wk.owed[len(kept):])
+	wk.owed = kept
+	if wk.poll != nil && len(wk.mailbox) > 0 && d.answer(wk, wk.poll, false) {
 		wk.poll = nil
 	}
+}
+
+// oweLeases answers a completion report's request for up to max leases,
+// now or, when it is held back (see takeMail), at a later delivery.
+func (d *dispatcher) oweLeases(wk *workerRec, p *poller) {
+	if !d.answer(wk, p, true) {
+		wk.owed = append(wk.owed, p)
+	}
+}
+
+// answer sends p the leases that may leave and reports whether it did;
+// empty answers only when always.
+func (d *dispatcher) answer(wk *workerRec, p *poller, always bool) bool {
+	if p.heldFor > d.durable {
+		return false
+	}
+	out, heldFor := d.takeMail(wk, p.max, p.heldFor == 0)
+	if heldFor > 0 {
+		p.heldFor = heldFor
+		return false
+	}
+	if len(out) == 0 && !always {
+		return false
+	}
+	p.ch <- out
+	return true
 }
 
 // takeMail takes up to max of the worker's leases that may leave (their
 // batch is durable), highest priority first and otherwise in admission
 // order, since the worker starts them in that order; leases no longer
 // current (cancelled meanwhile) are dropped.
-func (d *dispatcher) takeMail(wk *workerRec, max int) []api.Lease {
+//
+// With mayHold, when a lease of higher priority than one that may leave
+// is in a batch not yet durable, nothing is taken and the batch to wait
+// for is returned instead: the answer then carries both, and the worker
+// starts the higher job first. Sent now, the lower jobs would start
+// while the higher one, already accepted, waits for the next request.
+func (d *dispatcher) takeMail(wk *workerRec, max int, mayHold bool) ([]api.Lease, uint64) {
 	var ready []int // indexes into the mailbox
 	kept := 0
 	for _, it := range wk.mailbox {
@@ -61,8 +99,13 @@ func (d *dispatcher) takeMail(wk *workerRec, max int) []api.Lease {
 	}
 	clear(wk.mailbox[kept:])
 	wk.mailbox = wk.mailbox[:kept]
+	if mayHold {
+		if seq := d.higherOnTheWay(wk, ready); seq > 0 {
+			return nil, seq
+		}
+	}
 	if len(ready) == 0 {
-		return nil
+		return nil, 0
 	}
 	slices.SortStableFunc(ready, func(a, b int) int {
 		return cmp.Compare(wk.mailbox[b].lease.Job.Priority, wk.mailbox[a].lease.Job.Priority)
@@ -77,7 +120,27 @@ func (d *dispatcher) takeMail(wk *workerRec, max int) []api.Lease {
 		wk.mailbox[i].sent = true
 	}
 	wk.mailbox = slices.DeleteFunc(wk.mailbox, func(it mailItem) bool { return it.sent })
-	return out
+	return out, 0
+}
+
+// higherOnTheWay returns the latest batch, not yet durable, holding a
+// lease of wk's that outranks a ready one or, with none ready, that took
+// a withdrawn lease's slot; 0 if there is none.
+func (d *dispatcher) higherOnTheWay(wk *workerRec, ready []int) uint64 {
+	lowest := math.MaxInt
+	for _, i := range ready {
+		lowest = min(lowest, wk.mailbox[i].lease.Job.Priority)
+	}
+	var seq uint64
+	for _, it := range wk.mailbox {
+		if it.seq <= d.durable {
+			continue
+		}
+		if (len(ready) > 0 && it.lease.Job.Priority > lowest) || (len(ready) == 0 && it.preempting) {
+			seq = max(seq, it.seq)
+		}
+	}
+	return seq
 }
 
 // current reports whether (id, attempt) is the live attempt held by wk.
@@ -106,11 +169,20 @@ func (d *dispatcher) withdrawPoll(wk *workerRec, p *poller) {
 
 func (d *dispatcher) closePollers() {
 	for _, wk := range d.workers {
-		if wk.poll != nil {
-			wk.poll.ch <- nil
-			wk.poll = nil
-		}
+		wk.closePolls()
 	}
+}
+
+// closePolls answers the worker's waiting requests empty.
+func (wk *workerRec) closePolls() {
+	if wk.poll != nil {
+		wk.poll.ch <- nil
+		wk.poll = nil
+	}
+	for _, p := range wk.owed {
+		p.ch <- nil
+	}
+	wk.owed = nil
 }
 
 // startAttempt moves a leased attempt to running.

@@ -35,6 +35,9 @@ func (d *dispatcher) preempt(tx *txn) {
 		}
 		d.unlease(tx, victim, rec)
 		d.admit(tx)
+		if wk := rec.worker; wk != nil && len(wk.mailbox) > 0 && wk.mailbox[len(wk.mailbox)-1].lease.Job.ID == rec.job.ID {
+			wk.mailbox[len(wk.mailbox)-1].preempting = true
+		}
 	}
 }
 
@@ -94,4 +97,30 @@ func dropMail(box []mailItem, jobID string) []mailItem {
 		}
 	}
 	return box
+}
+
+// urgent reports whether c brings a job that outranks a lease still in a
+// mailbox of its lane: applying c now may let that job take the lease's
+// slot (preempt); what the job's type and resources allow is checked then.
+func (d *dispatcher) urgent(c command) bool {
+	if len(c.arriving) == 0 {
+		return false
+	}
+	for _, wk := range d.workers {
+		if wk.draining {
+			continue
+		}
+		for _, it := range wk.mailbox {
+			if !d.current(wk, it.lease.Job.ID, it.lease.Attempt) {
+				continue
+			}
+			j := &d.jobs[it.lease.Job.ID].job
+			for _, a := range c.arriving {
+				if j.Lane == a.lane && j.Priority < a.priority {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"net/http"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -116,5 +118,137 @@ func TestCompleteReturnsLeases(t *testing.T) {
 		if code := h.do("POST", "/workers/"+w+"/complete", req, &e); code != 400 || e.Error.Field != "lease_max" {
 			t.Errorf("lease_max %d: HTTP %d %+v, want 400 on lease_max", bad, code, e.Error)
 		}
+	}
+}
+
+// post sends a request from its own goroutine; the answer's body arrives
+// on the channel.
+func post[T any](h *harness, path string, body any) <-chan answer[T] {
+	out := make(chan answer[T], 1)
+	go func() {
+		var a answer[T]
+		a.code = h.do("POST", path, body, &a.body)
+		out <- a
+	}()
+	return out
+}
+
+type answer[T any] struct {
+	code int
+	body T
+}
+
+// await takes the answer, failing the test unless it is a success.
+func await[T any](t *testing.T, ch <-chan answer[T]) T {
+	t.Helper()
+	a := <-ch
+	if a.code != http.StatusOK && a.code != http.StatusCreated {
+		t.Fatalf("HTTP %d: %+v", a.code, a.body)
+	}
+	return a.body
+}
+
+// TestHigherSubmitIsAppliedBeforeTheDiskCatchesUp: a submit that outranks
+// a lease still waiting for its commit to be durable is applied at once,
+// not gathered behind that commit, and takes the lease's slot before the
+// lease can leave.
+func TestHigherSubmitIsAppliedBeforeTheDiskCatchesUp(t *testing.T) {
+	h, st, _ := startHeld(t)
+	w := h.register(api.RegisterRequest{Name: "w", Slots: 1})
+	base := st.transactions()
+
+	openLow := st.gate()
+	lowAnswer := post[api.SubmitResponse](h, "/jobs", api.JobSpec{Type: "t", Priority: intp(100)})
+	waitCond(t, "the low submit committed", func() bool { return st.transactions() == base+1 })
+	openHigh := st.gate()
+	highAnswer := post[api.SubmitResponse](h, "/jobs", api.JobSpec{Type: "t", Priority: intp(900)})
+	waitCond(t, "the high submit committed while the low one is not durable", func() bool { return st.transactions() == base+2 })
+
+	openLow()
+	low := await(t, lowAnswer).Job
+	openHigh()
+	high := await(t, highAnswer).Job
+	leases := h.lease(w, 1)
+	if len(leases) != 1 || leases[0].Job.ID != high.ID {
+		t.Fatalf("leases = %+v, want the high job", leases)
+	}
+	if got := h.get(low.ID); got.State != api.StatePending || got.Attempt != 0 {
+		t.Errorf("low: %s attempt %d, want pending 0", got.State, got.Attempt)
+	}
+}
+
+// TestLeasesWaitForAHigherOneOnItsWay: a completion report's answer that
+// could carry only low jobs while a high job's lease for the same worker
+// is committed but not yet durable waits for it, and carries the high job
+// first: the worker starts it before the low ones.
+func TestLeasesWaitForAHigherOneOnItsWay(t *testing.T) {
+	h, st, _ := startHeld(t)
+	w := h.register(api.RegisterRequest{Name: "w", Slots: 2})
+	var running []api.Completion
+	for range 2 {
+		h.submit(api.JobSpec{Type: "t", Priority: intp(100)})
+	}
+	for _, l := range h.lease(w, 2) {
+		running = append(running, api.Completion{JobID: l.Job.ID, Attempt: l.Attempt, Outcome: api.OutcomeSucceeded})
+	}
+	next := h.submit(api.JobSpec{Type: "t", Priority: intp(100)})
+	h.submit(api.JobSpec{Type: "t", Priority: intp(100)})
+	base := st.transactions()
+
+	openReport := st.gate()
+	answer := post[api.ItemResults](h, "/workers/"+w+"/complete", api.CompleteRequest{Results: running, LeaseMax: 2})
+	waitCond(t, "the report committed", func() bool { return st.transactions() == base+1 })
+	openHigh := st.gate()
+	high := post[api.SubmitResponse](h, "/jobs", api.JobSpec{Type: "t", Priority: intp(900)})
+	waitCond(t, "the high submit committed", func() bool { return st.transactions() == base+2 })
+
+	openReport()
+	select {
+	case a := <-answer:
+		t.Fatalf("the report was answered (%d leases) before the high job's lease was durable", len(a.body.Leases))
+	case <-time.After(50 * time.Millisecond):
+	}
+	openHigh()
+	r := await(t, answer)
+	highJob := await(t, high).Job
+	var got []string
+	for _, l := range r.Leases {
+		got = append(got, l.Job.ID)
+	}
+	if d := cmp.Diff([]string{highJob.ID, next.ID}, got); d != "" {
+		t.Errorf("leases with the report (-want +got):\n%s", d)
+	}
+}
+
+// TestAnswerWaitsForTheLeaseThatTookItsSlot: when the only lease a
+// report's answer would carry was withdrawn for a higher job, the answer
+// waits for that job's lease instead of going back empty.
+func TestAnswerWaitsForTheLeaseThatTookItsSlot(t *testing.T) {
+	h, st, _ := startHeld(t)
+	w := h.register(api.RegisterRequest{Name: "w", Slots: 1})
+	first := h.submit(api.JobSpec{Type: "t", Priority: intp(100)})
+	if leases := h.lease(w, 1); len(leases) != 1 || leases[0].Job.ID != first.ID {
+		t.Fatalf("leases = %+v", leases)
+	}
+	second := h.submit(api.JobSpec{Type: "t", Priority: intp(100)})
+	base := st.transactions()
+
+	openReport := st.gate()
+	done := api.Completion{JobID: first.ID, Attempt: 1, Outcome: api.OutcomeSucceeded}
+	answer := post[api.ItemResults](h, "/workers/"+w+"/complete", api.CompleteRequest{Results: []api.Completion{done}, LeaseMax: 1})
+	waitCond(t, "the report committed", func() bool { return st.transactions() == base+1 })
+	openHigh := st.gate()
+	high := post[api.SubmitResponse](h, "/jobs", api.JobSpec{Type: "t", Priority: intp(900)})
+	waitCond(t, "the high submit committed", func() bool { return st.transactions() == base+2 })
+
+	openReport()
+	openHigh()
+	r := await(t, answer)
+	highJob := await(t, high).Job
+	if len(r.Leases) != 1 || r.Leases[0].Job.ID != highJob.ID {
+		t.Fatalf("leases with the report = %+v, want the high job", r.Leases)
+	}
+	if got := h.get(second.ID); got.State != api.StatePending || got.Attempt != 0 {
+		t.Errorf("second low: %s attempt %d, want pending 0", got.State, got.Attempt)
 	}
 }

@@ -88,6 +88,9 @@ type workerRec struct {
 	lastSeen time.Time
 	mailbox  []mailItem // in admission order
 	poll     *poller
+	// owed are the lease answers of completion reports that wait for a
+	// higher-priority lease to become durable (see takeMail), oldest first.
+	owed     []*poller
 	jobs     map[string]*jobRec
 	draining bool
 }
@@ -99,12 +102,20 @@ type mailItem struct {
 	lease api.Lease
 	seq   uint64
 	sent  bool // taken by takeMail, about to leave the mailbox
+	// preempting: the lease took the slot of a withdrawn one, which a
+	// request of the worker may be waiting for (see takeMail).
+	preempting bool
 }
 
-// poller is a worker's pending long-poll.
+// poller is a request waiting for leases: a worker's long-poll, or the
+// lease part of a completion report's answer.
 type poller struct {
 	max int
 	ch  chan []api.Lease // buffered 1: answered exactly once
+	// heldFor is the batch the answer waits for, once it has been held
+	// back for a higher-priority lease in that batch; an answer is held
+	// at most once.
+	heldFor uint64
 }
 
 func policyJob(j store.Job) policy.Job {

@@ -69,10 +69,7 @@ func (d *dispatcher) removeWorker(tx *txn, wk *workerRec, ev store.EventType) {
 	}
 	delete(d.workers, wk.w.ID)
 	tx.event("", 0, "", ev, "system", map[string]string{"worker": wk.w.ID})
-	if p := wk.poll; p != nil {
-		wk.poll = nil
-		tx.then(func() { p.ch <- nil })
-	}
+	tx.then(wk.closePolls)
 }
 
 // housekeep runs every batch: lost workers, SLA watch.
