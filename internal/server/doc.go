@@ -18,7 +18,11 @@
 // their mailboxes, highest priority first) and wake waiters, so
 // acknowledged means durable. While a commit waits for the disk the
 // dispatcher gathers the commands that arrive and applies them together
-// once it is durable (group commit). If a commit fails, every request of
+// once it is durable (group commit), except a submit bringing a job that
+// outranks a lease still in a mailbox: it is applied at once, so that the
+// job can take that lease's slot before it leaves. An answer that would
+// carry only leases of lower priority than one of the same worker still
+// waiting for the disk waits for it once (lease.go). If a commit fails, every request of
 // the batch gets an error and the dispatcher rebuilds its state from the
 // store, as at start.
 //
