@@ -35,8 +35,21 @@ func (d *dispatcher) preempt(tx *txn) {
 		}
 		d.unlease(tx, victim, rec)
 		d.admit(tx)
-		if wk := rec.worker; wk != nil && len(wk.mailbox) > 0 && wk.mailbox[len(wk.mailbox)-1].lease.Job.ID == rec.job.ID {
-			wk.mailbox[len(wk.mailbox)-1].preempting = true
+		markPreempting(rec)
+	}
+}
+
+// markPreempting flags rec's lease, if the admission just made one, as
+// having taken a withdrawn lease's slot.
+func markPreempting(rec *jobRec) {
+	if rec.worker == nil {
+		return
+	}
+	box := rec.worker.mailbox
+	for i := len(box) - 1; i >= 0; i-- {
+		if box[i].lease.Job.ID == rec.job.ID {
+			box[i].preempting = true
+			return
 		}
 	}
 }
