@@ -69,7 +69,11 @@ func (d *dispatcher) removeWorker(tx *txn, wk *workerRec, ev store.EventType) {
 	}
 	delete(d.workers, wk.w.ID)
 	tx.event("", 0, "", ev, "system", map[string]string{"worker": wk.w.ID})
-	tx.then(wk.closePolls)
+	// Its waiting requests are answered empty now, not once the batch is
+	// durable: an empty answer carries nothing that must not leave early,
+	// and the worker is out of d.workers, where a rebuild after a failed
+	// batch would look for requests to close.
+	wk.closePolls()
 }
 
 // housekeep runs every batch: lost workers, SLA watch.
