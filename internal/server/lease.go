@@ -88,7 +88,7 @@ func (d *dispatcher) takeMail(wk *workerRec, max int, mayHold bool) ([]api.Lease
 	var ready []int // indexes into the mailbox
 	kept := 0
 	for _, it := range wk.mailbox {
-		if !d.current(wk, it.lease.Job.ID, it.lease.Attempt) {
+		if d.mailRec(wk, it) == nil {
 			continue
 		}
 		wk.mailbox[kept] = it
@@ -141,6 +141,15 @@ func (d *dispatcher) higherOnTheWay(wk *workerRec, ready []int) uint64 {
 		}
 	}
 	return seq
+}
+
+// mailRec returns the job of a mailbox item whose lease is still wk's live
+// attempt, or nil for one cancelled, withdrawn or expired meanwhile.
+func (d *dispatcher) mailRec(wk *workerRec, it mailItem) *jobRec {
+	if !d.current(wk, it.lease.Job.ID, it.lease.Attempt) {
+		return nil
+	}
+	return d.jobs[it.lease.Job.ID]
 }
 
 // current reports whether (id, attempt) is the live attempt held by wk.

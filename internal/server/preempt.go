@@ -65,11 +65,8 @@ func (d *dispatcher) undeliveredBelow(rec *jobRec) *jobRec {
 			continue
 		}
 		for _, it := range wk.mailbox {
-			if !d.current(wk, it.lease.Job.ID, it.lease.Attempt) {
-				continue
-			}
-			v := d.jobs[it.lease.Job.ID]
-			if v.job.State != store.StateLeased || v.job.Lane != rec.job.Lane || v.job.Priority >= rec.job.Priority {
+			v := d.mailRec(wk, it)
+			if v == nil || v.job.State != store.StateLeased || v.job.Lane != rec.job.Lane || v.job.Priority >= rec.job.Priority {
 				continue
 			}
 			if best == nil || v.job.Priority < best.job.Priority ||
@@ -124,12 +121,12 @@ func (d *dispatcher) urgent(c command) bool {
 			continue
 		}
 		for _, it := range wk.mailbox {
-			if !d.current(wk, it.lease.Job.ID, it.lease.Attempt) {
+			rec := d.mailRec(wk, it)
+			if rec == nil {
 				continue
 			}
-			j := &d.jobs[it.lease.Job.ID].job
 			for _, a := range c.arriving {
-				if j.Lane == a.lane && j.Priority < a.priority {
+				if rec.job.Lane == a.lane && rec.job.Priority < a.priority {
 					return true
 				}
 			}
