@@ -1,10 +1,8 @@
 package server
 
 import (
-	"bytes"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -165,15 +163,6 @@ func FuzzSubmitDecoder(f *testing.F) {
 	}
 	h := newHarness(f, defaultConfig())
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req := httptest.NewRequest("POST", "/api/v1/jobs", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		rec := httptest.NewRecorder()
-		h.srv.Handler().ServeHTTP(rec, req)
-		if rec.Code >= 500 {
-			t.Fatalf("HTTP %d for %q: %s", rec.Code, body, rec.Body.Bytes())
-		}
-		if !bytes.HasPrefix(bytes.TrimSpace(rec.Body.Bytes()), []byte("{")) {
-			t.Fatalf("non-JSON answer for %q: %s", body, rec.Body.Bytes())
-		}
+		requireJSONAnswer(t, h, "POST", "/api/v1/jobs", body)
 	})
 }

@@ -76,15 +76,22 @@ func FuzzEndpoints(f *testing.F) {
 		}
 		q.Del("wait")   // wait=true holds the answer until the job ends
 		q.Del("follow") // follow streams until the job ends
-		req := httptest.NewRequest(r.method, fill.Replace(r.path)+"?"+q.Encode(), bytes.NewReader([]byte(fill.Replace(string(body)))))
-		req.Header.Set("Content-Type", "application/json")
-		rec := httptest.NewRecorder()
-		h.srv.Handler().ServeHTTP(rec, req)
-		if rec.Code >= 500 {
-			t.Fatalf("%s %s?%s: HTTP %d for %q: %s", r.method, r.path, q.Encode(), rec.Code, body, rec.Body.Bytes())
-		}
-		if !bytes.HasPrefix(bytes.TrimSpace(rec.Body.Bytes()), []byte("{")) {
-			t.Fatalf("%s %s: non-JSON answer for %q: %s", r.method, r.path, body, rec.Body.Bytes())
-		}
+		requireJSONAnswer(t, h, r.method, fill.Replace(r.path)+"?"+q.Encode(), []byte(fill.Replace(string(body))))
 	})
+}
+
+// requireJSONAnswer sends body to the server's handler and fails unless the
+// answer is a JSON object with a status below 500.
+func requireJSONAnswer(t *testing.T, h *harness, method, target string, body []byte) {
+	t.Helper()
+	req := httptest.NewRequest(method, target, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.srv.Handler().ServeHTTP(rec, req)
+	if rec.Code >= 500 {
+		t.Fatalf("%s %s: HTTP %d for %q: %s", method, target, rec.Code, body, rec.Body.Bytes())
+	}
+	if !bytes.HasPrefix(bytes.TrimSpace(rec.Body.Bytes()), []byte("{")) {
+		t.Fatalf("%s %s: non-JSON answer for %q: %s", method, target, body, rec.Body.Bytes())
+	}
 }
