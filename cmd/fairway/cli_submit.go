@@ -34,7 +34,8 @@ type submitFlags struct {
 	dir, idempotencyKey                  string
 	maxAttempts                          int
 	retry                                string
-	retryDelay, timeout, expected        time.Duration
+	retryDelay, retryMaxDelay            time.Duration
+	timeout, expected                    time.Duration
 	sla, runAt, payload                  string
 }
 
@@ -54,9 +55,10 @@ func (f *submitFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.dir, "dir", "", "working directory on the worker")
 	fs.BoolVar(&f.shell, "shell", false, "run COMMAND through the shell (if the type allows it)")
 	fs.StringVar(&f.idempotencyKey, "idempotency-key", "", "a resubmit with the same key within 24 h returns the first job")
-	fs.IntVar(&f.maxAttempts, "max-attempts", 0, "attempts before it fails for good (default: the type's, else 1)")
+	fs.IntVar(&f.maxAttempts, "max-attempts", 0, "attempts before it fails for good (default: the type's, else 3)")
 	fs.StringVar(&f.retry, "retry", "", "retry back-off: fixed, exponential or immediate")
 	fs.DurationVar(&f.retryDelay, "retry-delay", 0, "delay before a retry (the first, for exponential)")
+	fs.DurationVar(&f.retryMaxDelay, "retry-max-delay", 0, "cap of the exponential back-off (default 1h)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "max run time (SLA limit)")
 	fs.DurationVar(&f.expected, "expected", 0, "expected run time (SLA warning)")
 	fs.StringVar(&f.sla, "sla", "", "SLA policy: strict (kill at --timeout), flexible or warning_only")
@@ -148,8 +150,8 @@ func (f *submitFlags) check() error {
 		return fmt.Errorf("--retry: want fixed, exponential or immediate, got %q", f.retry)
 	case !slices.Contains([]string{"", "strict", "flexible", "warning_only"}, f.sla):
 		return fmt.Errorf("--sla: want strict, flexible or warning_only, got %q", f.sla)
-	case f.retryDelay < 0 || f.timeout < 0 || f.expected < 0:
-		return errors.New("--retry-delay, --timeout and --expected must not be negative")
+	case f.retryDelay < 0 || f.retryMaxDelay < 0 || f.timeout < 0 || f.expected < 0:
+		return errors.New("--retry-delay, --retry-max-delay, --timeout and --expected must not be negative")
 	case f.payload != "" && !json.Valid([]byte(f.payload)):
 		return errors.New("--payload: not valid JSON")
 	}
@@ -157,10 +159,10 @@ func (f *submitFlags) check() error {
 }
 
 func (f *submitFlags) retryPolicy() *api.RetryPolicy {
-	if f.retry == "" && f.retryDelay == 0 {
+	if f.retry == "" && f.retryDelay == 0 && f.retryMaxDelay == 0 {
 		return nil
 	}
-	return &api.RetryPolicy{Kind: f.retry, DelayMS: f.retryDelay.Milliseconds()}
+	return &api.RetryPolicy{Kind: f.retry, DelayMS: f.retryDelay.Milliseconds(), MaxDelayMS: f.retryMaxDelay.Milliseconds()}
 }
 
 func parseEnv(kvs []string) (map[string]string, error) {

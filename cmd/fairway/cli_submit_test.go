@@ -23,7 +23,7 @@ func TestCLISubmitSpec(t *testing.T) {
 		"--tenant", "acme", "--name", "nightly", "--lane", "batch", "--key", "acct-42", "--fairness-key", "u7",
 		"--priority", "0", "--on-demand", "--cpu", "0.5", "--memory-mb", "256", "--gpu", "1",
 		"--label", "ssd", "--label", "eu", "--env", "A=1", "--env", "B=x=y", "--dir", "/srv", "--shell",
-		"--idempotency-key", "n-1", "--max-attempts", "3", "--retry", "exponential", "--retry-delay", "1.5s",
+		"--idempotency-key", "n-1", "--max-attempts", "3", "--retry", "exponential", "--retry-delay", "1.5s", "--retry-max-delay", "2m",
 		"--timeout", "10m", "--expected", "1m", "--sla", "flexible", "--run-at", "2026-11-21T08:00:00+01:00",
 		"--after", "j0", "--after", "j9:any", "--payload", `{"day":"2026-11-20"}`,
 		"--", "./report.sh", "--day", "2026-11-20")
@@ -37,7 +37,7 @@ func TestCLISubmitSpec(t *testing.T) {
 		Priority: &prio, OnDemand: true, Resources: &api.Resources{CPU: 0.5, MemoryMB: 256, GPU: 1},
 		Labels: []string{"ssd", "eu"}, Command: []string{"./report.sh", "--day", "2026-11-20"}, Shell: true,
 		Env: map[string]string{"A": "1", "B": "x=y"}, Dir: "/srv", Payload: json.RawMessage(`{"day":"2026-11-20"}`),
-		IdempotencyKey: "n-1", MaxAttempts: 3, Retry: &api.RetryPolicy{Kind: "exponential", DelayMS: 1500},
+		IdempotencyKey: "n-1", MaxAttempts: 3, Retry: &api.RetryPolicy{Kind: "exponential", DelayMS: 1500, MaxDelayMS: 120000},
 		TimeoutMS: 600000, ExpectedMS: 60000, SLAPolicy: "flexible", RunAt: &runAt,
 		DependsOn: []api.Dependency{{JobID: "j0"}, {JobID: "j9", Condition: "any"}},
 	}

@@ -116,23 +116,40 @@ func (d *dispatcher) retry(tx *txn, rec *jobRec, end attemptEnd) {
 	}
 }
 
+// DefaultMaxBackoff caps exponential back-off when the retry policy sets no
+// max_delay: the delay doubles from the policy's delay up to this.
+const DefaultMaxBackoff = time.Hour
+
 // backoff is the delay before attempt+1.
 func (d *dispatcher) backoff(p store.RetryPolicy, attempt int) time.Duration {
+	return backoffDelay(p, attempt, d.rng.Int64N)
+}
+
+// backoffDelay is the delay before attempt+1 under p: the policy's delay
+// (fixed), zero (immediate), or delay·2^(attempt-1) capped at max_delay, else
+// at DefaultMaxBackoff (exponential). With jitter the delay is drawn
+// uniformly from [delay/2, delay]; randN(n) returns a number in [0, n).
+func backoffDelay(p store.RetryPolicy, attempt int, randN func(n int64) int64) time.Duration {
 	delay := p.Delay
 	switch p.Kind {
 	case store.RetryImmediate:
 		return 0
 	case store.RetryExponential:
-		for i := 1; i < attempt && delay < p.MaxDelay; i++ {
+		ceiling := p.MaxDelay
+		if ceiling <= 0 {
+			ceiling = DefaultMaxBackoff
+		}
+		for i := 1; i < attempt && delay < ceiling; i++ {
 			delay *= 2
 		}
+		delay = min(delay, ceiling)
 	}
 	if p.MaxDelay > 0 && delay > p.MaxDelay {
 		delay = p.MaxDelay
 	}
 	if p.Jitter && delay > 0 {
 		half := delay / 2
-		delay = half + time.Duration(d.rng.Int64N(int64(half)+1))
+		delay = half + time.Duration(randN(int64(delay-half)+1))
 	}
 	return delay
 }
