@@ -240,15 +240,38 @@ type Explanation struct {
 	EstimatedStart *time.Time `json:"estimated_start,omitempty"`
 }
 
-// Summary answers GET /failures and GET /successes.
-type Summary struct {
-	Total          int64            `json:"total"`
-	Succeeded      int64            `json:"succeeded"`
-	Failed         int64            `json:"failed"`
-	ByClass        map[string]int64 `json:"by_failure_class,omitempty"`
-	ByType         map[string]int64 `json:"by_type,omitempty"`
-	MeanDurationMS float64          `json:"mean_duration_ms"`
-	P95DurationMS  float64          `json:"p95_duration_ms"`
+// FailureReport answers GET /failures: the failed side of the finished
+// executions the filters select.
+type FailureReport struct {
+	Total       int64            `json:"total"`        // finished executions matched
+	Failed      int64            `json:"failed"`       // of them, every outcome but succeeded
+	FailureRate float64          `json:"failure_rate"` // failed / total, 0 when total is 0
+	ByOutcome   map[string]int64 `json:"by_outcome"`   // failed, timeout, lost, cancelled
+	ByClass     map[string]int64 `json:"by_failure_class"`
+	Recent      []FailedAttempt  `json:"recent"` // newest first, at most `limit` (default 20)
+}
+
+// FailedAttempt is one failed execution in a FailureReport.
+type FailedAttempt struct {
+	JobID        string    `json:"job_id"`
+	Attempt      int       `json:"attempt"`
+	Outcome      string    `json:"outcome"`
+	FailureClass string    `json:"failure_class,omitempty"`
+	ExitCode     *int      `json:"exit_code,omitempty"`
+	Error        string    `json:"error,omitempty"`
+	FinishedAt   time.Time `json:"finished_at"`
+}
+
+// SuccessReport answers GET /successes: the succeeded side, with run-time
+// percentiles of the succeeded executions.
+type SuccessReport struct {
+	Total          int64   `json:"total"`        // finished executions matched
+	Succeeded      int64   `json:"succeeded"`    // of them, succeeded
+	SuccessRate    float64 `json:"success_rate"` // succeeded / total, 0 when total is 0
+	MeanDurationMS float64 `json:"mean_duration_ms"`
+	P50DurationMS  float64 `json:"p50_duration_ms"`
+	P95DurationMS  float64 `json:"p95_duration_ms"`
+	P99DurationMS  float64 `json:"p99_duration_ms"`
 }
 
 // SLAReport answers GET /sla-compliance.

@@ -221,13 +221,13 @@ func TestJobActions(t *testing.T) {
 		"extend-sla": {answer: api.JobResponse{Job: job("j1", "running")}, want: job("j1", "running"), method: "POST",
 			path: "/api/v1/jobs/j1/extend-sla", body: `{"extend_ms":90000}`,
 			call: func(c *Client) (any, error) { return c.ExtendSLA(ctx, "j1", 90*time.Second) }},
-		"failures": {answer: api.Summary{Total: 3, Failed: 3, ByClass: map[string]int64{"timeout": 3}},
-			want: api.Summary{Total: 3, Failed: 3, ByClass: map[string]int64{"timeout": 3}}, method: "GET", path: "/api/v1/failures",
+		"failures": {answer: api.FailureReport{Total: 3, Failed: 3, ByClass: map[string]int64{"timeout": 3}},
+			want: api.FailureReport{Total: 3, Failed: 3, ByClass: map[string]int64{"timeout": 3}}, method: "GET", path: "/api/v1/failures",
 			query: url.Values{"since": {"2026-11-21T06:00:00Z"}, "type": {"report"}, "tenant": {"acme"}},
 			call: func(c *Client) (any, error) {
 				return c.Failures(ctx, SummaryOptions{Since: t0, Type: "report", Tenant: "acme"})
 			}},
-		"successes": {answer: api.Summary{Total: 2, Succeeded: 2}, want: api.Summary{Total: 2, Succeeded: 2}, method: "GET", path: "/api/v1/successes",
+		"successes": {answer: api.SuccessReport{Total: 2, Succeeded: 2, P99DurationMS: 7}, want: api.SuccessReport{Total: 2, Succeeded: 2, P99DurationMS: 7}, method: "GET", path: "/api/v1/successes",
 			query: url.Values{"until": {"2026-11-21T06:00:00Z"}},
 			call:  func(c *Client) (any, error) { return c.Successes(ctx, SummaryOptions{Until: t0}) }},
 		"sla": {answer: api.SLAReport{Total: 4, Met: 3, Violated: 1, Compliance: 0.75}, want: api.SLAReport{Total: 4, Met: 3, Violated: 1, Compliance: 0.75},

@@ -27,16 +27,18 @@ func (o SummaryOptions) query() url.Values {
 	return q
 }
 
-// Failures summarises failed jobs (GET /failures).
-func (c *Client) Failures(ctx context.Context, opts SummaryOptions) (api.Summary, error) {
-	var out api.Summary
+// Failures reports failed executions by outcome and class, with the most
+// recent ones (GET /failures).
+func (c *Client) Failures(ctx context.Context, opts SummaryOptions) (api.FailureReport, error) {
+	var out api.FailureReport
 	_, err := c.do(ctx, call{method: http.MethodGet, path: "/failures", query: opts.query(), out: &out})
 	return out, wrap("failures", err)
 }
 
-// Successes summarises succeeded jobs (GET /successes).
-func (c *Client) Successes(ctx context.Context, opts SummaryOptions) (api.Summary, error) {
-	var out api.Summary
+// Successes reports succeeded executions with run-time percentiles
+// (GET /successes).
+func (c *Client) Successes(ctx context.Context, opts SummaryOptions) (api.SuccessReport, error) {
+	var out api.SuccessReport
 	_, err := c.do(ctx, call{method: http.MethodGet, path: "/successes", query: opts.query(), out: &out})
 	return out, wrap("successes", err)
 }

@@ -29,7 +29,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f.register(fs)
 	slots := fs.Int("slots", runtime.NumCPU(), "slots of the local worker")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return parseExit(err)
 	}
 	cfg, err := f.load()
 	if err != nil {

@@ -5,6 +5,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -37,6 +39,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-version" || args[0] == "version" {
+		fmt.Fprintln(stdout, versionLine())
+		return 0
+	}
 	cmd, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "fairway: unknown command %q\n\n", args[0])
@@ -44,6 +50,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return cmd.run(ctx, args[1:], stdout, stderr)
+}
+
+// parseExit is the exit code of a failed flag parse: 0 when -h asked for
+// the usage, 2 for a usage error.
+func parseExit(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return 2
 }
 
 func usage(w io.Writer) {
@@ -56,5 +71,5 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'fairway <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'fairway <command> -h' for a command's flags, 'fairway --version' for the version.")
 }

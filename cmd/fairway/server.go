@@ -67,7 +67,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	var f serverFlags
 	f.register(fs)
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return parseExit(err)
 	}
 	cfg, err := f.load()
 	if err != nil {

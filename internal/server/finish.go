@@ -25,7 +25,7 @@ type attemptEnd struct {
 func (d *dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.ItemResult {
 	rec := d.jobs[c.JobID]
 	if rec == nil || rec.worker != wk || rec.job.Attempt != c.Attempt {
-		return staleResult(c.JobID)
+		return staleResult(c.JobID, c.Attempt)
 	}
 	end := attemptEnd{
 		outcome: store.Outcome(c.Outcome), class: store.FailureClass(c.FailureClass),

@@ -249,6 +249,15 @@ func (d *dispatcher) workerList() api.WorkerList {
 }
 
 func (s *Server) summary(r *http.Request, p principal) (store.Summary, error) {
+	sp, err := summaryParams(r, p)
+	if err != nil {
+		return store.Summary{}, err
+	}
+	return s.st.ExecutionSummary(r.Context(), sp)
+}
+
+// summaryParams reads the report filters; a tenant key sees its own tenant.
+func summaryParams(r *http.Request, p principal) (store.SummaryParams, error) {
 	q := r.URL.Query()
 	sp := store.SummaryParams{Tenant: q.Get("tenant"), Type: q.Get("type"), Lane: q.Get("lane")}
 	if p.role == roleTenant {
@@ -256,43 +265,86 @@ func (s *Server) summary(r *http.Request, p principal) (store.Summary, error) {
 	}
 	var err error
 	if sp.FinishedAfter, err = timeParam(q.Get("since"), "since"); err != nil {
-		return store.Summary{}, err
+		return sp, err
 	}
-	if sp.FinishedBefore, err = timeParam(q.Get("until"), "until"); err != nil {
-		return store.Summary{}, err
-	}
-	return s.st.ExecutionSummary(r.Context(), sp)
+	sp.FinishedBefore, err = timeParam(q.Get("until"), "until")
+	return sp, err
 }
 
-func apiSummary(sum store.Summary) api.Summary {
-	out := api.Summary{
-		Total: sum.Executions, Succeeded: sum.ByOutcome[store.OutcomeSucceeded],
-		MeanDurationMS: float64(sum.MeanDuration) / float64(time.Millisecond),
-		P95DurationMS:  float64(sum.P95Duration) / float64(time.Millisecond),
-		ByClass:        map[string]int64{},
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func ratio(n, total int64) float64 {
+	if total == 0 {
+		return 0
 	}
+	return float64(n) / float64(total)
+}
+
+// failedOutcomes are the outcomes /failures counts and lists.
+var failedOutcomes = []store.Outcome{store.OutcomeFailed, store.OutcomeTimeout, store.OutcomeLost, store.OutcomeCancelled}
+
+func (s *Server) handleFailures(w http.ResponseWriter, r *http.Request, p principal) error {
+	sp, err := summaryParams(r, p)
+	if err != nil {
+		return err
+	}
+	limit, err := intParam(r.URL.Query().Get("limit"), "limit", 1, 1000, 20)
+	if err != nil {
+		return err
+	}
+	sum, err := s.st.ExecutionSummary(r.Context(), sp)
+	if err != nil {
+		return err
+	}
+	recent, err := s.st.ExecutionList(r.Context(), store.ExecutionListParams{Tenant: sp.Tenant, Type: sp.Type,
+		Outcomes: failedOutcomes, FinishedAfter: sp.FinishedAfter, FinishedBefore: sp.FinishedBefore, Limit: limit})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, failureReport(sum, recent))
+	return nil
+}
+
+func failureReport(sum store.Summary, recent []store.Execution) api.FailureReport {
+	out := api.FailureReport{Total: sum.Executions, ByOutcome: map[string]int64{}, ByClass: map[string]int64{},
+		Recent: make([]api.FailedAttempt, 0, len(recent))}
 	for o, n := range sum.ByOutcome {
 		if o != store.OutcomeSucceeded {
 			out.Failed += n
+			out.ByOutcome[string(o)] = n
 		}
 	}
+	out.FailureRate = ratio(out.Failed, out.Total)
 	for c, n := range sum.ByFailureClass {
 		out.ByClass[string(c)] = n
+	}
+	for _, e := range recent {
+		out.Recent = append(out.Recent, api.FailedAttempt{JobID: e.JobID, Attempt: e.Attempt, Outcome: string(e.Outcome),
+			FailureClass: string(e.FailureClass), ExitCode: e.ExitCode, Error: e.Error, FinishedAt: e.FinishedAt.UTC()})
 	}
 	return out
 }
 
-func (s *Server) handleFailures(w http.ResponseWriter, r *http.Request, p principal) error {
-	sum, err := s.summary(r, p)
+func (s *Server) handleSuccesses(w http.ResponseWriter, r *http.Request, p principal) error {
+	sp, err := summaryParams(r, p)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, apiSummary(sum))
+	all, err := s.st.ExecutionSummary(r.Context(), sp)
+	if err != nil {
+		return err
+	}
+	sp.Outcome = store.OutcomeSucceeded
+	ok, err := s.st.ExecutionSummary(r.Context(), sp)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.SuccessReport{
+		Total: all.Executions, Succeeded: ok.Executions, SuccessRate: ratio(ok.Executions, all.Executions),
+		MeanDurationMS: msOf(ok.MeanDuration), P50DurationMS: msOf(ok.P50Duration),
+		P95DurationMS: msOf(ok.P95Duration), P99DurationMS: msOf(ok.P99Duration),
+	})
 	return nil
-}
-
-func (s *Server) handleSuccesses(w http.ResponseWriter, r *http.Request, p principal) error {
-	return s.handleFailures(w, r, p)
 }
 
 func (s *Server) handleSLACompliance(w http.ResponseWriter, r *http.Request, p principal) error {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -198,7 +199,7 @@ func (wk *workerRec) closePolls() {
 func (d *dispatcher) startAttempt(tx *txn, wk *workerRec, a api.JobAttempt) api.ItemResult {
 	rec := d.jobs[a.JobID]
 	if rec == nil || rec.worker != wk || rec.job.Attempt != a.Attempt {
-		return staleResult(a.JobID)
+		return staleResult(a.JobID, a.Attempt)
 	}
 	if rec.job.State == store.StateRunning {
 		return api.ItemResult{JobID: a.JobID, OK: true}
@@ -209,14 +210,15 @@ func (d *dispatcher) startAttempt(tx *txn, wk *workerRec, a api.JobAttempt) api.
 	}
 	set := store.JobSet{State: store.Ptr(store.StateRunning), StartedAt: &started}
 	if !d.transition(tx, rec, []store.State{store.StateLeased}, set) {
-		return staleResult(a.JobID)
+		return staleResult(a.JobID, a.Attempt)
 	}
 	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, "worker:"+wk.w.ID, nil)
 	return api.ItemResult{JobID: a.JobID, OK: true}
 }
 
-func staleResult(id string) api.ItemResult {
-	return api.ItemResult{JobID: id, Error: &api.ErrorBody{Code: api.CodeStaleAttempt, Message: "attempt " + id + " is not current: the lease was revoked or expired"}}
+func staleResult(id string, attempt int) api.ItemResult {
+	return api.ItemResult{JobID: id, Error: &api.ErrorBody{Code: api.CodeStaleAttempt,
+		Message: fmt.Sprintf("attempt %d of job %s is not current: the lease was revoked or expired", attempt, id)}}
 }
 
 // heartbeat extends the worker's liveness and tells it which of the jobs it

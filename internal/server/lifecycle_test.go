@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,6 +89,8 @@ func TestStaleAttemptIsRefused(t *testing.T) {
 	}
 	if res := h.complete(w2, api.Completion{JobID: job.ID, Attempt: 1, Outcome: "succeeded"}); res.OK || res.Error.Code != api.CodeStaleAttempt {
 		t.Fatalf("stale attempt on w2: %+v", res)
+	} else if want := "attempt 1 of job " + job.ID + " is not current"; !strings.HasPrefix(res.Error.Message, want) {
+		t.Fatalf("stale attempt message %q, want it to start %q", res.Error.Message, want)
 	}
 	if res := h.complete(w2, api.Completion{JobID: job.ID, Attempt: 2, Outcome: "succeeded"}); !res.OK {
 		t.Fatalf("current attempt: %+v", res)

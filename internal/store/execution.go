@@ -77,6 +77,7 @@ type SummaryParams struct {
 	Lane           string
 	FinishedAfter  time.Time // finished_at > FinishedAfter
 	FinishedBefore time.Time // finished_at < FinishedBefore
+	Outcome        Outcome   // only executions that ended so ("" = every outcome)
 }
 
 // Summary aggregates finished executions: for /failures, /successes and
@@ -86,7 +87,9 @@ type Summary struct {
 	ByOutcome      map[Outcome]int64
 	ByFailureClass map[FailureClass]int64 // failed attempts with a class
 	MeanDuration   time.Duration
-	P95Duration    time.Duration // nearest-rank 95th percentile
+	P50Duration    time.Duration // nearest-rank percentiles of the run time
+	P95Duration    time.Duration
+	P99Duration    time.Duration
 	SLAMeasured    int64         // executions with a known SLAMet
 	SLAMet         int64
 	// MeanSLAViolationPct averages SLAViolationPct over the measured

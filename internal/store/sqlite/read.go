@@ -320,6 +320,9 @@ func (s *Store) ExecutionSummary(ctx context.Context, p store.SummaryParams) (st
 func summarize(ctx context.Context, tx *sql.Tx, p store.SummaryParams) (store.Summary, error) {
 	join, w := executionFilter(p.Tenant, p.Type, p.Lane, p.FinishedAfter, p.FinishedBefore)
 	w.add("e.finished_at IS NOT NULL AND e.outcome IS NOT NULL")
+	if p.Outcome != "" {
+		w.add("e.outcome = ?", string(p.Outcome))
+	}
 	from := " FROM executions e" + join + w.sql()
 	sum := store.Summary{ByOutcome: map[store.Outcome]int64{}, ByFailureClass: map[store.FailureClass]int64{}}
 	var meanMs, violation sql.NullFloat64
@@ -339,12 +342,25 @@ func summarize(ctx context.Context, tx *sql.Tx, p store.SummaryParams) (store.Su
 		" AND e.failure_class IS NOT NULL GROUP BY e.failure_class", w.args, sum.ByFailureClass); err != nil {
 		return sum, err
 	}
-	rank := (95*sum.Executions + 99) / 100 // nearest rank: ceil(0.95 n)
-	var p95 int64
-	err = tx.QueryRowContext(ctx, "SELECT e.duration_ms"+from+" ORDER BY e.duration_ms LIMIT 1 OFFSET ?",
-		append(w.args, rank-1)...).Scan(&p95)
-	sum.P95Duration = time.Duration(p95) * time.Millisecond
-	return sum, err
+	for _, pc := range []struct {
+		pct int64
+		dst *time.Duration
+	}{{50, &sum.P50Duration}, {95, &sum.P95Duration}, {99, &sum.P99Duration}} {
+		if *pc.dst, err = durationPercentile(ctx, tx, from, w.args, pc.pct, sum.Executions); err != nil {
+			return sum, err
+		}
+	}
+	return sum, nil
+}
+
+// durationPercentile is the nearest-rank pct-th percentile (ceil(pct/100·n))
+// of the run times of the n executions that from selects.
+func durationPercentile(ctx context.Context, tx *sql.Tx, from string, args []any, pct, n int64) (time.Duration, error) {
+	rank := (pct*n + 99) / 100
+	var ms int64
+	err := tx.QueryRowContext(ctx, "SELECT e.duration_ms"+from+" ORDER BY e.duration_ms LIMIT 1 OFFSET ?",
+		append(args, rank-1)...).Scan(&ms)
+	return time.Duration(ms) * time.Millisecond, err
 }
 
 func countInto[K ~string](ctx context.Context, tx *sql.Tx, q string, args []any, m map[K]int64) error {

@@ -134,7 +134,9 @@ func testSummary(t *testing.T, s store.Store) {
 		ByFailureClass: map[store.FailureClass]int64{store.FailExitCode: 2, store.FailOOM: 1,
 			store.FailTimeout: 1, store.FailLostWorker: 1, store.FailCancelled: 1},
 		MeanDuration:        1050 * time.Millisecond, // (100+...+1400 + 1500+...+2000) / 20
+		P50Duration:         1000 * time.Millisecond, // rank ceil(0.50*20) = 10
 		P95Duration:         1900 * time.Millisecond, // rank ceil(0.95*20) = 19
+		P99Duration:         2000 * time.Millisecond, // rank ceil(0.99*20) = 20
 		SLAMeasured:         17,
 		SLAMet:              14,
 		MeanSLAViolationPct: 40,
@@ -158,6 +160,13 @@ func testSummary(t *testing.T, s store.Store) {
 	}
 	if got.Executions != 3 || got.MeanDuration != 200*time.Millisecond || got.P95Duration != 300*time.Millisecond {
 		t.Errorf("windowed summary: %+v", got)
+	}
+	got, err = s.ExecutionSummary(ctx, store.SummaryParams{Tenant: "acme", Outcome: store.OutcomeSucceeded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Executions != 14 || got.P50Duration != 700*time.Millisecond || got.P99Duration != 1400*time.Millisecond {
+		t.Errorf("succeeded-only summary: %+v", got)
 	}
 	got, err = s.ExecutionSummary(ctx, store.SummaryParams{})
 	if err != nil {
