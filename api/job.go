@@ -98,8 +98,11 @@ type Job struct {
 	RunAt          *time.Time        `json:"run_at,omitempty"`
 	DependsOn      []Dependency      `json:"depends_on,omitempty"`
 
-	State           string          `json:"state"`
-	Attempt         int             `json:"attempt"`
+	State   string `json:"state"`
+	Attempt int    `json:"attempt"`
+	// ReturnedLeases counts leases handed back without the job having run
+	// (not charged against max_attempts).
+	ReturnedLeases  int             `json:"returned_leases,omitempty"`
 	CreatedAt       time.Time       `json:"created_at"`
 	UpdatedAt       time.Time       `json:"updated_at"`
 	EnqueuedAt      *time.Time      `json:"enqueued_at,omitempty"`

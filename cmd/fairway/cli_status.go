@@ -54,7 +54,7 @@ func jobFields(j api.Job) []field {
 		{"priority", strconv.Itoa(j.Priority) + onDemandText(j.OnDemand)},
 		{"resources", resourcesText(j.Resources)}, {"labels", strings.Join(j.Labels, ",")},
 		{"command", commandText(j.Command, j.Shell)}, {"dir", j.Dir},
-		{"attempts", fmt.Sprintf("%d of %d", j.Attempt, j.MaxAttempts)},
+		{"attempts", attemptsLine(j)},
 		{"timeout", msOrEmpty(j.TimeoutMS)}, {"expected", msOrEmpty(j.ExpectedMS)}, {"sla policy", j.SLAPolicy},
 		{"depends on", depsText(j.DependsOn)}, {"run at", timeOrEmpty(j.RunAt)},
 		{"created", timeText(&j.CreatedAt)}, {"started", timeOrEmpty(j.StartedAt)}, {"finished", timeOrEmpty(j.FinishedAt)},
@@ -153,4 +153,14 @@ func yesOrEmpty(b bool) string {
 		return "yes"
 	}
 	return ""
+}
+
+// attemptsLine counts the attempts charged against max_attempts, and the
+// leases handed back without the job having run, if any.
+func attemptsLine(j api.Job) string {
+	line := fmt.Sprintf("%d of %d", j.Attempt-j.ReturnedLeases, j.MaxAttempts)
+	if j.ReturnedLeases > 0 {
+		line += fmt.Sprintf(" (+%d lease(s) returned unrun, not counted)", j.ReturnedLeases)
+	}
+	return line
 }

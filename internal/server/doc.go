@@ -45,5 +45,11 @@
 // At start the dispatcher loads every unfinished job and every active worker
 // from the store and rebuilds the engine: pending work is queued again,
 // leased and running jobs are restored on their workers, which get one lease
-// TTL to call in before they are declared lost.
+// TTL to call in before they are declared lost. A lease committed just
+// before a crash may never have reached its worker: a worker's heartbeat
+// lists every attempt it holds from the moment it receives the lease, so an
+// attempt not reported started and missing from a heartbeat sent a
+// heartbeat interval after the restart goes back to the queue uncharged
+// (handBack: returned_leases + 1, a lease_returned event; the attempt
+// number still grows at the next lease, which keeps the lost lease fenced).
 package server

@@ -78,7 +78,7 @@ func (d *dispatcher) endAttempt(tx *txn, rec *jobRec, end attemptEnd) {
 var defaultRetryOn = []store.FailureClass{store.FailExitCode, store.FailTimeout, store.FailKilled, store.FailOOM, store.FailLostWorker}
 
 func (d *dispatcher) retryable(rec *jobRec, class store.FailureClass) bool {
-	if rec.job.Attempt >= rec.job.MaxAttempts {
+	if rec.job.ChargedAttempts() >= rec.job.MaxAttempts {
 		return false
 	}
 	on := rec.job.Retry.RetryOn

@@ -223,9 +223,7 @@ func staleResult(id string, attempt int) api.ItemResult {
 
 // heartbeat extends the worker's liveness and tells it which of the jobs it
 // holds must be cancelled or are no longer its own. It also reconciles the
-// other way: an attempt handed to the worker more than a heartbeat interval
-// ago that the worker does not list is not running anywhere (its lease was
-// committed but never arrived, e.g. across a server crash) and ends as lost.
+// other way (reconcile).
 func (d *dispatcher) heartbeat(tx *txn, wk *workerRec, held []api.JobAttempt) api.HeartbeatResponse {
 	resp := api.HeartbeatResponse{LeaseExpiresAt: tx.now.Add(d.leaseTTL()).UTC()}
 	d.reconcile(tx, wk, held)
@@ -258,6 +256,14 @@ func (d *dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) {
 	tx.execs = append(tx.execs, e)
 }
 
+// reconcile handles the attempts handed to the worker more than a heartbeat
+// interval ago that it does not list: it holds every attempt from the
+// moment it receives the lease until its completion is acknowledged, so
+// such an attempt is not running there. One the worker never reported
+// started never reached it (its lease was committed but the answer was
+// lost, e.g. the server crashed before sending it): it goes back to the
+// queue without being charged (handBack). One reported started was lost
+// on the worker and ends as lost.
 func (d *dispatcher) reconcile(tx *txn, wk *workerRec, held []api.JobAttempt) {
 	listed := make(map[api.JobAttempt]bool, len(held))
 	for _, a := range held {
@@ -268,7 +274,11 @@ func (d *dispatcher) reconcile(tx *txn, wk *workerRec, held []api.JobAttempt) {
 		if rec.deliveredAt.IsZero() || tx.now.Sub(rec.deliveredAt) <= grace {
 			continue
 		}
-		if !listed[api.JobAttempt{JobID: rec.job.ID, Attempt: rec.job.Attempt}] {
+		switch {
+		case listed[api.JobAttempt{JobID: rec.job.ID, Attempt: rec.job.Attempt}]:
+		case rec.job.State == store.StateLeased:
+			d.handBack(tx, rec, "the lease never reached the worker")
+		default:
 			d.leaseLost(tx, rec, "the worker does not hold this attempt")
 		}
 	}

@@ -272,9 +272,12 @@ func TestRestartKeepsJobsAndLeases(t *testing.T) {
 	}
 }
 
-func TestHeartbeatReconcilesLeasesTheWorkerDoesNotHold(t *testing.T) {
+// A lease the worker never received (not started, not in its heartbeat
+// past the grace) goes back to the queue without being charged: with
+// max_attempts 1 the job still runs.
+func TestHeartbeatReturnsALeaseTheWorkerNeverReceived(t *testing.T) {
 	h := newHarness(t, defaultConfig())
-	job := h.submit(api.JobSpec{Type: "a", Retry: &api.RetryPolicy{Kind: "fixed", DelayMS: 1000}})
+	job := h.submit(api.JobSpec{Type: "a", MaxAttempts: 1})
 	w := h.register(api.RegisterRequest{Name: "w", Slots: 1})
 	if ls := h.lease(w, 1); len(ls) != 1 {
 		t.Fatalf("leases: %+v", ls)
@@ -284,14 +287,47 @@ func TestHeartbeatReconcilesLeasesTheWorkerDoesNotHold(t *testing.T) {
 		h.do("POST", "/workers/"+w+"/heartbeat", api.HeartbeatRequest{}, &r)
 	}
 	hb() // within the grace: the lease may still be on its way
-	if got := h.get(job.ID); got.State != api.StateLeased {
-		t.Fatalf("within grace: %s", got.State)
+	if got := h.get(job.ID); got.State != api.StateLeased || got.Attempt != 1 {
+		t.Fatalf("within grace: %s attempt %d", got.State, got.Attempt)
 	}
 	h.clock.Advance(11 * time.Second)
 	hb()
 	got := h.get(job.ID)
-	if got.State != api.StateRetryWait || got.FailureClass != "lost_worker" {
-		t.Fatalf("after a heartbeat without it: %s %s", got.State, got.FailureClass)
+	if (got.State != api.StatePending && got.State != api.StateLeased) || got.ReturnedLeases != 1 || got.LastError != "" {
+		t.Fatalf("after a heartbeat without it: %s, returned leases %d, error %q", got.State, got.ReturnedLeases, got.LastError)
+	}
+	ls := h.lease(w, 1)
+	if len(ls) != 1 || ls[0].Attempt != 2 {
+		t.Fatalf("re-lease: %+v", ls)
+	}
+	if r := h.complete(w, api.Completion{JobID: job.ID, Attempt: 2, Outcome: api.OutcomeSucceeded, ExitCode: intp(0)}); !r.OK {
+		t.Fatalf("complete attempt 2: %+v", r)
+	}
+	if got := h.get(job.ID); got.State != api.StateSucceeded {
+		t.Fatalf("final: %s", got.State)
+	}
+	want := []string{"submitted", "leased", "lease_returned", "leased", "started", "succeeded"}
+	if diff := cmp.Diff(want, h.events(job.ID)); diff != "" {
+		t.Fatalf("audit trail (-want +got):\n%s", diff)
+	}
+}
+
+// An attempt the worker reported started and then no longer lists was lost
+// on the worker: it is charged and retried as lost_worker.
+func TestHeartbeatEndsAStartedAttemptTheWorkerNoLongerHolds(t *testing.T) {
+	h := newHarness(t, defaultConfig())
+	job := h.submit(api.JobSpec{Type: "a", Retry: &api.RetryPolicy{Kind: "fixed", DelayMS: 1000}})
+	w := h.register(api.RegisterRequest{Name: "w", Slots: 1})
+	if ls := h.lease(w, 1); len(ls) != 1 {
+		t.Fatalf("leases: %+v", ls)
+	}
+	h.start(w, job.ID, 1)
+	h.clock.Advance(11 * time.Second)
+	var r api.HeartbeatResponse
+	h.do("POST", "/workers/"+w+"/heartbeat", api.HeartbeatRequest{}, &r)
+	got := h.get(job.ID)
+	if got.State != api.StateRetryWait || got.FailureClass != "lost_worker" || got.ReturnedLeases != 0 {
+		t.Fatalf("after a heartbeat without it: %s %s, returned leases %d", got.State, got.FailureClass, got.ReturnedLeases)
 	}
 	h.clock.Advance(time.Second)
 	h.tick()

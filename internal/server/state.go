@@ -148,7 +148,7 @@ func apiJob(j store.Job) api.Job {
 		MaxAttempts: j.MaxAttempts, Retry: apiRetry(j.Retry),
 		TimeoutMS: j.Timeout.Milliseconds(), ExpectedMS: j.Expected.Milliseconds(),
 		SLAPolicy: string(j.SLAPolicy), RunAt: timePtr(j.RunAt),
-		State: string(j.State), Attempt: j.Attempt,
+		State: string(j.State), Attempt: j.Attempt, ReturnedLeases: j.ReturnedLeases,
 		CreatedAt: j.CreatedAt.UTC(), UpdatedAt: j.UpdatedAt.UTC(),
 		EnqueuedAt: timePtr(j.EnqueuedAt), StartedAt: timePtr(j.StartedAt), FinishedAt: timePtr(j.FinishedAt),
 		WorkerID: j.WorkerID, LeaseExpiresAt: timePtr(j.LeaseExpiresAt),

@@ -31,7 +31,7 @@ func (d *dispatcher) register(tx *txn, req api.RegisterRequest) (string, error) 
 func (d *dispatcher) deregister(tx *txn, wk *workerRec) {
 	for _, rec := range sortedRecs(wk.jobs) {
 		if rec.job.State == store.StateLeased {
-			d.handBack(tx, rec)
+			d.handBack(tx, rec, "worker drained before starting it")
 			continue
 		}
 		d.leaseLost(tx, rec, "worker deregistered while running")
@@ -39,15 +39,23 @@ func (d *dispatcher) deregister(tx *txn, wk *workerRec) {
 	d.removeWorker(tx, wk, store.EventWorkerDrained)
 }
 
-// handBack returns a leased, never-started job to the queue; the attempt
-// number stays, so the next lease is a new attempt.
-func (d *dispatcher) handBack(tx *txn, rec *jobRec) {
-	set := store.JobSet{State: store.Ptr(store.StatePending), WorkerID: store.Ptr("")}
+// handBack returns a leased job that never ran to the queue: the worker
+// drained before starting it, or never received it. The attempt number
+// stays (the next lease is a new attempt, so a lease that did reach the
+// worker after all stays fenced off), but the attempt is not charged
+// against max_attempts: returned_leases grows by one.
+func (d *dispatcher) handBack(tx *txn, rec *jobRec, reason string) {
+	wk := rec.worker
+	returned := rec.job.ReturnedLeases + 1
+	set := store.JobSet{State: store.Ptr(store.StatePending), WorkerID: store.Ptr(""), LeaseExpiresAt: &time.Time{},
+		ReturnedLeases: &returned}
 	if !d.transition(tx, rec, []store.State{store.StateLeased}, set) {
 		return
 	}
-	delete(rec.worker.jobs, rec.job.ID)
-	rec.worker = nil
+	delete(wk.jobs, rec.job.ID)
+	rec.worker, rec.leasedAt, rec.deliveredAt = nil, time.Time{}, time.Time{}
+	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventLeaseReturned, "system",
+		map[string]string{"worker": wk.w.ID, "reason": reason})
 	if _, err := d.eng.Finish(rec.job.ID, tx.now, policy.Released); err != nil {
 		tx.fatal(err)
 		return

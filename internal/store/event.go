@@ -17,6 +17,7 @@ const (
 	EventUnblocked        EventType = "unblocked"
 	EventLeased           EventType = "leased"
 	EventUnleased         EventType = "unleased"
+	EventLeaseReturned    EventType = "lease_returned" // handed back unrun, attempt not charged
 	EventStarted          EventType = "started"
 	EventHeartbeatCancel  EventType = "heartbeat_cancel"
 	EventSucceeded        EventType = "succeeded"

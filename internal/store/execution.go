@@ -90,7 +90,7 @@ type Summary struct {
 	P50Duration    time.Duration // nearest-rank percentiles of the run time
 	P95Duration    time.Duration
 	P99Duration    time.Duration
-	SLAMeasured    int64         // executions with a known SLAMet
+	SLAMeasured    int64 // executions with a known SLAMet
 	SLAMet         int64
 	// MeanSLAViolationPct averages SLAViolationPct over the measured
 	// executions that missed their SLA.

@@ -163,13 +163,17 @@ type Job struct {
 	State       State
 	Attempt     int // fencing token: incremented at every lease
 	MaxAttempts int
-	Retry       RetryPolicy
-	Timeout     time.Duration // max run time
-	Expected    time.Duration // SLA warning threshold
-	SLAPolicy   SLAPolicy
-	RunAt       time.Time
-	DependsOn   []Dependency
-	ScheduleID  string // the schedule that created the job, if any
+	// ReturnedLeases counts leases handed back without the job having run
+	// (never started on the worker, or never received by it). They are
+	// not charged against MaxAttempts: see ChargedAttempts.
+	ReturnedLeases int
+	Retry          RetryPolicy
+	Timeout        time.Duration // max run time
+	Expected       time.Duration // SLA warning threshold
+	SLAPolicy      SLAPolicy
+	RunAt          time.Time
+	DependsOn      []Dependency
+	ScheduleID     string // the schedule that created the job, if any
 
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
@@ -241,6 +245,7 @@ type JobTransitionParams struct {
 type JobSet struct {
 	State           *State
 	Attempt         *int
+	ReturnedLeases  *int
 	Priority        *int
 	WorkerID        *string
 	LeaseExpiresAt  *time.Time
@@ -333,3 +338,7 @@ func (j *Job) PolicyJob() policy.Job {
 	}
 	return pj
 }
+
+// ChargedAttempts is the number of attempts counted against MaxAttempts:
+// every lease but those handed back without the job having run.
+func (j *Job) ChargedAttempts() int { return j.Attempt - j.ReturnedLeases }

@@ -17,7 +17,7 @@ var jobColumns = []string{
 	"timeout_ms", "expected_ms", "sla_policy", "run_at", "depends_on", "schedule_id",
 	"created_at", "updated_at", "enqueued_at", "started_at", "finished_at",
 	"worker_id", "lease_expires_at", "cancel_requested", "last_error", "exit_code",
-	"failure_class", "result", "shell",
+	"failure_class", "result", "shell", "returned_leases",
 }
 
 // jobSelect is "SELECT <columns> FROM jobs".
@@ -56,7 +56,7 @@ func jobArgs(j *store.Job) ([]any, error) {
 		msArg(j.Timeout), msArg(j.Expected), string(j.SLAPolicy), timeArg(j.RunAt), deps, strArg(j.ScheduleID),
 		timeArg(j.CreatedAt), timeArg(j.UpdatedAt), timeArg(j.EnqueuedAt), timeArg(j.StartedAt), timeArg(j.FinishedAt),
 		strArg(j.WorkerID), timeArg(j.LeaseExpiresAt), j.CancelRequested, strArg(j.LastError), intPtrArg(j.ExitCode),
-		strArg(string(j.FailureClass)), bytesArg(j.Result), j.Shell,
+		strArg(string(j.FailureClass)), bytesArg(j.Result), j.Shell, int64(j.ReturnedLeases),
 	}, nil
 }
 
@@ -66,7 +66,7 @@ type scanner interface{ Scan(dest ...any) error }
 // scanJob reads one row of jobSelect.
 func scanJob(sc scanner) (store.Job, error) {
 	var j store.Job
-	var priority, attempt, maxAttempts int64
+	var priority, attempt, maxAttempts, returned int64
 	err := sc.Scan(
 		&j.ID, &j.Tenant, &j.Name, &j.Type, &j.Lane, &j.Key, &j.FairnessKey, &priority, &j.OnDemand,
 		&j.Resources.MilliCPU, &j.Resources.MemoryMB, &j.Resources.GPU,
@@ -78,9 +78,9 @@ func scanJob(sc scanner) (store.Job, error) {
 		jsonCol{&j.DependsOn}, strCol[string]{&j.ScheduleID},
 		timeCol{&j.CreatedAt}, timeCol{&j.UpdatedAt}, timeCol{&j.EnqueuedAt}, timeCol{&j.StartedAt}, timeCol{&j.FinishedAt},
 		strCol[string]{&j.WorkerID}, timeCol{&j.LeaseExpiresAt}, &j.CancelRequested, strCol[string]{&j.LastError},
-		intPtrCol{&j.ExitCode}, strCol[store.FailureClass]{&j.FailureClass}, bytesCol{&j.Result}, &j.Shell,
+		intPtrCol{&j.ExitCode}, strCol[store.FailureClass]{&j.FailureClass}, bytesCol{&j.Result}, &j.Shell, &returned,
 	)
-	j.Priority, j.Attempt, j.MaxAttempts = int(priority), int(attempt), int(maxAttempts)
+	j.Priority, j.Attempt, j.MaxAttempts, j.ReturnedLeases = int(priority), int(attempt), int(maxAttempts), int(returned)
 	return j, err
 }
 
@@ -97,6 +97,9 @@ var setFields = [...]setField{
 		return optional(s.State, func(v store.State) any { return string(v) })
 	}},
 	{"attempt", func(s *store.JobSet) (any, bool) { return optional(s.Attempt, func(v int) any { return int64(v) }) }},
+	{"returned_leases", func(s *store.JobSet) (any, bool) {
+		return optional(s.ReturnedLeases, func(v int) any { return int64(v) })
+	}},
 	{"priority", func(s *store.JobSet) (any, bool) { return optional(s.Priority, func(v int) any { return int64(v) }) }},
 	{"worker_id", func(s *store.JobSet) (any, bool) { return optional(s.WorkerID, strArg) }},
 	{"lease_expires_at", func(s *store.JobSet) (any, bool) { return optional(s.LeaseExpiresAt, timeArg) }},

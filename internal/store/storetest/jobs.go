@@ -32,6 +32,7 @@ func fullJob(id string) store.Job {
 		IdempotencyKey: "req-7f3a",
 		State:          store.StateRunning,
 		Attempt:        3,
+		ReturnedLeases: 1,
 		MaxAttempts:    5,
 		Retry: store.RetryPolicy{
 			Kind: store.RetryExponential, Delay: 1500 * time.Millisecond, MaxDelay: 10 * time.Minute,

@@ -79,7 +79,7 @@ func testTransitionSetsEveryField(t *testing.T, s store.Store) {
 	insert(t, s, j)
 	at := T0.Add(time.Minute)
 	set := store.JobSet{
-		State: store.Ptr(store.StateFailed), Attempt: store.Ptr(7), Priority: store.Ptr(900),
+		State: store.Ptr(store.StateFailed), Attempt: store.Ptr(7), ReturnedLeases: store.Ptr(2), Priority: store.Ptr(900),
 		WorkerID: store.Ptr("w2"), LeaseExpiresAt: store.Ptr(at.Add(time.Second)),
 		EnqueuedAt: store.Ptr(at.Add(2 * time.Second)), StartedAt: store.Ptr(at.Add(3 * time.Second)),
 		FinishedAt: store.Ptr(at.Add(4 * time.Second)), RunAt: store.Ptr(at.Add(5 * time.Second)),
@@ -92,7 +92,7 @@ func testTransitionSetsEveryField(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	want := j
-	want.State, want.Attempt, want.Priority = store.StateFailed, 7, 900
+	want.State, want.Attempt, want.Priority, want.ReturnedLeases = store.StateFailed, 7, 900, 2
 	want.WorkerID, want.LeaseExpiresAt = "w2", at.Add(time.Second)
 	want.EnqueuedAt, want.StartedAt = at.Add(2*time.Second), at.Add(3*time.Second)
 	want.FinishedAt, want.RunAt = at.Add(4*time.Second), at.Add(5*time.Second)
