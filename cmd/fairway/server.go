@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fairwayhq/fairway/internal/config"
+	"github.com/fairwayhq/fairway/internal/datadir"
 	"github.com/fairwayhq/fairway/internal/server"
 	"github.com/fairwayhq/fairway/internal/store/sqlite"
 )
@@ -90,6 +91,11 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 // serve runs the server until ctx ends, then shuts down gracefully.
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(addr string)) error {
+	lock, err := datadir.Acquire(cfg.Server.DataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	st, err := sqlite.Open(ctx, filepath.Join(cfg.Server.DataDir, "fairway.db"))
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)

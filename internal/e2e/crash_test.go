@@ -138,3 +138,26 @@ func checkWitness(t *testing.T, path string, acked map[string]string) {
 		}
 	}
 }
+
+// A second server on the same data directory is refused at start with the
+// first one's pid; the first keeps serving.
+func TestSecondServerOnTheSameDataDirIsRefused(t *testing.T) {
+	cl := newCluster(t, testConfig)
+	second := start(t, "second", "server", "--config", cl.config, "--listen", freeAddr(t),
+		"--data", filepath.Join(cl.dir, "data"))
+	select {
+	case <-second.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the second server is still running")
+	}
+	if code := second.cmd.ProcessState.ExitCode(); code == 0 {
+		t.Errorf("second server exited 0")
+	}
+	want := fmt.Sprintf("pid %d", cl.server.cmd.Process.Pid)
+	if out := second.output(); !strings.Contains(out, "in use by another fairway server ("+want+")") {
+		t.Errorf("second server's output does not name the holder (%s):\n%s", want, out)
+	}
+	if err := cl.c.Ready(context.Background()); err != nil {
+		t.Fatalf("first server after the refusal: %v", err)
+	}
+}
