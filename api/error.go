@@ -20,6 +20,10 @@ const (
 	CodeMethodNotAllowed  = "method_not_allowed"
 	CodeDeadlineExceeded  = "deadline_exceeded"
 	CodeServerUnavailable = "unavailable"
+	CodeInvalidUTF8       = "invalid_utf8"
+	CodeUnknownParameter  = "unknown_parameter"
+	CodeBatchTooLarge     = "batch_exceeds_burst"
+	CodeBadFraming        = "bad_framing"
 )
 
 // ErrorBody is the error object of every error response.

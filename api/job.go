@@ -144,6 +144,9 @@ type JobResponse struct {
 type JobList struct {
 	Jobs       []Job  `json:"jobs"`
 	NextCursor string `json:"next_cursor,omitempty"`
+	// Total counts every job the filters match (all pages), when the
+	// request asked with count=true.
+	Total *int64 `json:"total,omitempty"`
 }
 
 // Cancel and reprioritize results.

@@ -111,7 +111,17 @@ func (s *Server) buildJobs(p principal, specs []api.JobSpec, batch bool) ([]stor
 		}
 		jobs[i] = j
 	}
-	for tenant, n := range tenantCounts(jobs) {
+	counts := tenantCounts(jobs)
+	for tenant, n := range counts {
+		if burst, ok := s.limits.burstOf(tenant); ok && n > burst {
+			ae := errf(http.StatusRequestEntityTooLarge, api.CodeBatchTooLarge,
+				"%d jobs of tenant %s in one request can never pass its submit_burst of %d: split the batch into requests of at most %d jobs",
+				n, tenant, burst, burst)
+			ae.body.Field = "jobs"
+			return nil, ae
+		}
+	}
+	for tenant, n := range counts {
 		if ok, wait := s.limits.allow(tenant, n, s.clock.Now()); !ok {
 			ae := errf(http.StatusTooManyRequests, api.CodeRateLimited, "tenant %s is over its submit rate; retry in %ds", tenant, wait)
 			ae.retryAfter = max(1, wait)
@@ -267,8 +277,27 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, p principal)
 	for _, j := range page.Jobs {
 		out.Jobs = append(out.Jobs, apiJob(j))
 	}
+	if count, err := boolParam(r.URL.Query().Get("count"), "count"); err != nil {
+		return err
+	} else if count {
+		n, err := s.st.JobCount(r.Context(), params)
+		if err != nil {
+			return err
+		}
+		out.Total = &n
+	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+func boolParam(v, field string) (bool, error) {
+	switch v {
+	case "", "false", "0":
+		return false, nil
+	case "true", "1":
+		return true, nil
+	}
+	return false, badField(field, "must be true or false, got %q", v)
 }
 
 func listParams(r *http.Request, p principal) (store.JobListParams, error) {
@@ -280,7 +309,10 @@ func listParams(r *http.Request, p principal) (store.JobListParams, error) {
 		}
 		lp.Tenant = p.tenant
 	}
-	for _, v := range q["state"] {
+	if len(q["state"]) > 0 && len(q["status"]) > 0 {
+		return lp, badField("status", "give the state filter once: status (seed 002's name) or state, not both")
+	}
+	for _, v := range append(q["state"], q["status"]...) {
 		for _, st := range strings.Split(v, ",") {
 			if st = strings.TrimSpace(st); st == "" {
 				continue

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fairwayhq/fairway/api"
 )
@@ -102,6 +103,9 @@ func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) *apiErro
 }
 
 func decodeBytes(body []byte, v any) *apiError {
+	if !utf8.Valid(body) {
+		return invalidUTF8(body)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -37,6 +37,15 @@ func newLimiter(c config.Config) *limiter {
 	return l
 }
 
+// burstOf is the most tokens tenant's bucket holds; ok false when the
+// tenant has no submit rate.
+func (l *limiter) burstOf(tenant string) (int, bool) {
+	if _, ok := l.rate[tenant]; !ok {
+		return 0, false
+	}
+	return int(l.burst[tenant]), true
+}
+
 // allow takes n tokens for tenant at now, or says how many seconds until
 // they would be there.
 func (l *limiter) allow(tenant string, n int, now time.Time) (bool, int) {

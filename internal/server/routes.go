@@ -18,43 +18,53 @@ func (s *Server) routes() http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.HandleFunc("GET /api/v1/openapi.json", s.handleOpenAPI)
-	for pattern, h := range map[string]handlerFunc{
-		"POST /api/v1/jobs":                    s.handleSubmit,
-		"POST /api/v1/jobs/batch":              s.handleBatch,
-		"GET /api/v1/jobs":                     s.handleList,
-		"GET /api/v1/jobs/{id}":                s.handleGet,
-		"DELETE /api/v1/jobs/{id}":             s.handleCancel,
-		"POST /api/v1/jobs/{id}/cancel":        s.handleCancel,
-		"POST /api/v1/jobs/{id}/reprioritize":  s.handleReprioritize,
-		"POST /api/v1/jobs/{id}/extend-sla":    s.handleExtendSLA,
-		"GET /api/v1/jobs/{id}/executions":     s.handleExecutions,
-		"GET /api/v1/jobs/{id}/events":         s.handleEvents,
-		"GET /api/v1/jobs/{id}/logs":           s.handleLogs,
-		"GET /api/v1/jobs/{id}/explain":        s.handleExplain,
-		"GET /api/v1/failures":                 s.handleFailures,
-		"GET /api/v1/successes":                s.handleSuccesses,
-		"GET /api/v1/sla-compliance":           s.handleSLACompliance,
-		"GET /api/v1/lanes":                    s.handleLanes,
-		"GET /api/v1/workers":                  s.handleWorkers,
-		"POST /api/v1/workers/register":        s.handleRegister,
-		"POST /api/v1/workers/{id}/lease":      s.handleLease,
-		"POST /api/v1/workers/{id}/start":      s.handleStart,
-		"POST /api/v1/workers/{id}/heartbeat":  s.handleHeartbeat,
-		"POST /api/v1/workers/{id}/complete":   s.handleComplete,
-		"POST /api/v1/workers/{id}/logs":       s.handleLogAppend,
-		"POST /api/v1/workers/{id}/deregister": s.handleDeregister,
+	summary := []string{"since", "until", "type", "tenant", "lane"}
+	for _, rt := range []struct {
+		pattern string
+		h       handlerFunc
+		params  []string // the query parameters the route reads; any other is refused
+	}{
+		{"POST /api/v1/jobs", s.handleSubmit, []string{"wait", "timeout_ms"}},
+		{"POST /api/v1/jobs/batch", s.handleBatch, nil},
+		{"GET /api/v1/jobs", s.handleList, []string{"type", "lane", "tenant", "cursor", "state", "status", "limit", "created_after", "created_before", "count"}},
+		{"GET /api/v1/jobs/{id}", s.handleGet, nil},
+		{"DELETE /api/v1/jobs/{id}", s.handleCancel, nil},
+		{"POST /api/v1/jobs/{id}/cancel", s.handleCancel, nil},
+		{"POST /api/v1/jobs/{id}/reprioritize", s.handleReprioritize, nil},
+		{"POST /api/v1/jobs/{id}/extend-sla", s.handleExtendSLA, nil},
+		{"GET /api/v1/jobs/{id}/executions", s.handleExecutions, nil},
+		{"GET /api/v1/jobs/{id}/events", s.handleEvents, nil},
+		{"GET /api/v1/jobs/{id}/logs", s.handleLogs, []string{"follow", "stream", "attempt", "after_attempt", "after_seq", "limit"}},
+		{"GET /api/v1/jobs/{id}/explain", s.handleExplain, nil},
+		{"GET /api/v1/failures", s.handleFailures, append([]string{"limit"}, summary...)},
+		{"GET /api/v1/successes", s.handleSuccesses, summary},
+		{"GET /api/v1/sla-compliance", s.handleSLACompliance, summary},
+		{"GET /api/v1/lanes", s.handleLanes, nil},
+		{"GET /api/v1/workers", s.handleWorkers, nil},
+		{"POST /api/v1/workers/register", s.handleRegister, nil},
+		{"POST /api/v1/workers/{id}/lease", s.handleLease, nil},
+		{"POST /api/v1/workers/{id}/start", s.handleStart, nil},
+		{"POST /api/v1/workers/{id}/heartbeat", s.handleHeartbeat, nil},
+		{"POST /api/v1/workers/{id}/complete", s.handleComplete, nil},
+		{"POST /api/v1/workers/{id}/logs", s.handleLogAppend, nil},
+		{"POST /api/v1/workers/{id}/deregister", s.handleDeregister, nil},
 	} {
-		mux.Handle(pattern, s.wrap(h))
+		mux.Handle(rt.pattern, s.wrap(rt.h, rt.params))
 	}
-	return s.recoverer(jsonMuxErrors(mux))
+	return s.recoverer(refuseChunkedBodies(jsonMuxErrors(mux)))
 }
 
-// wrap authenticates and turns a returned error into its JSON answer.
-func (s *Server) wrap(h handlerFunc) http.Handler {
+// wrap authenticates, refuses query parameters the route does not read,
+// and turns a returned error into its JSON answer.
+func (s *Server) wrap(h handlerFunc, params []string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, aerr := s.auth.identify(r)
 		if aerr != nil {
 			s.writeError(w, r, aerr)
+			return
+		}
+		if err := knownParams(r, params); err != nil {
+			s.writeError(w, r, err)
 			return
 		}
 		if err := h(w, r, p); err != nil {

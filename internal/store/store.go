@@ -143,6 +143,9 @@ type Reader interface {
 	JobGetByIdempotencyKey(ctx context.Context, tenant, key string, createdAfter time.Time) (Job, error)
 	// JobList returns one page of jobs, newest first.
 	JobList(ctx context.Context, p JobListParams) (JobPage, error)
+	// JobCount counts the jobs JobList would page through (Limit and
+	// Cursor ignored).
+	JobCount(ctx context.Context, p JobListParams) (int64, error)
 	// JobListUnfinished returns every job in a non-terminal state, oldest
 	// first: what the dispatcher rebuilds its index from at start.
 	JobListUnfinished(ctx context.Context) ([]Job, error)

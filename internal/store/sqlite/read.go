@@ -144,25 +144,7 @@ func (s *Store) JobGetByIdempotencyKey(ctx context.Context, tenant, key string, 
 // of rows stays cheap to list.
 func (s *Store) JobList(ctx context.Context, p store.JobListParams) (store.JobPage, error) {
 	limit := store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
-	var w where
-	if p.Tenant != "" {
-		w.add("tenant = ?", p.Tenant)
-	}
-	if p.Type != "" {
-		w.add("type = ?", p.Type)
-	}
-	if p.Lane != "" {
-		w.add("lane = ?", p.Lane)
-	}
-	if p.ScheduleID != "" {
-		w.add("schedule_id = ?", p.ScheduleID)
-	}
-	if !p.CreatedAfter.IsZero() {
-		w.add("created_at > ?", timeArg(p.CreatedAfter))
-	}
-	if !p.CreatedBefore.IsZero() {
-		w.add("created_at < ?", timeArg(p.CreatedBefore))
-	}
+	w := jobFilter(p)
 	if p.Cursor != "" {
 		c, err := store.DecodeJobCursor(p.Cursor)
 		if err != nil {
@@ -297,6 +279,50 @@ func (s *Store) ExecutionList(ctx context.Context, p store.ExecutionListParams) 
 		return nil, fmt.Errorf("sqlite: list executions: %w", err)
 	}
 	return out, nil
+}
+
+// jobFilter is the WHERE of JobList and JobCount but the states and the
+// cursor.
+func jobFilter(p store.JobListParams) where {
+	var w where
+	if p.Tenant != "" {
+		w.add("tenant = ?", p.Tenant)
+	}
+	if p.Type != "" {
+		w.add("type = ?", p.Type)
+	}
+	if p.Lane != "" {
+		w.add("lane = ?", p.Lane)
+	}
+	if p.ScheduleID != "" {
+		w.add("schedule_id = ?", p.ScheduleID)
+	}
+	if !p.CreatedAfter.IsZero() {
+		w.add("created_at > ?", timeArg(p.CreatedAfter))
+	}
+	if !p.CreatedBefore.IsZero() {
+		w.add("created_at < ?", timeArg(p.CreatedBefore))
+	}
+	return w
+}
+
+// JobCount implements store.Reader: one COUNT over the job indexes, no
+// rows loaded.
+func (s *Store) JobCount(ctx context.Context, p store.JobListParams) (int64, error) {
+	if err := s.readCheck(); err != nil {
+		return 0, err
+	}
+	w := jobFilter(p)
+	states := make([]string, 0, len(p.States))
+	for _, st := range slices.Compact(slices.Sorted(slices.Values(p.States))) {
+		states = append(states, string(st))
+	}
+	in(&w, "state", states)
+	var n int64
+	if err := s.rdb.QueryRowContext(ctx, "SELECT COUNT(*) FROM jobs"+w.sql(), w.args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sqlite: count jobs: %w", err)
+	}
+	return n, nil
 }
 
 // ExecutionSummary implements store.Reader. Its queries run in one read

@@ -105,6 +105,13 @@ func testListFilters(t *testing.T, s store.Store) {
 		}
 		c.p.Limit = 3
 		diff(t, name+" paged", c.want, listAll(t, s, c.p))
+		n, err := s.JobCount(ctx, c.p)
+		if err != nil {
+			t.Fatalf("%s: count: %v", name, err)
+		}
+		if n != int64(len(c.want)) {
+			t.Errorf("%s: JobCount %d, want %d", name, n, len(c.want))
+		}
 	}
 }
 

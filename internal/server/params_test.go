@@ -1,0 +1,138 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/config"
+)
+
+func TestUnknownQueryParameterIsRefused(t *testing.T) {
+	h := newHarness(t, defaultConfig())
+	for _, path := range []string{"/jobs?stat=running", "/lanes?tenant=x", "/jobs/x/events?after=3", "/failures?sinse=2026-01-01T00:00:00Z"} {
+		var r api.ErrorResponse
+		if code := h.do("GET", path, nil, &r); code != http.StatusBadRequest || r.Error.Code != api.CodeUnknownParameter || r.Error.Field == "" {
+			t.Errorf("GET %s: HTTP %d %+v, want 400 unknown_parameter naming it", path, code, r.Error)
+		}
+	}
+}
+
+func TestListStatusFilterAndCount(t *testing.T) {
+	h := newHarness(t, defaultConfig())
+	w := h.register(api.RegisterRequest{Name: "w", Slots: 1, Types: []string{"a"}})
+	done := h.runOnce(w, api.JobSpec{Type: "a", MaxAttempts: 1}, api.OutcomeFailed, "exit_code", 10)
+	for range 3 {
+		h.submit(api.JobSpec{Type: "b"}) // no worker runs b: they stay pending
+	}
+	var list api.JobList
+	if code := h.do("GET", "/jobs?status=failed", nil, &list); code != http.StatusOK || len(list.Jobs) != 1 || list.Jobs[0].ID != done.ID {
+		t.Fatalf("status=failed: HTTP %d, %d jobs", code, len(list.Jobs))
+	}
+	if list.Total != nil {
+		t.Errorf("total %d without count=true", *list.Total)
+	}
+	list = api.JobList{}
+	if code := h.do("GET", "/jobs?status=pending&limit=2&count=true", nil, &list); code != http.StatusOK || len(list.Jobs) != 2 || list.Total == nil || *list.Total != 3 {
+		t.Fatalf("status=pending count=true: HTTP %d, %d jobs, total %v", code, len(list.Jobs), list.Total)
+	}
+	var e api.ErrorResponse
+	if code := h.do("GET", "/jobs?status=running&state=failed", nil, &e); code != http.StatusBadRequest {
+		t.Errorf("status and state together: HTTP %d", code)
+	}
+	if code := h.do("GET", "/jobs?count=maybe", nil, &e); code != http.StatusBadRequest || e.Error.Field != "count" {
+		t.Errorf("count=maybe: HTTP %d %+v", code, e.Error)
+	}
+}
+
+// rawRequest writes req on a new connection and returns the status line
+// and the body of the answer.
+func rawRequest(t *testing.T, addr, req string) (string, string) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body strings.Builder
+	bufio.NewReader(resp.Body).WriteTo(&body)
+	return resp.Status, body.String()
+}
+
+func TestContentLengthWithChunkedIsRefused(t *testing.T) {
+	h := newHarness(t, defaultConfig())
+	addr := strings.TrimPrefix(h.http.URL, "http://")
+	job := `{"type":"a"}`
+	chunked := fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(job), job)
+	req := "POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+		"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked
+	status, body := rawRequest(t, addr, req)
+	if !strings.HasPrefix(status, "400") || !strings.Contains(body, api.CodeBadFraming) {
+		t.Fatalf("CL + TE: %s %s, want 400 bad_framing", status, body)
+	}
+	var list api.JobList
+	h.do("GET", "/jobs", nil, &list)
+	if len(list.Jobs) != 0 {
+		t.Fatalf("the refused job was stored: %+v", list.Jobs)
+	}
+	plain := "POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+		fmt.Sprint(len(job)) + "\r\nConnection: close\r\n\r\n" + job
+	if status, body := rawRequest(t, addr, plain); !strings.HasPrefix(status, "201") {
+		t.Fatalf("Content-Length only: %s %s", status, body)
+	}
+}
+
+// A batch larger than the tenant's submit_burst can never pass: it gets
+// its own error and no Retry-After, while a batch within the burst waits
+// its turn with 429.
+func TestBatchLargerThanBurstIsRefusedForGood(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.Tenants = map[string]config.Tenant{"slow": {SubmitRate: 1, SubmitBurst: 3}}
+	h := newHarness(t, cfg)
+	batch := func(n int) *http.Response {
+		specs := make([]api.JobSpec, n)
+		for i := range specs {
+			specs[i] = api.JobSpec{Type: "a", Tenant: "slow"}
+		}
+		b, _ := json.Marshal(api.BatchRequest{Jobs: specs})
+		resp, err := http.Post(h.http.URL+"/api/v1/jobs/batch", "application/json", bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := batch(4)
+	var e api.ErrorResponse
+	json.NewDecoder(resp.Body).Decode(&e)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || e.Error.Code != api.CodeBatchTooLarge || resp.Header.Get("Retry-After") != "" ||
+		!strings.Contains(e.Error.Message, "submit_burst of 3") {
+		t.Fatalf("batch of 4 over a burst of 3: HTTP %d %+v Retry-After %q", resp.StatusCode, e.Error, resp.Header.Get("Retry-After"))
+	}
+	resp = batch(3)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		t.Fatalf("batch of 3: HTTP %d", resp.StatusCode)
+	}
+	resp = batch(2)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("batch of 2 with the bucket empty: HTTP %d Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+}
