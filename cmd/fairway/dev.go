@@ -47,6 +47,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fairway dev: %v\n", err)
 		return 2
 	}
+	if err := f.guardExposure(cfg, log); err != nil {
+		fmt.Fprintf(stderr, "fairway dev: %v\n", err)
+		return 2
+	}
 	// The worker stops first (it drains and deregisters), then the server.
 	workerCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

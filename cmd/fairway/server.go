@@ -28,6 +28,7 @@ type serverFlags struct {
 	listen     string
 	dataDir    string
 	logLevel   string
+	insecure   bool
 }
 
 func (f *serverFlags) register(fs *flag.FlagSet) {
@@ -35,6 +36,7 @@ func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.listen, "listen", "", "address to listen on (default from config, else 127.0.0.1:7070)")
 	fs.StringVar(&f.dataDir, "data", "", "data directory for the SQLite store (default from config, else ./fairway-data)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.BoolVar(&f.insecure, "insecure", false, "allow a non-loopback --listen with no API keys configured (anyone who reaches it is admin)")
 }
 
 func (f *serverFlags) load() (config.Config, error) {
@@ -77,6 +79,10 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	log, err := newLogger(stderr, f.logLevel)
 	if err != nil {
+		fmt.Fprintf(stderr, "fairway server: %v\n", err)
+		return 2
+	}
+	if err := f.guardExposure(cfg, log); err != nil {
 		fmt.Fprintf(stderr, "fairway server: %v\n", err)
 		return 2
 	}

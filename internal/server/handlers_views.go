@@ -201,13 +201,57 @@ func (d *dispatcher) estimateStart(rec *jobRec, e policy.Explanation, now time.T
 	return &t
 }
 
+// handleLanes shows every lane's load. A tenant key sees only its own
+// jobs' counts and usage in each lane: not the other tenants' queues, the
+// lanes' dominant shares (which are made of every tenant's usage) or the
+// pool's capacity.
 func (s *Server) handleLanes(w http.ResponseWriter, r *http.Request, p principal) error {
 	var out api.LaneList
-	if err := s.d.submit(r.Context(), func(tx *txn) { out = s.d.lanes() }); err != nil {
+	err := s.d.submit(r.Context(), func(tx *txn) {
+		if p.role == roleTenant {
+			out = s.d.tenantLanes(p.tenant)
+		} else {
+			out = s.d.lanes()
+		}
+	})
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// tenantLanes is lanes() counting only tenant's unfinished jobs.
+func (d *dispatcher) tenantLanes(tenant string) api.LaneList {
+	byLane := map[string]*api.LaneInfo{}
+	out := api.LaneList{}
+	for _, l := range d.eng.Lanes() {
+		out.Lanes = append(out.Lanes, api.LaneInfo{Name: l.Name, Weight: l.Weight})
+	}
+	for i := range out.Lanes {
+		byLane[out.Lanes[i].Name] = &out.Lanes[i]
+	}
+	usage := map[string]policy.Resources{}
+	for _, rec := range d.jobs {
+		l := byLane[rec.job.Lane]
+		if rec.job.Tenant != tenant || l == nil {
+			continue
+		}
+		switch rec.job.State {
+		case store.StateLeased, store.StateRunning:
+			l.Running++
+			usage[l.Name] = usage[l.Name].Add(rec.job.Resources)
+		case store.StatePending:
+			l.Pending++
+			l.Queued++
+		case store.StateBlocked, store.StateRetryWait:
+			l.Pending++
+		}
+	}
+	for name, u := range usage {
+		byLane[name].Usage = apiResources(u)
+	}
+	return out
 }
 
 func (d *dispatcher) lanes() api.LaneList {
@@ -222,7 +266,13 @@ func (d *dispatcher) lanes() api.LaneList {
 	return out
 }
 
+// handleWorkers lists the workers: their names, types and labels are for
+// admin and worker keys, not for tenants.
 func (s *Server) handleWorkers(w http.ResponseWriter, r *http.Request, p principal) error {
+	if p.role == roleTenant {
+		return errf(http.StatusForbidden, api.CodePermissionDenied,
+			"a tenant key cannot list workers: ask for an admin key, or use GET /lanes for your own jobs' load")
+	}
 	var out api.WorkerList
 	if err := s.d.submit(r.Context(), func(tx *txn) { out = s.d.workerList() }); err != nil {
 		return err
