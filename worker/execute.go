@@ -54,7 +54,8 @@ func (w *Worker) invoke(t *task, h Handler) (res json.RawMessage, err, cause err
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
 		t.mu.Lock()
-		t.deadline = time.AfterFunc(d, func() { cancel(ErrTimeout) })
+		t.timeout = d
+		t.deadline = time.AfterFunc(d, func() { w.deadlineReached(t, cancel) })
 		t.mu.Unlock()
 		defer t.stopDeadline()
 	}
@@ -68,6 +69,27 @@ func (w *Worker) invoke(t *task, h Handler) (res json.RawMessage, err, cause err
 	}()
 	res, err = h.Run(ctx, w.jobView(t))
 	return res, err, nil
+}
+
+// confirmWait bounds how long a worker asks the server about a strict
+// deadline before it kills anyway.
+const confirmWait = 2 * time.Second
+
+// deadlineReached runs when an attempt's strict deadline passes on the
+// worker's clock. The server may have extended the SLA since the last
+// heartbeat, so the worker asks it first: one heartbeat, whose answer
+// carries the attempt's current limit (applyHeartbeat). The attempt is
+// killed only if the limit still lies behind, or if the server cannot be
+// asked within confirmWait.
+func (w *Worker) deadlineReached(t *task, cancel context.CancelCauseFunc) {
+	ctx, done := context.WithTimeout(w.netCtx, confirmWait)
+	defer done()
+	w.heartbeat(ctx, t.sess)
+	if t.rearm() {
+		w.log.Info("deadline extended by the server before the kill", "job", t.key.jobID, "attempt", t.key.attempt)
+		return
+	}
+	cancel(ErrTimeout)
 }
 
 // strictTimeout is the job's run-time limit if its SLA policy kills at the

@@ -41,7 +41,8 @@ type task struct {
 	slotHolds atomic.Int32  // 2 at the lease: the handler and the held set
 
 	mu         sync.Mutex
-	deadline   *time.Timer // strict timeout; moved by extended SLAs
+	deadline   *time.Timer   // strict timeout; moved by extended SLAs
+	timeout    time.Duration // the strict run-time limit as last heard from the server
 	start      startState
 	finished   bool // the handler returned
 	dropped    bool // revoked or registration lost: report nothing
@@ -181,17 +182,33 @@ func (t *task) settleStart() {
 }
 
 // extendDeadline moves the strict timeout to timeout after the start (the
-// server extended the job's SLA). A deadline already passed stays passed.
+// server extended the job's SLA). If the deadline timer has fired already,
+// the kill waits on the server's answer (deadlineReached) and sees the new
+// limit through rearm.
 func (t *task) extendDeadline(timeout time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.deadline == nil {
 		return
 	}
+	t.timeout = timeout
 	left := timeout - time.Since(t.startedAt)
 	if t.deadline.Stop() {
 		t.deadline.Reset(max(left, 0))
 	}
+}
+
+// rearm restarts the deadline timer if the limit now lies ahead, and
+// reports whether it did.
+func (t *task) rearm() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	left := t.timeout - time.Since(t.startedAt)
+	if t.deadline == nil || left <= 0 {
+		return false
+	}
+	t.deadline.Reset(left)
+	return true
 }
 
 func (t *task) stopDeadline() {

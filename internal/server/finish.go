@@ -51,6 +51,9 @@ func (d *dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.Item
 	if end.outcome == store.OutcomeCancelled {
 		end.class = store.FailCancelled
 	}
+	if end.class == store.FailTimeout {
+		d.recordSLAViolation(tx, rec, tx.now.Sub(end.started))
+	}
 	d.endAttempt(tx, rec, end)
 	return api.ItemResult{JobID: c.JobID, OK: true}
 }

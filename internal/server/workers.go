@@ -156,10 +156,7 @@ func (d *dispatcher) checkSLA(tx *txn, rec *jobRec) {
 	if j.Timeout == 0 || ran <= j.Timeout {
 		return
 	}
-	if !rec.slaViolated {
-		rec.slaViolated = true
-		tx.event(j.ID, j.Attempt, j.Tenant, store.EventSLAViolation, "system", map[string]any{"running_ms": ran.Milliseconds(), "timeout_ms": j.Timeout.Milliseconds(), "policy": j.SLAPolicy})
-	}
+	d.recordSLAViolation(tx, rec, ran)
 	// Strict: the worker kills at the deadline; if it has not reported a
 	// grace period later, the server asks it to stop through the heartbeat,
 	// and the attempt ends as a timeout.
@@ -167,6 +164,19 @@ func (d *dispatcher) checkSLA(tx *txn, rec *jobRec) {
 		rec.timedOut = true
 		d.transition(tx, rec, []store.State{store.StateRunning}, store.JobSet{CancelRequested: store.Ptr(true)})
 	}
+}
+
+// recordSLAViolation writes the attempt's sla_violation event, once: when
+// the server sees it run past its limit, or when the worker reports it
+// killed at the limit, whichever comes first.
+func (d *dispatcher) recordSLAViolation(tx *txn, rec *jobRec, ran time.Duration) {
+	if rec.slaViolated {
+		return
+	}
+	j := &rec.job
+	rec.slaViolated = true
+	tx.event(j.ID, j.Attempt, j.Tenant, store.EventSLAViolation, "system",
+		map[string]any{"running_ms": ran.Milliseconds(), "timeout_ms": j.Timeout.Milliseconds(), "policy": j.SLAPolicy})
 }
 
 // slaGrace is how long past a strict deadline the server waits for the
