@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"path/filepath"
 	"time"
 
@@ -115,11 +113,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 		return fmt.Errorf("start: %w", err)
 	}
 	defer srv.Close()
-	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	hs, ln, err := listenHTTP(cfg.Server, srv.Handler(), log)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return err
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	ready(ln.Addr().String())

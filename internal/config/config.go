@@ -46,6 +46,11 @@ type Server struct {
 	// Retention deletes finished jobs (with their executions and logs; the
 	// audit events stay) this long after they finished; 0 keeps them.
 	Retention Duration `yaml:"retention"`
+	// HTTP connection limits (package connlimit). MaxConnections 0 means
+	// the process's RLIMIT_NOFILE less headroom (connlimit.DefaultMax).
+	MaxConnections int      `yaml:"max_connections"`
+	IdleTimeout    Duration `yaml:"idle_timeout"` // keep-alive connection idle this long is closed
+	BodyTimeout    Duration `yaml:"body_timeout"` // a request's body must arrive within this
 }
 
 // Lane is a swimlane's weight and ordering parameters. Omitted fields take
@@ -239,6 +244,12 @@ func (c *Config) fill() {
 	if c.Server.HeartbeatInterval == 0 {
 		c.Server.HeartbeatInterval = Duration(c.Server.LeaseTTL.D() / 3)
 	}
+	if c.Server.IdleTimeout == 0 {
+		c.Server.IdleTimeout = Duration(60 * time.Second)
+	}
+	if c.Server.BodyTimeout == 0 {
+		c.Server.BodyTimeout = Duration(30 * time.Second)
+	}
 	if len(c.Lanes) == 0 {
 		c.Lanes = map[string]Lane{policy.DefaultLane: {}}
 	}
@@ -251,6 +262,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.MaxQueued < 0 {
 		return invalid("server.max_queued", "must be >= 0")
+	}
+	if c.Server.MaxConnections < 0 {
+		return invalid("server.max_connections", "must be >= 0 (0: from the open-file limit)")
+	}
+	if c.Server.IdleTimeout.D() < 0 || c.Server.BodyTimeout.D() < 0 {
+		return invalid("server.idle_timeout", "timeouts must be positive")
 	}
 	for _, name := range sortedKeys(c.Lanes) {
 		if err := c.Lanes[name].Validate(); err != nil {
