@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fairwayhq/fairway/client"
+	"github.com/fairwayhq/fairway/internal/runner"
 	"github.com/fairwayhq/fairway/worker"
 )
 
@@ -85,6 +86,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "fairway worker: %v\n", err)
 		return 2
 	}
+	containJobProcesses(opts.Logger)
 	if err := w.Run(ctx); err != nil {
 		fmt.Fprintf(stderr, "fairway worker: %v\n", err)
 		return 1
@@ -154,4 +156,17 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// containJobProcesses makes the worker the subreaper of its jobs'
+// descendants, so none is re-parented past it to init, and kills what jobs
+// of a worker that died without cleaning up (SIGKILL) left running on this
+// machine (runner.SweepOrphans).
+func containJobProcesses(log *slog.Logger) {
+	if err := runner.SetSubreaper(); err != nil {
+		log.Warn("cannot become the subreaper of job processes", "err", err)
+	}
+	if n := runner.SweepOrphans(); n > 0 {
+		log.Warn("killed processes left by jobs of a worker that died", "processes", n)
+	}
 }

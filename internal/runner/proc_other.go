@@ -29,3 +29,19 @@ func waitExited(int) error { return errors.ErrUnsupported }
 func decodeExit(ps *os.ProcessState) exitInfo { return exitInfo{code: ps.ExitCode()} }
 
 var oomKills = func() (uint64, bool) { return 0, false }
+
+// MarkerEnv names the environment variable every job process carries.
+const MarkerEnv = "FAIRWAY_RUN"
+
+func newMarker() string { return "" }
+
+// SetSubreaper is unsupported here.
+func SetSubreaper() error { return errors.ErrUnsupported }
+
+func killMarked(string) int { return 0 }
+
+// SweepOrphans does nothing here.
+func SweepOrphans() int { return 0 }
+
+func addRoot(int)    {}
+func removeRoot(int) {}

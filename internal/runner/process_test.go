@@ -110,6 +110,32 @@ func TestLeftoversKilledWhenTheChildExits(t *testing.T) {
 	}
 }
 
+// A descendant that leaves the job's process group and session (setsid)
+// still carries the run's marker and is killed when the job ends, for an
+// exit, a timeout or a cancel alike.
+func TestSetsidDescendantDiesWithTheJob(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("setsid not installed")
+	}
+	for name, spec := range map[string]Spec{
+		"exit":    {Argv: sh(`mkfifo synced; setsid sh -c 'echo $$ > escaped.pid; echo > synced; exec sleep 1000' & read x < synced; echo ready`)},
+		"timeout": {Argv: sh(`mkfifo synced; setsid sh -c 'echo $$ > escaped.pid; echo > synced; exec sleep 1000' & read x < synced; echo ready; sleep 1000`), Timeout: 300 * time.Millisecond},
+	} {
+		dir := t.TempDir()
+		spec.Dir = dir
+		res, rec := run(t, t.Context(), spec)
+		pid := readPid(t, dir, "escaped.pid")
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+		if res.OutputIncomplete || rec.String(Stdout) != "ready\n" {
+			t.Errorf("%s: OutputIncomplete=%v stdout=%q: the escaped process held the pipe", name, res.OutputIncomplete, rec.String(Stdout))
+		}
+		waitGone(t, pid)
+	}
+}
+
+// A descendant that also clears its environment escapes the marker; it can
+// hold the output pipe only for the drain timeout.
 func TestEscapedPipeHolderBoundedByDrainTimeout(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("setsid"); err != nil {
@@ -120,7 +146,7 @@ func TestEscapedPipeHolderBoundedByDrainTimeout(t *testing.T) {
 	res, rec := run(t, t.Context(), Spec{
 		// The fifo makes sure setsid has run before the child exits and
 		// its group is killed.
-		Argv: sh(`mkfifo synced; setsid sh -c 'echo $$ > escaped.pid; echo > synced; exec sleep 1000' &
+		Argv: sh(`mkfifo synced; setsid env -i sh -c 'echo $$ > escaped.pid; echo > synced; exec sleep 1000' &
 			read x < synced; echo ready`),
 		Dir:          dir,
 		DrainTimeout: 200 * time.Millisecond,

@@ -59,6 +59,9 @@ func execute(ctx context.Context, spec Spec, p *plan, s *sink) Result {
 		return startFailure(started, fmt.Errorf("%s: %w", p.path, err))
 	}
 	c := newChild(spec, cmd, pipes, started)
+	c.marker = p.marker
+	addRoot(c.pid())
+	defer removeRoot(c.pid())
 	if spec.OnStart != nil {
 		spec.OnStart(c.pid())
 	}
@@ -96,6 +99,7 @@ type child struct {
 	started  time.Time
 	exited   chan struct{} // closed when the process has exited (not reaped)
 	exitedAt time.Time     // written before exited is closed
+	marker   string        // MarkerEnv's value: every process of this run carries it
 }
 
 // newChild starts watching the process and reading its output.
@@ -128,6 +132,7 @@ func (c *child) supervise(ctx context.Context) outcome {
 	o.stopped, o.cause = c.watch(ctx)
 	o.exitedAt = c.exitedAt // watch returns only after exited is closed
 	c.group.kill()          // leftovers: background jobs the child did not wait for
+	killMarked(c.marker)    // and those that left the group (setsid, double fork)
 	o.cut = c.pipes.drain(c.spec.drainTimeout())
 	o.exit = c.reap()
 	return o
@@ -161,8 +166,11 @@ func (c *child) stop() {
 	c.group.terminate()
 	t := time.NewTimer(c.spec.killGrace())
 	defer t.Stop()
-	if waitFor(c.exited, t.C) && waitFor(c.pipes.allDone, t.C) {
-		return
+	if waitFor(c.exited, t.C) {
+		killMarked(c.marker) // descendants outside the group would hold the pipes to the grace's end
+		if waitFor(c.pipes.allDone, t.C) {
+			return
+		}
 	}
 	c.group.kill()
 	<-c.exited

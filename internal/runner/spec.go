@@ -84,6 +84,7 @@ type plan struct {
 	env     []string
 	dir     string
 	tempDir string // removed by cleanup when non-empty
+	marker  string // MarkerEnv's value for this run
 }
 
 // prepare validates spec and resolves the program, environment and working
@@ -97,7 +98,8 @@ func prepare(spec Spec) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{path: path, args: args, env: env, dir: spec.Dir}
+	marker := newMarker()
+	p := &plan{path: path, args: args, env: append(env, MarkerEnv+"="+marker), dir: spec.Dir, marker: marker}
 	if p.dir == "" {
 		dir, err := os.MkdirTemp("", "fairway-job-*")
 		if err != nil {

@@ -1,0 +1,172 @@
+//go:build linux
+
+package runner
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// MarkerEnv names the environment variable every job process carries:
+// WORKERPID:RANDOM, unique to one Run. Descendants inherit it whatever
+// session or process group they move to (setsid, nohup, a double fork), so
+// at the job's end every process carrying the marker is killed, and a
+// worker that starts after another was SIGKILLed kills the processes left
+// by the dead one (SweepOrphans). A process that clears its environment
+// before exec escapes the marker; the subreaper (SetSubreaper) still makes
+// it the worker's child rather than init's.
+const MarkerEnv = "FAIRWAY_RUN"
+
+// newMarker returns this Run's marker value.
+func newMarker() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return strconv.Itoa(os.Getpid()) + ":" + hex.EncodeToString(b[:])
+}
+
+// SetSubreaper makes this process the child subreaper of its descendants
+// (prctl PR_SET_CHILD_SUBREAPER): a job's orphaned descendants are
+// re-parented to it instead of to init, where KillMarked finds them and
+// reapOrphans collects their exit.
+func SetSubreaper() error {
+	const prSetChildSubreaper = 36
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		return fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", errno)
+	}
+	return nil
+}
+
+// killMarked SIGKILLs every process carrying marker, again until a scan
+// finds none (a process may fork while it is being killed), at most ten
+// rounds. It returns how many it killed.
+func killMarked(marker string) int {
+	want := []byte(MarkerEnv + "=" + marker + "\x00")
+	killed := 0
+	for range 10 {
+		pids := processesWhere(func(env []byte) bool { return bytes.Contains(env, want) })
+		if len(pids) == 0 {
+			break
+		}
+		for _, pid := range pids {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed++
+			}
+		}
+	}
+	reapOrphans()
+	return killed
+}
+
+// SweepOrphans kills the processes left by workers that died without
+// cleaning up (SIGKILL, a crash): those carrying a marker whose worker pid
+// is no longer alive. A worker calls it at start. It returns how many it
+// killed.
+func SweepOrphans() int {
+	prefix := []byte(MarkerEnv + "=")
+	self := os.Getpid()
+	killed := 0
+	for range 10 {
+		pids := processesWhere(func(env []byte) bool {
+			owner, ok := markerOwner(env, prefix)
+			return ok && owner != self && !processAlive(owner)
+		})
+		if len(pids) == 0 {
+			break
+		}
+		for _, pid := range pids {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed++
+			}
+		}
+	}
+	return killed
+}
+
+// markerOwner is the worker pid of the marker in env, if env has one.
+func markerOwner(env, prefix []byte) (int, bool) {
+	for _, kv := range bytes.Split(env, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, prefix); ok {
+			pid, _, _ := strings.Cut(string(v), ":")
+			n, err := strconv.Atoi(pid)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || err == syscall.EPERM
+}
+
+// processesWhere lists the pids (not this process) whose environment
+// matches; processes it may not read are skipped.
+func processesWhere(match func(env []byte) bool) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !match(env) {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// roots are the pids of the job processes Run is supervising: their exit
+// is collected by exec.Cmd.Wait, never by reapOrphans.
+var roots sync.Map // pid -> struct{}
+
+func addRoot(pid int)    { roots.Store(pid, struct{}{}) }
+func removeRoot(pid int) { roots.Delete(pid) }
+
+// reapOrphans collects the exit of this process's children that are not
+// job roots: descendants re-parented to it as subreaper. Without it they
+// would stay zombies.
+func reapOrphans() {
+	self := strconv.Itoa(os.Getpid())
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if _, root := roots.Load(pid); root {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so split after ')'.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(stat[i+1:]))
+		if len(fields) < 2 || fields[1] != self {
+			continue
+		}
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+	}
+}
