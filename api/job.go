@@ -244,6 +244,10 @@ type Explanation struct {
 	Position       int        `json:"position,omitempty"`
 	Queued         int        `json:"queued,omitempty"`
 	EstimatedStart *time.Time `json:"estimated_start,omitempty"`
+	// EstimateBasis says how sure the estimate is: learned_cost (every run
+	// time counted was learned), timeout (some only bounded by a timeout),
+	// unknown (some guessed from the type's default cost), run_at.
+	EstimateBasis string `json:"estimate_basis,omitempty"`
 }
 
 // FailureReport answers GET /failures: the failed side of the finished

@@ -46,5 +46,9 @@ func explainFields(x api.Explanation) []field {
 	if x.Score != 0 {
 		f = append(f, field{"score", strconv.FormatInt(x.Score, 10)})
 	}
-	return append(f, field{"estimated start", timeOrEmpty(x.EstimatedStart)})
+	f = append(f, field{"estimated start", timeOrEmpty(x.EstimatedStart)})
+	if x.EstimateBasis != "" {
+		f = append(f, field{"estimate basis", x.EstimateBasis})
+	}
+	return f
 }

@@ -30,11 +30,12 @@ type jobFields struct {
 	Labels    []string
 	RunAt     time.Time
 	DependsOn []Dependency
+	Timeout   time.Duration
 }
 
 func fieldsOf(j Job) jobFields {
 	return jobFields{ID: j.ID, Key: j.Key, Priority: j.Priority, OnDemand: j.OnDemand, Resources: j.Resources,
-		Labels: j.Labels, RunAt: j.RunAt, DependsOn: j.DependsOn}
+		Labels: j.Labels, RunAt: j.RunAt, DependsOn: j.DependsOn, Timeout: j.Timeout}
 }
 
 // entry is the engine's record of one job. The job's own fields are copied

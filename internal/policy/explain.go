@@ -155,13 +155,27 @@ func describe(en *entry) string {
 // queued jobs by the dispatch order. It walks the lane: Explain is a query,
 // not a decision, and may be linear.
 func (e *Engine) rank(en *entry, now time.Time) (int64, int) {
+	mine, ahead := e.ahead(en, now)
+	return mine, len(ahead) + 1
+}
+
+// rankedEntry is a queued job with its current score.
+type rankedEntry struct {
+	x     *entry
+	score int64
+}
+
+// ahead returns en's score and the lane's queued jobs that rank ahead of
+// it (higher score, or equal score and ahead by cost and arrival), in lane
+// order.
+func (e *Engine) ahead(en *entry, now time.Time) (int64, []rankedEntry) {
 	n := now.UnixNano()
 	score := func(x *entry) int64 {
 		_, free := x.grp.fit.fit(e.gen)
 		return x.grp.sl.score(x.job.Priority, x.enq, n) + rarity(x.ln, free)
 	}
 	mine := score(en)
-	ahead := 0
+	var ahead []rankedEntry
 	for _, g := range en.ln.groups {
 		for _, c := range g.classes {
 			for _, x := range c.jobs {
@@ -169,12 +183,12 @@ func (e *Engine) rank(en *entry, now time.Time) (int64, int) {
 					continue
 				}
 				if s := score(x); s > mine || (s == mine && aheadOf(x, en)) {
-					ahead++
+					ahead = append(ahead, rankedEntry{x, s})
 				}
 			}
 		}
 	}
-	return mine, ahead + 1
+	return mine, ahead
 }
 
 func aheadOf(x, en *entry) bool {

@@ -53,6 +53,8 @@ type Job struct {
 	EnqueuedAt      time.Time
 	RunAt           time.Time // zero or <= now: runnable at once
 	DependsOn       []Dependency
+	// Timeout bounds the job's run time (0: none). Only estimates read it.
+	Timeout time.Duration
 }
 
 // Outcome is how a running job ended, as told to Finish.

@@ -174,31 +174,26 @@ func (d *dispatcher) explain(id string, now time.Time) (api.Explanation, bool) {
 	}
 	x.Code, x.Message, x.Blocker = string(e.Code), e.Message, e.Blocker
 	x.Score, x.Position, x.Queued = e.Score, e.Position, e.Queued
-	x.EstimatedStart = d.estimateStart(rec, e, now)
+	d.estimateStart(&x, e, now)
 	return x, true
 }
 
-func (d *dispatcher) estimateStart(rec *jobRec, e policy.Explanation, now time.Time) *time.Time {
-	switch {
-	case e.Code == policy.CodeNotYetDue:
-		return timePtr(e.RunAt)
-	case e.Code != policy.CodeQueued && e.Code != policy.CodeNoFreeSlot && e.Code != policy.CodeLaneOverShare:
-		return nil
+// estimateStart fills the explanation's estimated start: run_at for a job
+// not yet due, else the engine's estimate from the running jobs' and the
+// jobs ahead's expected run times (policy.EstimateStart), with its basis.
+func (d *dispatcher) estimateStart(x *api.Explanation, e policy.Explanation, now time.Time) {
+	if e.Code == policy.CodeNotYetDue {
+		x.EstimatedStart, x.EstimateBasis = timePtr(e.RunAt), "run_at"
+		return
 	}
-	_, slots := d.eng.Capacity()
-	if slots == 0 {
-		return nil
+	if e.Code != policy.CodeQueued && e.Code != policy.CodeNoFreeSlot && e.Code != policy.CodeLaneOverShare {
+		return // held by a cap, a conflict or a missing worker: capacity says nothing
 	}
-	cost, ok := d.eng.Estimate(rec.job.Type, rec.job.Key)
+	est, ok := d.eng.EstimateStart(x.JobID, now)
 	if !ok {
-		cost = d.s.cfg.Types[rec.job.Type].DefaultCost
+		return
 	}
-	if cost <= 0 {
-		cost = 1
-	}
-	waves := float64(e.Position) / float64(slots)
-	t := now.Add(time.Duration(waves * cost * float64(time.Second)))
-	return &t
+	x.EstimatedStart, x.EstimateBasis = timePtr(est.At), string(est.Basis)
 }
 
 // handleLanes shows every lane's load. A tenant key sees only its own
