@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -40,8 +41,15 @@ func SetSubreaper() error {
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
 		return fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", errno)
 	}
+	subreaper.Store(true)
 	return nil
 }
+
+// subreaper is set once SetSubreaper succeeded: only then can orphans be
+// re-parented to this process, and only then does reapOrphans wait for
+// children (a process that is not a subreaper may have children of its
+// own, started with os/exec, whose exit is not its to collect).
+var subreaper atomic.Bool
 
 // killMarked SIGKILLs every process carrying marker, again until a scan
 // finds none (a process may fork while it is being killed), at most ten
@@ -130,9 +138,17 @@ func processesWhere(match func(env []byte) bool) []int {
 }
 
 // roots are the pids of the job processes Run is supervising: their exit
-// is collected by exec.Cmd.Wait, never by reapOrphans.
-var roots sync.Map // pid -> struct{}
+// is collected by exec.Cmd.Wait, never by reapOrphans. spawning is held
+// (shared) from a job's fork until its pid is a root, and by reapOrphans
+// (exclusive) while it scans, so that a job that exits at once is never
+// taken for an orphan.
+var (
+	roots    sync.Map // pid -> struct{}
+	spawning sync.RWMutex
+)
 
+func beginSpawn()        { spawning.RLock() }
+func endSpawn()          { spawning.RUnlock() }
 func addRoot(pid int)    { roots.Store(pid, struct{}{}) }
 func removeRoot(pid int) { roots.Delete(pid) }
 
@@ -140,6 +156,11 @@ func removeRoot(pid int) { roots.Delete(pid) }
 // job roots: descendants re-parented to it as subreaper. Without it they
 // would stay zombies.
 func reapOrphans() {
+	if !subreaper.Load() {
+		return
+	}
+	spawning.Lock()
+	defer spawning.Unlock()
 	self := strconv.Itoa(os.Getpid())
 	entries, err := os.ReadDir("/proc")
 	if err != nil {

@@ -52,7 +52,12 @@ func execute(ctx context.Context, spec Spec, p *plan, s *sink) Result {
 	cmd := command(spec, p, pipes)
 	oomBefore, oomKnown := oomKills()
 	started := time.Now()
+	beginSpawn()
 	err = cmd.Start()
+	if err == nil {
+		addRoot(cmd.Process.Pid)
+	}
+	endSpawn()
 	pipes.closeWriteEnds()
 	if err != nil {
 		pipes.closeReadEnds()
@@ -60,7 +65,6 @@ func execute(ctx context.Context, spec Spec, p *plan, s *sink) Result {
 	}
 	c := newChild(spec, cmd, pipes, started)
 	c.marker = p.marker
-	addRoot(c.pid())
 	defer removeRoot(c.pid())
 	if spec.OnStart != nil {
 		spec.OnStart(c.pid())
