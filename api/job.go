@@ -52,6 +52,10 @@ type JobSpec struct {
 	SLAPolicy      string            `json:"sla_policy,omitempty"`
 	RunAt          *time.Time        `json:"run_at,omitempty"`
 	DependsOn      []Dependency      `json:"depends_on,omitempty"`
+	// OutputLimitBytes caps the output kept of an attempt (stdout and
+	// stderr together); past it the head and the tail are kept. 0: the
+	// type's, else the server's.
+	OutputLimitBytes int64 `json:"output_limit_bytes,omitempty"`
 }
 
 // Job states.
@@ -97,6 +101,9 @@ type Job struct {
 	SLAPolicy      string            `json:"sla_policy,omitempty"`
 	RunAt          *time.Time        `json:"run_at,omitempty"`
 	DependsOn      []Dependency      `json:"depends_on,omitempty"`
+	// OutputLimitBytes is the output kept of an attempt: the first half
+	// and the last half, with a marker naming what was dropped between.
+	OutputLimitBytes int64 `json:"output_limit_bytes,omitempty"`
 
 	State   string `json:"state"`
 	Attempt int    `json:"attempt"`

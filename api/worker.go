@@ -104,6 +104,9 @@ type Completion struct {
 	StartedAt    *time.Time      `json:"started_at,omitempty"`
 	FinishedAt   *time.Time      `json:"finished_at,omitempty"`
 	Result       json.RawMessage `json:"result,omitempty"`
+	// OutputDroppedBytes is how much of the attempt's output the worker
+	// dropped from the middle to keep within the job's output limit.
+	OutputDroppedBytes int64 `json:"output_dropped_bytes,omitempty"`
 }
 
 // CompleteRequest is the body of POST /workers/{id}/complete.

@@ -117,8 +117,9 @@ func (w *Worker) jobView(t *task) Job {
 func (w *Worker) finish(t *task, res json.RawMessage, err, cause error) {
 	finished := time.Now().UTC()
 	t.settleStart()
-	w.logs.close(t)
+	dropped := w.logs.close(t)
 	c, report := t.verdict(res, err, cause, finished)
+	c.OutputDroppedBytes = dropped
 	if report {
 		t.completion = c
 	} else if !t.isDropped() {

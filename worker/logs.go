@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -14,7 +15,7 @@ const (
 	logFlushBytes  = 64 << 10  // buffered bytes that trigger a flush
 	maxLogChunk    = 64 << 10  // bytes of one chunk
 	maxLogRequest  = 768 << 10 // JSON-encoded bytes of one request (the server takes 1 MiB)
-	maxLogBuffer   = 16 << 20  // buffered bytes beyond which output is dropped
+	maxJobBuffer   = 1 << 20   // a job's buffered bytes beyond which its writes wait
 	maxFlushRounds = 16        // requests per flush, so that a flood cannot hold it forever
 	chunkOverhead  = 160       // JSON bytes of a chunk besides its data
 )
@@ -30,18 +31,29 @@ type logEntry struct {
 // batches. Consecutive writes to the same stream of a job share a chunk (up
 // to 64 KiB); seq counts a job attempt's chunks from 1, both streams
 // together, so it orders them.
+//
+// Each job has its own bound (maxJobBuffer): a write that would pass it
+// waits until a flush has taken the job's earlier chunks, so a job that
+// writes faster than the server takes its output is slowed down (its pipe
+// fills and the process blocks) while its neighbours' output flows. Nothing
+// is dropped for want of buffer space; what the job's output limit keeps
+// out is dropped from the middle (see outputCap) and marked in the log.
 type logShipper struct {
 	mu      sync.Mutex
+	room    *sync.Cond // signalled when chunks were taken, a task closed or the shipper stopped
 	pending []*logEntry
 	bytes   int
-	lost    int           // bytes dropped because the buffer was full
+	lost    int           // bytes dropped because the shipper had stopped
+	stopped bool          // no more flushes: writes are dropped rather than wait
 	kick    chan struct{} // the buffer became non-empty
 	full    chan struct{} // logFlushBytes are buffered
 	sendMu  sync.Mutex    // one flush at a time, so chunks leave in order
 }
 
 func newLogShipper() *logShipper {
-	return &logShipper{kick: make(chan struct{}, 1), full: make(chan struct{}, 1)}
+	s := &logShipper{kick: make(chan struct{}, 1), full: make(chan struct{}, 1)}
+	s.room = sync.NewCond(&s.mu)
+	return s
 }
 
 // logWriter is the io.Writer of one stream of one task.
@@ -56,21 +68,59 @@ func (lw logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// write buffers p: the part within the head of the job's output limit as
+// chunks to send, waiting for room in the job's buffer; the rest in the
+// tail kept until the job ends.
 func (s *logShipper) write(t *task, stream string, p []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t.logsClosed || len(p) == 0 {
-		return
+	for len(p) > 0 && !t.logsClosed {
+		head := t.out.headRoom()
+		if head == 0 {
+			t.out.keepTail(stream, p)
+			return
+		}
+		if !s.waitRoom(t) {
+			if !t.logsClosed {
+				s.lost += len(p)
+			}
+			return
+		}
+		// The buffer bound is soft by a character, so that n is 0 only
+		// when the head has less room left than the next character.
+		n := utf8Cut(p, min(head, max(maxJobBuffer-t.logBuffered, utf8.UTFMax)))
+		if n == 0 { // a character straddles the head's end: the tail takes it
+			t.out.endHead()
+			continue
+		}
+		s.enqueue(t, stream, p[:n])
+		t.out.headSent += int64(n)
+		p = p[n:]
 	}
-	if s.bytes+len(p) > maxLogBuffer {
-		s.lost += len(p)
-		return
+}
+
+// waitRoom waits until the task's buffer has room; false means the task's
+// log closed or the shipper stopped meanwhile.
+func (s *logShipper) waitRoom(t *task) bool {
+	for t.logBuffered >= maxJobBuffer && !t.logsClosed && !s.stopped {
+		s.room.Wait()
 	}
+	return !t.logsClosed && !s.stopped
+}
+
+// enqueue adds p to the task's chunks, first marking a gap left by output
+// the server refused, and wakes the flusher.
+func (s *logShipper) enqueue(t *task, stream string, p []byte) {
 	wasEmpty := len(s.pending) == 0
+	if t.logGap > 0 {
+		gap := t.logGap
+		t.logGap = 0
+		s.enqueue(t, "stderr", []byte(fmt.Sprintf("\n[fairway: %d bytes of output lost here: the server refused them]\n", gap)))
+	}
 	for len(p) > 0 {
 		p = s.appendData(t, stream, p)
 	}
-	if wasEmpty {
+	if wasEmpty && len(s.pending) > 0 {
 		signal(s.kick)
 	}
 	if s.bytes >= logFlushBytes {
@@ -92,6 +142,7 @@ func (s *logShipper) appendData(t *task, stream string, p []byte) []byte {
 	}
 	e.data = append(e.data, p[:n]...)
 	s.bytes += n
+	t.logBuffered += n
 	return p[n:]
 }
 
@@ -119,12 +170,46 @@ func utf8Cut(p []byte, room int) int {
 	return room
 }
 
-// close makes later writes of the task's handler no-ops.
-func (s *logShipper) close(t *task) {
+// close ends the task's output: what the output limit dropped is marked
+// on stderr, the kept tail follows, and later writes of the task's handler
+// are no-ops. It returns the number of bytes dropped.
+func (s *logShipper) close(t *task) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if t.logsClosed {
+		return 0
+	}
+	dropped := t.out.dropped
+	if dropped > 0 {
+		s.enqueue(t, "stderr", []byte(t.out.marker()))
+	}
+	for _, seg := range t.out.tail {
+		s.enqueue(t, seg.stream, seg.data)
+	}
+	t.out.tail = nil
 	t.logsClosed = true
 	t.openLog = nil
+	s.room.Broadcast()
+	return dropped
+}
+
+// stop makes writes that would wait drop their data instead: nothing will
+// take the buffer any more.
+func (s *logShipper) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	s.room.Broadcast()
+}
+
+// refused records that the server refused these chunks of a job: the next
+// output of the job starts with a marker naming the gap.
+func (s *logShipper) refused(batch []*logEntry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range batch {
+		e.t.logGap += int64(len(e.data))
+	}
 }
 
 // take removes the chunks for one request, dropping those of revoked
@@ -140,6 +225,7 @@ func (s *logShipper) take() (batch []*logEntry, lost int, more bool) {
 			break
 		}
 		s.bytes -= len(e.data)
+		e.t.logBuffered -= len(e.data)
 		if e.t.openLog == e {
 			e.t.openLog = nil
 		}
@@ -149,6 +235,9 @@ func (s *logShipper) take() (batch []*logEntry, lost int, more bool) {
 		}
 	}
 	s.pending = append(s.pending[:0], s.pending[n:]...)
+	if n > 0 {
+		s.room.Broadcast()
+	}
 	lost, s.lost = s.lost, 0
 	return batch, lost, len(s.pending) > 0
 }
@@ -178,6 +267,7 @@ func jsonLen(b []byte) int {
 // or as soon as it holds 64 KiB.
 func (w *Worker) logLoop(ctx context.Context) {
 	s := w.logs
+	defer s.stop()
 	for {
 		select {
 		case <-s.kick:
@@ -187,7 +277,9 @@ func (w *Worker) logLoop(ctx context.Context) {
 		if !waitFlush(ctx, w.opts.LogFlushInterval, s.full) {
 			return
 		}
-		w.flushLogs(ctx)
+		if w.flushLogs(ctx) {
+			signal(s.kick) // a flood outlasted the rounds: go on after this pause
+		}
 	}
 }
 
@@ -203,24 +295,28 @@ func waitFlush(ctx context.Context, d time.Duration, full <-chan struct{}) bool 
 	return true
 }
 
-// flushLogs sends what is buffered. Flushes are serialised, so that chunks
-// reach the server in the order they were written.
-func (w *Worker) flushLogs(ctx context.Context) {
+// flushLogs sends what is buffered and reports whether some is left after
+// maxFlushRounds requests. Flushes are serialised, so that chunks reach
+// the server in the order they were written.
+func (w *Worker) flushLogs(ctx context.Context) (more bool) {
 	s := w.logs
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	for range maxFlushRounds {
-		batch, lost, more := s.take()
+		var batch []*logEntry
+		var lost int
+		batch, lost, more = s.take()
 		if lost > 0 {
-			w.log.Warn("job output dropped: log buffer full", "bytes", lost)
+			w.log.Warn("job output dropped: the worker is stopping", "bytes", lost)
 		}
 		for _, group := range groupBy(batch, entryGen) {
 			w.sendLogs(ctx, group)
 		}
 		if !more {
-			return
+			return false
 		}
 	}
+	return true
 }
 
 func entryGen(e *logEntry) uint64 { return e.t.sess.gen }
@@ -246,8 +342,11 @@ func (w *Worker) sendLogs(ctx context.Context, batch []*logEntry) {
 		for _, job := range jobs {
 			w.sendLogs(ctx, job)
 		}
+	case classify(err) == errStale:
+		w.log.Info("job output refused: the attempt is over", "job", batch[0].t.key.jobID, "attempt", batch[0].t.key.attempt)
 	default:
-		w.log.Info("job output refused", "job", batch[0].t.key.jobID, "attempt", batch[0].t.key.attempt, "err", err)
+		w.log.Warn("job output refused", "job", batch[0].t.key.jobID, "attempt", batch[0].t.key.attempt, "err", err)
+		w.logs.refused(batch)
 	}
 }
 

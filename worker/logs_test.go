@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -81,15 +82,124 @@ func TestLogChunksSplitBetweenCharacters(t *testing.T) {
 	}
 }
 
-func TestLogBufferBound(t *testing.T) {
+func TestAFastWriterWaitsForItsOwnBufferOnly(t *testing.T) {
+	s := newLogShipper()
+	flood, quiet := testTask("flood"), testTask("quiet")
+	written := make(chan struct{})
+	go func() {
+		_, _ = logWriter{s: s, t: flood, stream: "stdout"}.Write(make([]byte, 3*maxJobBuffer))
+		close(written)
+	}()
+	waitFor(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return flood.logBuffered >= maxJobBuffer })
+	for i := range 100 { // the neighbour never waits and loses nothing
+		_, _ = logWriter{s: s, t: quiet, stream: "stdout"}.Write([]byte(fmt.Sprintf("line %d\n", i)))
+	}
+	got := map[string]int{}
+	for {
+		select {
+		case <-written:
+		default:
+		}
+		batch, lost, _ := s.take()
+		if lost != 0 {
+			t.Fatalf("%d bytes dropped", lost)
+		}
+		for _, e := range batch {
+			got[e.t.key.jobID] += len(e.data)
+		}
+		if got["flood"] == 3*maxJobBuffer {
+			break
+		}
+		if len(batch) == 0 {
+			time.Sleep(time.Millisecond) // the writer goroutine refills the buffer
+		}
+	}
+	<-written
+	want := 0
+	for i := range 100 {
+		want += len(fmt.Sprintf("line %d\n", i))
+	}
+	if got["quiet"] != want {
+		t.Errorf("quiet job: %d bytes shipped, want %d", got["quiet"], want)
+	}
+}
+
+func TestWritesWaitingForRoomDropOnceTheShipperStops(t *testing.T) {
 	s := newLogShipper()
 	tk := testTask("j")
-	big := make([]byte, maxLogBuffer)
-	lw := logWriter{s: s, t: tk, stream: "stdout"}
-	_, _ = lw.Write(big)
-	_, _ = lw.Write([]byte("overflow"))
-	if s.lost != len("overflow") {
-		t.Errorf("lost = %d, want %d", s.lost, len("overflow"))
+	done := make(chan struct{})
+	go func() {
+		_, _ = logWriter{s: s, t: tk, stream: "stdout"}.Write(make([]byte, maxJobBuffer+100))
+		close(done)
+	}()
+	waitFor(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return tk.logBuffered >= maxJobBuffer })
+	s.stop()
+	<-done
+	if _, lost, _ := s.take(); lost != 100 {
+		t.Errorf("lost = %d, want 100", lost)
+	}
+}
+
+func TestOutputPastTheLimitKeepsHeadAndTailWithAMarker(t *testing.T) {
+	s := newLogShipper()
+	tk := newTask(context.Background(), session{id: "w", gen: 1}, api.Lease{Job: api.Job{ID: "j", OutputLimitBytes: 1000}, Attempt: 1})
+	out := logWriter{s: s, t: tk, stream: "stdout"}
+	errw := logWriter{s: s, t: tk, stream: "stderr"}
+	var all strings.Builder
+	for i := range 300 { // 300 lines of 10 bytes: 3000 bytes
+		line := fmt.Sprintf("line %04d\n", i)
+		all.WriteString(line)
+		w := out
+		if i%7 == 0 {
+			w = errw
+		}
+		_, _ = w.Write([]byte(line))
+	}
+	dropped := s.close(tk)
+	var stdout, stderr, joined strings.Builder
+	batch, _, _ := s.take()
+	for _, c := range logChunks(batch) {
+		joined.WriteString(c.Data)
+		if c.Stream == "stdout" {
+			stdout.WriteString(c.Data)
+		} else {
+			stderr.WriteString(c.Data)
+		}
+	}
+	if dropped != 2000 {
+		t.Errorf("dropped = %d, want 2000", dropped)
+	}
+	text := all.String()
+	marker := "\n[fairway: 2000 bytes of output dropped here: the job's output limit is 1000 bytes; the first 500 and the last 500 are kept]\n"
+	if want := text[:500] + marker + text[2500:]; joined.String() != want {
+		t.Errorf("log =\n%s\nwant\n%s", joined.String(), want)
+	}
+	if !strings.Contains(stderr.String(), "2000 bytes of output dropped") || strings.Contains(stdout.String(), "[fairway") {
+		t.Errorf("the marker belongs on stderr: stdout %q", stdout.String())
+	}
+}
+
+func TestTailNeverStartsInsideACharacter(t *testing.T) {
+	s := newLogShipper()
+	tk := newTask(context.Background(), session{id: "w", gen: 1}, api.Lease{Job: api.Job{ID: "j", OutputLimitBytes: 4096}, Attempt: 1})
+	_, _ = logWriter{s: s, t: tk, stream: "stdout"}.Write([]byte(strings.Repeat("€", 5000))) // 3 bytes each
+	s.close(tk)
+	batch, _, _ := s.take()
+	for _, c := range logChunks(batch) {
+		if !utf8.ValidString(c.Data) {
+			t.Fatalf("chunk %d is not UTF-8: %q...", c.Seq, c.Data[:min(len(c.Data), 12)])
+		}
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 10s")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -54,9 +54,12 @@ type task struct {
 	reporting bool // its completion was queued
 
 	// Guarded by the log shipper's mutex.
-	logSeq     int64
-	openLog    *logEntry
-	logsClosed bool
+	logSeq      int64
+	openLog     *logEntry
+	logsClosed  bool
+	logBuffered int       // bytes of the task's chunks not yet taken for sending
+	logGap      int64     // bytes the server refused, to mark before the next output
+	out         outputCap // the head and tail kept within the output limit
 }
 
 func newTask(parent context.Context, sess session, l api.Lease) *task {
@@ -71,6 +74,7 @@ func newTask(parent context.Context, sess session, l api.Lease) *task {
 		ctx:       ctx,
 		cancel:    cancel,
 		startDone: make(chan struct{}),
+		out:       outputCap{limit: max(job.OutputLimitBytes, 0)},
 	}
 	t.slotHolds.Store(2)
 	return t

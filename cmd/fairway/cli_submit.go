@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/config"
 )
 
 func init() {
@@ -37,6 +38,26 @@ type submitFlags struct {
 	retryDelay, retryMaxDelay            time.Duration
 	timeout, expected                    time.Duration
 	sla, runAt, payload                  string
+	outputLimit                          byteSizeFlag
+}
+
+// byteSizeFlag is a flag spelled like config sizes: 64KiB, 10MB, 4096.
+type byteSizeFlag int64
+
+func (b *byteSizeFlag) String() string {
+	if *b == 0 {
+		return ""
+	}
+	return config.ByteSize(*b).String()
+}
+
+func (b *byteSizeFlag) Set(s string) error {
+	v, err := config.ParseByteSize(s)
+	if err != nil {
+		return err
+	}
+	*b = byteSizeFlag(v)
+	return nil
 }
 
 func (f *submitFlags) register(fs *flag.FlagSet) {
@@ -65,6 +86,7 @@ func (f *submitFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.runAt, "run-at", "", "not before this `time`: RFC 3339, or +DURATION from now")
 	fs.Var(&f.after, "after", "run after job `ID[:condition]` ends; condition success (default), failure or any (repeatable)")
 	fs.StringVar(&f.payload, "payload", "", "JSON payload for SDK handlers")
+	fs.Var(&f.outputLimit, "output-limit", "output `SIZE` kept (64KiB, 10MB...): past it the head and tail are kept (default: the type's, else the server's)")
 	fs.BoolVar(&f.wait, "wait", false, "follow the job: stream its logs and state, exit 0 on success, 1 on failure")
 }
 
@@ -115,6 +137,7 @@ func (f *submitFlags) spec(typ string, command []string, now time.Time) (api.Job
 		OnDemand: f.onDemand, Labels: f.labels, Command: command, Shell: f.shell, Dir: f.dir,
 		IdempotencyKey: f.idempotencyKey, MaxAttempts: f.maxAttempts, SLAPolicy: f.sla,
 		TimeoutMS: f.timeout.Milliseconds(), ExpectedMS: f.expected.Milliseconds(),
+		OutputLimitBytes: int64(f.outputLimit),
 	}
 	if f.priority.set {
 		p := f.priority.v

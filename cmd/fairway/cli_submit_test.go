@@ -25,7 +25,7 @@ func TestCLISubmitSpec(t *testing.T) {
 		"--label", "ssd", "--label", "eu", "--env", "A=1", "--env", "B=x=y", "--dir", "/srv", "--shell",
 		"--idempotency-key", "n-1", "--max-attempts", "3", "--retry", "exponential", "--retry-delay", "1.5s", "--retry-max-delay", "2m",
 		"--timeout", "10m", "--expected", "1m", "--sla", "flexible", "--run-at", "2026-11-21T08:00:00+01:00",
-		"--after", "j0", "--after", "j9:any", "--payload", `{"day":"2026-11-20"}`,
+		"--after", "j0", "--after", "j9:any", "--payload", `{"day":"2026-11-20"}`, "--output-limit", "64KiB",
 		"--", "./report.sh", "--day", "2026-11-20")
 	if code != 0 || out != "j1\n" || errOut != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
@@ -39,7 +39,8 @@ func TestCLISubmitSpec(t *testing.T) {
 		Env: map[string]string{"A": "1", "B": "x=y"}, Dir: "/srv", Payload: json.RawMessage(`{"day":"2026-11-20"}`),
 		IdempotencyKey: "n-1", MaxAttempts: 3, Retry: &api.RetryPolicy{Kind: "exponential", DelayMS: 1500, MaxDelayMS: 120000},
 		TimeoutMS: 600000, ExpectedMS: 60000, SLAPolicy: "flexible", RunAt: &runAt,
-		DependsOn: []api.Dependency{{JobID: "j0"}, {JobID: "j9", Condition: "any"}},
+		DependsOn:        []api.Dependency{{JobID: "j0"}, {JobID: "j9", Condition: "any"}},
+		OutputLimitBytes: 64 << 10,
 	}
 	got := decodeJSON[api.JobSpec](t, string(f.only(t).Body))
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -51,6 +51,12 @@ type Server struct {
 	MaxConnections int      `yaml:"max_connections"`
 	IdleTimeout    Duration `yaml:"idle_timeout"` // keep-alive connection idle this long is closed
 	BodyTimeout    Duration `yaml:"body_timeout"` // a request's body must arrive within this
+	// OutputLimit is a job's stored output (stdout and stderr together)
+	// unless its type or spec says otherwise; past it the head and the tail
+	// are kept and the middle dropped with a marker. MaxOutputLimit bounds
+	// what a type or a job may ask for.
+	OutputLimit    ByteSize `yaml:"output_limit"`
+	MaxOutputLimit ByteSize `yaml:"max_output_limit"`
 }
 
 // Lane is a swimlane's weight and ordering parameters. Omitted fields take
@@ -100,6 +106,7 @@ type Type struct {
 	MaxAttempts    int          `yaml:"max_attempts"`
 	Retry          *RetryPolicy `yaml:"retry"`
 	AllowShell     bool         `yaml:"allow_shell"`
+	OutputLimit    ByteSize     `yaml:"output_limit"` // 0: server.output_limit
 }
 
 // Resources is a demand: cpu in cores.
@@ -250,6 +257,7 @@ func (c *Config) fill() {
 	if c.Server.BodyTimeout == 0 {
 		c.Server.BodyTimeout = Duration(30 * time.Second)
 	}
+	c.Server.OutputLimit, c.Server.MaxOutputLimit = c.Server.OutputLimits()
 	if len(c.Lanes) == 0 {
 		c.Lanes = map[string]Lane{policy.DefaultLane: {}}
 	}
@@ -268,6 +276,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.IdleTimeout.D() < 0 || c.Server.BodyTimeout.D() < 0 {
 		return invalid("server.idle_timeout", "timeouts must be positive")
+	}
+	if err := c.validateOutputLimits(); err != nil {
+		return err
 	}
 	for _, name := range sortedKeys(c.Lanes) {
 		if err := c.Lanes[name].Validate(); err != nil {
@@ -341,6 +352,41 @@ func (c *Config) Open() bool {
 		}
 	}
 	return true
+}
+
+// Output limits: the default a job gets, the default ceiling a type or a
+// job may ask for, and the floor under which head and tail make no sense.
+const (
+	DefaultOutputLimit    ByteSize = 10 << 20
+	DefaultMaxOutputLimit ByteSize = 256 << 20
+	MinOutputLimit        ByteSize = 4 << 10
+)
+
+// OutputLimits returns the default output limit of a job and the most a
+// type or a job may ask for, with the defaults where unset.
+func (s Server) OutputLimits() (def, ceiling ByteSize) {
+	def, ceiling = s.OutputLimit, s.MaxOutputLimit
+	if def == 0 {
+		def = DefaultOutputLimit
+	}
+	if ceiling == 0 {
+		ceiling = max(DefaultMaxOutputLimit, def)
+	}
+	return def, ceiling
+}
+
+func (c *Config) validateOutputLimits() error {
+	def, ceiling := c.Server.OutputLimits()
+	if def < MinOutputLimit || def > ceiling {
+		return invalid("server.output_limit", fmt.Sprintf("must be between %v and server.max_output_limit (%v), got %v", MinOutputLimit, ceiling, def))
+	}
+	for _, name := range sortedKeys(c.Types) {
+		l := c.Types[name].OutputLimit
+		if l != 0 && (l < MinOutputLimit || l > ceiling) {
+			return invalid("types."+name+".output_limit", fmt.Sprintf("must be between %v and server.max_output_limit (%v), got %v", MinOutputLimit, ceiling, l))
+		}
+	}
+	return nil
 }
 
 func (t Type) validate(lanes map[string]Lane) error {

@@ -112,3 +112,25 @@ func TestLaneFieldsDefaultOneByOne(t *testing.T) {
 		t.Fatalf("lane a = %+v", got)
 	}
 }
+
+func TestOutputLimits(t *testing.T) {
+	c, err := Load(strings.NewReader("server:\n  output_limit: 64KiB\ntypes:\n  big:\n    output_limit: 1GB\n  small:\n    output_limit: 8192\n"))
+	if err == nil || !strings.Contains(err.Error(), "types.big.output_limit") {
+		t.Fatalf("a type above the ceiling: err = %v", err)
+	}
+	c, err = Load(strings.NewReader("server:\n  output_limit: 64KiB\n  max_output_limit: 2GB\ntypes:\n  big:\n    output_limit: 1GB\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Server.OutputLimit != 64<<10 || c.Types["big"].OutputLimit != 1e9 || c.Server.MaxOutputLimit != 2e9 {
+		t.Errorf("limits = %v, %v, %v", c.Server.OutputLimit, c.Types["big"].OutputLimit, c.Server.MaxOutputLimit)
+	}
+	if d := Default(); d.Server.OutputLimit != DefaultOutputLimit || d.Server.MaxOutputLimit != DefaultMaxOutputLimit {
+		t.Errorf("defaults = %v, %v", d.Server.OutputLimit, d.Server.MaxOutputLimit)
+	}
+	for _, bad := range []string{"10XB", "-1", "1KiB", "lots"} {
+		if _, err := Load(strings.NewReader("server:\n  output_limit: " + bad + "\n")); err == nil || !strings.Contains(err.Error(), "server.output_limit") {
+			t.Errorf("output_limit %q: err = %v", bad, err)
+		}
+	}
+}

@@ -54,6 +54,10 @@ func (d *dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.Item
 	if end.class == store.FailTimeout {
 		d.recordSLAViolation(tx, rec, tx.now.Sub(end.started))
 	}
+	if c.OutputDroppedBytes > 0 {
+		tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventOutputTruncated, end.actor,
+			map[string]any{"dropped_bytes": c.OutputDroppedBytes, "limit_bytes": d.outputLimit(rec), "by": "worker"})
+	}
 	d.endAttempt(tx, rec, end)
 	return api.ItemResult{JobID: c.JobID, OK: true}
 }

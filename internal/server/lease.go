@@ -13,6 +13,16 @@ import (
 
 func (d *dispatcher) leaseTTL() time.Duration { return d.s.cfg.Server.LeaseTTL.D() }
 
+// outputLimit is the output kept of one of the job's attempts: its own
+// limit, or the server's default for a job stored before it had one.
+func (d *dispatcher) outputLimit(rec *jobRec) int64 {
+	if rec.job.OutputLimit > 0 {
+		return rec.job.OutputLimit
+	}
+	def, _ := d.s.cfg.Server.OutputLimits()
+	return int64(def)
+}
+
 // lease records the engine's admission of rec on wk: a new attempt, and
 // the lease in the worker's mailbox, which it leaves once this batch is
 // durable.
@@ -29,7 +39,9 @@ func (d *dispatcher) lease(tx *txn, rec *jobRec, wk *workerRec) {
 	rec.leaseTimeout = rec.job.Timeout
 	wk.jobs[rec.job.ID] = rec
 	tx.event(rec.job.ID, attempt, rec.job.Tenant, store.EventLeased, "system", map[string]string{"worker": wk.w.ID})
+	rec.outputBytes, rec.outputCut = 0, false
 	l := api.Lease{Job: apiJob(rec.job), Attempt: attempt, LeaseExpiresAt: exp.UTC()}
+	l.Job.OutputLimitBytes = d.outputLimit(rec)
 	wk.mailbox = append(wk.mailbox, mailItem{lease: l, seq: tx.seq})
 }
 

@@ -22,6 +22,11 @@ type jobRec struct {
 	slaViolated  bool
 	timedOut     bool          // the server stopped it at its strict deadline
 	leaseTimeout time.Duration // the max run time the worker was given
+	// outputBytes counts the current attempt's stored output since this
+	// server leased or restored it; outputCut is set once chunks beyond
+	// the limit were refused (see appendLogs).
+	outputBytes int64
+	outputCut   bool
 }
 
 // apply mirrors a committed transition into the record.
@@ -155,6 +160,7 @@ func apiJob(j store.Job) api.Job {
 		WorkerID: j.WorkerID, LeaseExpiresAt: timePtr(j.LeaseExpiresAt),
 		CancelRequested: j.CancelRequested, LastError: j.LastError, ExitCode: j.ExitCode,
 		FailureClass: string(j.FailureClass), Result: rawJSON(j.Result),
+		OutputLimitBytes: j.OutputLimit,
 	}
 	for _, dep := range j.DependsOn {
 		out.DependsOn = append(out.DependsOn, api.Dependency{JobID: dep.JobID, Condition: string(dep.Condition)})

@@ -53,7 +53,7 @@ func (s *Server) buildJob(spec api.JobSpec, tenant string) (store.Job, *fieldErr
 		j.FairnessKey = tenant
 	}
 	steps := []func(*store.Job, api.JobSpec, config.Type) *fieldError{
-		s.resolveLane, resolvePriority, resolveResources, checkStrings, resolveShell, resolveRetry, resolveSLA, resolveDeps,
+		s.resolveLane, resolvePriority, resolveResources, checkStrings, resolveShell, resolveRetry, resolveSLA, resolveDeps, s.resolveOutputLimit,
 	}
 	for _, step := range steps {
 		if err := step(&j, spec, typ); err != nil {
@@ -234,6 +234,23 @@ func resolveSLA(j *store.Job, spec api.JobSpec, typ config.Type) *fieldError {
 	}
 	if j.SLAPolicy == "" {
 		j.SLAPolicy = store.SLAStrict
+	}
+	return nil
+}
+
+// resolveOutputLimit takes the job's output limit, else the type's, else
+// the server's; a job may ask for up to server.max_output_limit.
+func (s *Server) resolveOutputLimit(j *store.Job, spec api.JobSpec, typ config.Type) *fieldError {
+	def, ceiling := s.cfg.Server.OutputLimits()
+	if l := spec.OutputLimitBytes; l != 0 && (l < int64(config.MinOutputLimit) || l > int64(ceiling)) {
+		return badField("output_limit_bytes", "must be between %d and %d (server.max_output_limit), got %d", config.MinOutputLimit, ceiling, l)
+	}
+	j.OutputLimit = int64(def)
+	if typ.OutputLimit != 0 {
+		j.OutputLimit = int64(typ.OutputLimit)
+	}
+	if spec.OutputLimitBytes != 0 {
+		j.OutputLimit = spec.OutputLimitBytes
 	}
 	return nil
 }

@@ -30,6 +30,7 @@ const (
 	EventSLAWarning       EventType = "sla_warning"
 	EventSLAViolation     EventType = "sla_violation"
 	EventSLAExtended      EventType = "sla_extended"
+	EventOutputTruncated  EventType = "output_truncated" // output past the job's limit was dropped
 	EventDependencyFailed EventType = "dependency_failed"
 	EventWorkerRegistered EventType = "worker_registered"
 	EventWorkerLost       EventType = "worker_lost"

@@ -174,6 +174,9 @@ type Job struct {
 	RunAt          time.Time
 	DependsOn      []Dependency
 	ScheduleID     string // the schedule that created the job, if any
+	// OutputLimit is the most output (stdout and stderr together, bytes)
+	// kept of one attempt; 0 means the server's default.
+	OutputLimit int64
 
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
@@ -208,6 +211,8 @@ func (j *Job) Validate() error {
 		return fmt.Errorf("%w: job %s: unknown retry kind %q", ErrInvalid, j.ID, j.Retry.Kind)
 	case !validSLAPolicy(j.SLAPolicy):
 		return fmt.Errorf("%w: job %s: unknown sla policy %q", ErrInvalid, j.ID, j.SLAPolicy)
+	case j.OutputLimit < 0:
+		return fmt.Errorf("%w: job %s: negative output limit", ErrInvalid, j.ID)
 	}
 	for _, d := range j.DependsOn {
 		if d.JobID == "" || !d.Condition.Valid() {
