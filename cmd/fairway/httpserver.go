@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/fairwayhq/fairway/internal/config"
@@ -23,11 +26,7 @@ const (
 // connections (connlimit) with a reserve for health checks. Long polls and
 // log streams are not bounded by any of these: their handlers bound
 // themselves (wait_ms, the job's end).
-func listenHTTP(cfg config.Server, h http.Handler, log *slog.Logger) (*http.Server, net.Listener, error) {
-	inner, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return nil, nil, fmt.Errorf("listen: %w", err)
-	}
+func listenHTTP(cfg config.Server, inner net.Listener, h http.Handler, log *slog.Logger) (*http.Server, net.Listener) {
 	maxConns := cfg.MaxConnections
 	if maxConns == 0 {
 		maxConns = connlimit.DefaultMax()
@@ -42,5 +41,30 @@ func listenHTTP(cfg config.Server, h http.Handler, log *slog.Logger) (*http.Serv
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("http limits", "max_connections", maxConns, "idle_timeout", cfg.IdleTimeout.D(), "body_timeout", cfg.BodyTimeout.D())
-	return hs, ln, nil
+	return hs, ln
+}
+
+// bind listens on addr before anything else is set up (the data directory
+// is not created for a server that cannot listen). An address in use is
+// explained, with the flag that picks another.
+func bind(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("listen on %s: the address is already in use (by another fairway server or another program); "+
+			"pick another with --listen, e.g. --listen %s", addr, nextPort(addr))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w (set the address with --listen or server.listen)", addr, err)
+	}
+	return ln, nil
+}
+
+// nextPort is addr with the port after its own, for an example.
+func nextPort(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	n, perr := strconv.Atoi(port)
+	if err != nil || perr != nil || n <= 0 || n >= 65535 {
+		return "127.0.0.1:7071"
+	}
+	return net.JoinHostPort(host, strconv.Itoa(n+1))
 }

@@ -95,6 +95,11 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 // serve runs the server until ctx ends, then shuts down gracefully.
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(addr string)) error {
+	inner, err := bind(cfg.Server.Listen)
+	if err != nil {
+		return err
+	}
+	defer inner.Close()
 	lock, err := datadir.Acquire(cfg.Server.DataDir)
 	if err != nil {
 		return err
@@ -113,10 +118,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 		return fmt.Errorf("start: %w", err)
 	}
 	defer srv.Close()
-	hs, ln, err := listenHTTP(cfg.Server, srv.Handler(), log)
-	if err != nil {
-		return err
-	}
+	hs, ln := listenHTTP(cfg.Server, inner, srv.Handler(), log)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	ready(ln.Addr().String())
