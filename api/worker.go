@@ -56,6 +56,11 @@ type StartRequest struct {
 // HeartbeatRequest is the body of POST /workers/{id}/heartbeat.
 type HeartbeatRequest struct {
 	Jobs []JobAttempt `json:"jobs"`
+	// WaitMS, when positive, lets the server hold the answer up to this
+	// long (at most the heartbeat interval) while it has nothing new for
+	// the worker: a cancel, a revoked attempt or a new deadline is then
+	// answered the moment it is committed rather than at the next beat.
+	WaitMS int64 `json:"wait_ms,omitempty"`
 }
 
 // HeartbeatResponse answers POST /workers/{id}/heartbeat.

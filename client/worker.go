@@ -45,8 +45,16 @@ func (c *Client) Start(ctx context.Context, workerID string, jobs []api.JobAttem
 // The answer lists attempts to kill and report cancelled (Cancel) and
 // attempts no longer current, to stop without reporting (Revoked).
 func (c *Client) Heartbeat(ctx context.Context, workerID string, jobs []api.JobAttempt) (api.HeartbeatResponse, error) {
+	return c.HeartbeatWait(ctx, workerID, jobs, 0)
+}
+
+// HeartbeatWait is Heartbeat that lets the server hold the answer up to
+// wait while it has nothing new for the worker (see api.HeartbeatRequest):
+// the worker's heartbeat loop then learns of a cancel as soon as it is
+// made. ctx must allow for the wait.
+func (c *Client) HeartbeatWait(ctx context.Context, workerID string, jobs []api.JobAttempt, wait time.Duration) (api.HeartbeatResponse, error) {
 	var out api.HeartbeatResponse
-	in := api.HeartbeatRequest{Jobs: jobs}
+	in := api.HeartbeatRequest{Jobs: jobs, WaitMS: wait.Milliseconds()}
 	_, err := c.do(ctx, call{method: http.MethodPost, path: workerPath(workerID, "heartbeat"), in: &in, out: &out})
 	return out, wrap("heartbeat", err)
 }

@@ -84,7 +84,7 @@ const confirmWait = 2 * time.Second
 func (w *Worker) deadlineReached(t *task, cancel context.CancelCauseFunc) {
 	ctx, done := context.WithTimeout(w.netCtx, confirmWait)
 	defer done()
-	w.heartbeat(ctx, t.sess)
+	w.heartbeat(ctx, t.sess, 0)
 	if t.rearm() {
 		w.log.Info("deadline extended by the server before the kill", "job", t.key.jobID, "attempt", t.key.attempt)
 		return

@@ -10,37 +10,50 @@ import (
 
 // heartbeatLoop sends a heartbeat every heartbeat_interval_ms (sooner,
 // with back-off, after a failure) naming every attempt held: running, or
-// done with the completion not yet acknowledged.
+// done with the completion not yet acknowledged. The server holds each
+// heartbeat's answer for up to the interval while it has nothing new to
+// say (wait_ms), so a cancel or a new deadline reaches the worker as soon
+// as it is committed. The next heartbeat leaves when a held answer comes;
+// after an answer that came at once (news, or a server that does not
+// hold), it leaves a second (at most an interval) later.
 func (w *Worker) heartbeatLoop(ctx context.Context) {
 	fails := 0
+	var gap time.Duration
 	for {
 		sess, err := w.session(ctx)
 		if err != nil {
 			return
 		}
-		wait := sess.hbEvery
+		wait := gap
 		if fails > 0 {
-			wait = min(wait, w.backoff.delay(fails-1, nil))
+			wait = min(sess.hbEvery, w.backoff.delay(fails-1, nil))
 		}
 		if !sleep(ctx, wait) {
 			return
 		}
-		if w.heartbeat(ctx, sess) {
-			fails = 0
-		} else {
+		sent := time.Now()
+		if !w.heartbeat(ctx, sess, sess.hbEvery) {
 			fails++
+			continue
+		}
+		fails, gap = 0, 0
+		if time.Since(sent) < sess.hbEvery/2 {
+			gap = min(sess.hbEvery, time.Second)
 		}
 	}
 }
 
-// heartbeat sends one heartbeat and applies the answer. It reports whether
-// the request went through (or need not be retried).
-func (w *Worker) heartbeat(ctx context.Context, sess session) bool {
+// heartbeat sends one heartbeat, letting the server hold it up to wait,
+// and applies the answer. It reports whether the request went through (or
+// need not be retried).
+func (w *Worker) heartbeat(ctx context.Context, sess session, wait time.Duration) bool {
 	var resp api.HeartbeatResponse
-	err := w.call(ctx, func(ctx context.Context) (err error) {
-		resp, err = w.client.Heartbeat(ctx, sess.id, w.heldAttempts(sess.gen))
+	callCtx, cancel := context.WithTimeout(ctx, w.opts.RequestTimeout+wait)
+	defer cancel()
+	err := func() (err error) {
+		resp, err = w.client.HeartbeatWait(callCtx, sess.id, w.heldAttempts(sess.gen), wait)
 		return err
-	})
+	}()
 	if err == nil {
 		w.applyHeartbeat(resp)
 		return true

@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"context"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fairwayhq/fairway/api"
 )
 
 // waitExit waits (bounded) for a process that should stop by itself and
@@ -41,5 +44,36 @@ func TestServerOnAPortInUseSaysHowToPickAnother(t *testing.T) {
 		if _, err := os.Stat(data); !os.IsNotExist(err) {
 			t.Errorf("%s created its data directory although it could not listen (stat: %v)", cmd, err)
 		}
+	}
+}
+
+// slowBeats makes the heartbeat interval 20 s: a cancel that waited for
+// the next heartbeat would take up to that long.
+const slowBeats = `
+server:
+  lease_ttl: 60s
+  heartbeat_interval: 20s
+  allow_unknown_types: true
+`
+
+// Issue 9 item 10: a cancel reaches the worker when it is made (the
+// server answers the worker's held heartbeat), not at the next beat.
+func TestCancelOfARunningJobReachesTheWorkerAtOnce(t *testing.T) {
+	cl := newCluster(t, slowBeats)
+	cl.worker("w1", "--slots", "1")
+	marker := filepath.Join(t.TempDir(), "started")
+	job := cl.submit(api.JobSpec{Type: "long", MaxAttempts: 1, Command: []string{"sh", "-c", "touch " + marker + "; exec sleep 120"}})
+	eventually(t, 20*time.Second, "the job to start", func() bool {
+		_, err := os.Stat(marker)
+		return err == nil
+	})
+	time.Sleep(500 * time.Millisecond) // the worker's heartbeat is now held by the server
+	if _, err := cl.c.Cancel(context.Background(), job.ID); err != nil {
+		t.Fatal(err)
+	}
+	// Well inside the 20 s heartbeat interval; the kill itself is SIGTERM.
+	done := cl.wait(job.ID, 8*time.Second)
+	if done.State != api.StateCancelled {
+		t.Fatalf("job ended %s, want cancelled", done.State)
 	}
 }

@@ -23,10 +23,12 @@ func (d *dispatcher) cancel(tx *txn, id, actor string) (string, bool) {
 		if !rec.job.CancelRequested {
 			if d.transition(tx, rec, []store.State{store.StateRunning}, store.JobSet{CancelRequested: store.Ptr(true)}) {
 				tx.event(id, rec.job.Attempt, rec.job.Tenant, store.EventCancelRequested, actor, nil)
+				tx.nudge(rec.worker)
 			}
 		}
 		return api.ResultCancelRequested, true
 	case store.StateLeased:
+		tx.nudge(rec.worker)
 		end := attemptEnd{outcome: store.OutcomeCancelled, class: store.FailCancelled, err: "cancelled while leased", actor: actor}
 		d.finish(tx, rec, store.StateCancelled, end)
 	default:
@@ -75,6 +77,7 @@ func (d *dispatcher) extendSLA(tx *txn, id string, by time.Duration, actor strin
 		return true
 	}
 	if d.transition(tx, rec, []store.State{rec.job.State}, set) {
+		tx.nudge(rec.worker)
 		rec.slaWarned, rec.slaViolated = false, false
 		tx.event(id, rec.job.Attempt, rec.job.Tenant, store.EventSLAExtended, actor, map[string]int64{"extend_ms": by.Milliseconds()})
 	}

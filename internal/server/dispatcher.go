@@ -78,6 +78,20 @@ func (t *txn) fatal(err error) {
 
 func (t *txn) then(f func()) { t.after = append(t.after, f) }
 
+// nudge wakes wk's waiting heartbeat once this batch is durable (nil wk:
+// nothing to wake).
+func (t *txn) nudge(wk *workerRec) {
+	if wk == nil {
+		return
+	}
+	t.then(func() {
+		select {
+		case wk.nudge <- struct{}{}:
+		default:
+		}
+	})
+}
+
 // arrive notes a job that became pending in this batch.
 func (t *txn) arrive(rec *jobRec) { t.arrivals = append(t.arrivals, rec) }
 

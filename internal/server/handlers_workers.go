@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
@@ -166,13 +167,83 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request, p princ
 	if err := decode(w, r, maxBatchBody, &req); err != nil {
 		return err
 	}
-	var out api.HeartbeatResponse
-	err := s.workerCall(r.Context(), p, r.PathValue("id"), func(tx *txn, wk *workerRec) { out = s.d.heartbeat(tx, wk, req.Jobs) })
+	if req.WaitMS < 0 || req.WaitMS > maxLeaseWait.Milliseconds() {
+		return badField("wait_ms", "must be between 0 and %d, got %d", maxLeaseWait.Milliseconds(), req.WaitMS)
+	}
+	out, err := s.heartbeatWaiting(r.Context(), p, r.PathValue("id"), req)
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// heartbeatWaiting applies a heartbeat and, when it asks to wait and the
+// answer holds no news, holds the answer until news is committed for the
+// worker (its nudge), the wait (at most a heartbeat interval, so that
+// liveness is unchanged) passes, or the client goes. On a nudge the
+// heartbeat is applied again, so the answer reflects the news.
+func (s *Server) heartbeatWaiting(ctx context.Context, p principal, id string, req api.HeartbeatRequest) (api.HeartbeatResponse, error) {
+	var out api.HeartbeatResponse
+	var news bool
+	var nudge chan struct{}
+	again := false
+	beat := func() error {
+		return s.workerCall(ctx, p, id, func(tx *txn, wk *workerRec) {
+			nudge = wk.nudge
+			drain(nudge)
+			held := req.Jobs
+			if again {
+				// The list is as old as the request: the worker also
+				// holds what it was leased since.
+				held = withCurrent(held, wk)
+			}
+			out = s.d.heartbeat(tx, wk, held)
+			news = wk.news(out)
+		})
+	}
+	if err := beat(); err != nil || news || req.WaitMS == 0 {
+		return out, err
+	}
+	timer := time.NewTimer(min(time.Duration(req.WaitMS)*time.Millisecond, s.cfg.Server.HeartbeatInterval.D()))
+	defer timer.Stop()
+	for {
+		select {
+		case <-nudge:
+			again = true
+			if err := beat(); err != nil || news {
+				return out, err
+			}
+		case <-timer.C:
+			return out, nil
+		case <-ctx.Done():
+			return out, nil
+		}
+	}
+}
+
+// withCurrent adds to held the attempts wk holds by the server's records.
+func withCurrent(held []api.JobAttempt, wk *workerRec) []api.JobAttempt {
+	out := slices.Clone(held)
+	listed := make(map[api.JobAttempt]bool, len(held))
+	for _, a := range held {
+		listed[api.JobAttempt{JobID: a.JobID, Attempt: a.Attempt}] = true
+	}
+	for _, rec := range sortedRecs(wk.jobs) {
+		a := api.JobAttempt{JobID: rec.job.ID, Attempt: rec.job.Attempt}
+		if !listed[a] {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// drain empties a nudge channel.
+func drain(ch chan struct{}) {
+	select {
+	case <-ch:
+	default:
+	}
 }
 
 func (s *Server) handleComplete(w http.ResponseWriter, r *http.Request, p principal) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
@@ -251,6 +252,25 @@ func (d *dispatcher) heartbeat(tx *txn, wk *workerRec, held []api.JobAttempt) ap
 		}
 	}
 	return resp
+}
+
+// news says whether resp tells the worker something its previous
+// heartbeat answer did not, and remembers resp's news for the next one.
+func (wk *workerRec) news(resp api.HeartbeatResponse) bool {
+	var b strings.Builder
+	for _, a := range resp.Cancel {
+		fmt.Fprintf(&b, "c%s/%d;", a.JobID, a.Attempt)
+	}
+	for _, a := range resp.Revoked {
+		fmt.Fprintf(&b, "r%s/%d;", a.JobID, a.Attempt)
+	}
+	for _, d := range resp.Deadlines {
+		fmt.Fprintf(&b, "d%s/%d=%d;", d.JobID, d.Attempt, d.TimeoutMS)
+	}
+	key := b.String()
+	changed := key != "" && key != wk.lastNews
+	wk.lastNews = key
+	return changed
 }
 
 // writeExecution upserts the current attempt's execution row, filling the

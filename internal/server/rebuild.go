@@ -48,7 +48,8 @@ func (d *dispatcher) addWorker(w store.Worker, now time.Time) error {
 	if err := d.eng.AddWorker(policy.Worker{ID: w.ID, Types: w.Types, Labels: w.Labels, Slots: w.Slots, Resources: w.Resources}); err != nil {
 		return err
 	}
-	d.workers[w.ID] = &workerRec{w: w, lastSeen: now, jobs: map[string]*jobRec{}, draining: w.State == store.WorkerDraining}
+	d.workers[w.ID] = &workerRec{w: w, lastSeen: now, jobs: map[string]*jobRec{}, draining: w.State == store.WorkerDraining,
+		nudge: make(chan struct{}, 1)}
 	return nil
 }
 

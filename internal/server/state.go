@@ -98,6 +98,13 @@ type workerRec struct {
 	owed     []*poller
 	jobs     map[string]*jobRec
 	draining bool
+	// nudge is signalled (after the commit is durable) when there is news
+	// for the worker: a cancel, a revoked lease, an extended deadline. A
+	// heartbeat holding its answer (wait_ms) wakes on it. lastNews is what
+	// the last heartbeat answer said, so that the same news does not make
+	// every following heartbeat return at once.
+	nudge    chan struct{}
+	lastNews string
 }
 
 // mailItem is a lease waiting for its worker. It may leave the server only
