@@ -3,6 +3,8 @@ package worker
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -13,7 +15,16 @@ import (
 // returns an error if jobs had to be cancelled.
 func (w *Worker) shutdown(drainCtx context.Context, stopHeartbeats func()) error {
 	w.closeSessions()
-	w.log.Info("stopping: leasing no more jobs", "running", w.runningCount())
+	if jobs := w.runningJobs(); len(jobs) > 0 {
+		until := "until Stop's context ends"
+		if dl, ok := drainCtx.Deadline(); ok {
+			until = "up to " + time.Until(dl).Round(time.Second).String()
+		}
+		w.log.Warn("stopping: leasing no more jobs; waiting "+until+" for the running jobs to finish (a forced stop hands them back uncharged)",
+			"running", len(jobs), "jobs", strings.Join(jobs, ","))
+	} else {
+		w.log.Info("stopping: leasing no more jobs", "running", 0)
+	}
 	var err error
 	if !w.waitUntil(drainCtx, func() bool { return w.running == 0 }) {
 		n := w.cancelRunning(ErrShutdown)
@@ -61,4 +72,22 @@ func (w *Worker) deregister() {
 		return
 	}
 	w.log.Info("deregistered", "worker_id", sess.id)
+}
+
+// runningJobs lists the ids of the jobs whose handler has not returned.
+func (w *Worker) runningJobs() []string {
+	w.mu.Lock()
+	ts := make([]*task, 0, len(w.held))
+	for _, t := range w.held {
+		ts = append(ts, t)
+	}
+	w.mu.Unlock()
+	var ids []string
+	for _, t := range ts {
+		if !t.isFinished() {
+			ids = append(ids, t.key.jobID)
+		}
+	}
+	sort.Strings(ids)
+	return ids
 }

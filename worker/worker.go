@@ -49,14 +49,16 @@ type Worker struct {
 	netCtx  context.Context // server requests; cancelled once the worker is done
 	jobsCtx context.Context // parent of the handlers' contexts
 
-	runOnce  atomic.Bool
-	stopOnce sync.Once
-	stopCh   chan struct{}
-	stopCtx  context.Context // bounds the drain; set before stopCh is closed
-	failOnce sync.Once
-	failCh   chan struct{}
-	done     chan struct{}
-	stopErr  error // set before done is closed
+	runOnce   atomic.Bool
+	stopOnce  sync.Once
+	stopCh    chan struct{}
+	abortCh   chan struct{} // closed by Abort: the drain ends now
+	abortOnce sync.Once
+	stopCtx   context.Context // bounds the drain; set before stopCh is closed
+	failOnce  sync.Once
+	failCh    chan struct{}
+	done      chan struct{}
+	stopErr   error // set before done is closed
 }
 
 // New returns a worker configured by opts.
@@ -79,6 +81,7 @@ func New(opts Options) (*Worker, error) {
 		held:      map[taskKey]*task{},
 		notify:    make(chan struct{}),
 		stopCh:    make(chan struct{}),
+		abortCh:   make(chan struct{}),
 		failCh:    make(chan struct{}),
 		done:      make(chan struct{}),
 	}, nil
@@ -163,13 +166,47 @@ func (w *Worker) startLoops(pollCtx, hbCtx context.Context, polls *sync.WaitGrou
 // awaitStop waits for a reason to stop and returns the context bounding
 // the drain of running jobs.
 func (w *Worker) awaitStop(ctx context.Context) (context.Context, context.CancelFunc) {
+	var drain context.Context
+	var timeout time.Duration
 	select {
 	case <-ctx.Done():
+		drain, timeout = context.Background(), w.opts.DrainTimeout
 	case <-w.failCh:
+		drain, timeout = context.Background(), w.opts.DrainTimeout
 	case <-w.stopCh:
-		return w.stopCtx, func() {}
+		drain = w.stopCtx
 	}
-	return context.WithTimeout(context.Background(), w.opts.DrainTimeout)
+	if timeout > 0 {
+		var stop context.CancelFunc
+		drain, stop = context.WithTimeoutCause(drain, timeout, fmt.Errorf("drain timeout (%s) reached", timeout))
+		drainCtx, cancel := context.WithCancelCause(drain)
+		go w.abortOn(drainCtx, cancel)
+		return drainCtx, func() { cancel(nil); stop() }
+	}
+	drainCtx, cancel := context.WithCancelCause(drain)
+	go w.abortOn(drainCtx, cancel)
+	return drainCtx, func() { cancel(nil) }
+}
+
+// abortOn cancels the drain when Abort is called before it ends.
+func (w *Worker) abortOn(drainCtx context.Context, cancel context.CancelCauseFunc) {
+	select {
+	case <-w.abortCh:
+		cancel(errAborted)
+	case <-drainCtx.Done():
+	}
+}
+
+// errAborted is the drain's end by Abort.
+var errAborted = errors.New("stop forced (Abort)")
+
+// Abort ends a graceful stop's drain now: the running jobs are cancelled
+// (their processes killed) and handed back to the server without being
+// charged an attempt, and the worker deregisters. It is for the second
+// Ctrl-C: Run must have been asked to stop (its ctx done, or Stop), or be
+// asked later, for Abort to take effect.
+func (w *Worker) Abort() {
+	w.abortOnce.Do(func() { close(w.abortCh) })
 }
 
 // Stop stops the worker gracefully (see Run), bounding the wait for running

@@ -99,7 +99,9 @@ func runDevWorker(ctx context.Context, url string, slots int, stderr io.Writer) 
 	}
 	cmd := exec.Command(exe, "worker", "--server", url, "--name", "dev-worker", "--slots", strconv.Itoa(slots), "--allow-shell")
 	cmd.Stdout, cmd.Stderr = stderr, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	// Its own process group, so that a Ctrl-C reaches it only as dev
+	// forwards it: once to drain, twice to stop now.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
@@ -111,17 +113,33 @@ func runDevWorker(ctx context.Context, url string, slots int, stderr io.Writer) 
 	case <-ctx.Done():
 	}
 	_ = cmd.Process.Signal(syscall.SIGTERM)
+	fmt.Fprintln(stderr, "fairway dev: stopping: the worker lets running jobs finish (up to 30s); press Ctrl-C again to stop them now (they go back to pending, uncharged)")
 	select {
 	case err := <-done:
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return nil
-		}
-		return err
+		return workerExit(err)
+	case <-forced(ctx):
+		_ = cmd.Process.Signal(syscall.SIGTERM) // the worker's second signal: abort the drain
 	case <-time.After(35 * time.Second):
 		_ = cmd.Process.Kill()
 		return <-done
 	}
+	select {
+	case err := <-done:
+		return workerExit(err)
+	case <-time.After(15 * time.Second):
+		_ = cmd.Process.Kill()
+		return <-done
+	}
+}
+
+// workerExit is nil for the worker's exit after a stop, whatever its code
+// (it exits 1 when it had to cancel jobs).
+func workerExit(err error) error {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return nil
+	}
+	return err
 }
 
 func printDevHint(w io.Writer, url, dataDir string) {

@@ -25,10 +25,45 @@ type command struct {
 var commands = map[string]command{}
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interrupts()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// forceKey is the context key of the channel closed at a second interrupt.
+type forceKey struct{}
+
+// interrupts returns a context that ends at the first SIGINT or SIGTERM
+// (a graceful stop) and whose forced channel closes at the second (stop
+// now). A third signal kills the process the default way.
+func interrupts() (context.Context, func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	force := make(chan struct{})
+	go func() {
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		cancel()
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		close(force)
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+	}()
+	return context.WithValue(ctx, forceKey{}, force), func() {
+		signal.Stop(sigs)
+		cancel()
+	}
+}
+
+// forced returns a channel closed at the second interrupt (nil, which
+// blocks forever, when the context has none: tests).
+func forced(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(forceKey{}).(chan struct{})
+	return ch
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

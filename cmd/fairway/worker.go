@@ -87,6 +87,9 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 2
 	}
 	containJobProcesses(opts.Logger)
+	done := make(chan struct{})
+	defer close(done)
+	go abortOnSecondInterrupt(ctx, w, stderr, done)
 	if err := w.Run(ctx); err != nil {
 		fmt.Fprintf(stderr, "fairway worker: %v\n", err)
 		return 1
@@ -145,6 +148,23 @@ func (f *workerFlags) options(stderr io.Writer) (worker.Options, error) {
 		DrainTimeout: f.drain,
 		Logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).With("component", "worker"),
 	}, nil
+}
+
+// abortOnSecondInterrupt says, at the first interrupt, how to skip the
+// drain, and aborts it at the second.
+func abortOnSecondInterrupt(ctx context.Context, w *worker.Worker, stderr io.Writer, done <-chan struct{}) {
+	select {
+	case <-ctx.Done():
+	case <-done:
+		return
+	}
+	fmt.Fprintln(stderr, "fairway worker: stopping: running jobs may finish (--drain-timeout); Ctrl-C or SIGTERM again stops them now and hands them back uncharged")
+	select {
+	case <-forced(ctx):
+		fmt.Fprintln(stderr, "fairway worker: stopping now: killing the running jobs and handing them back")
+		w.Abort()
+	case <-done:
+	}
 }
 
 // splitList splits a comma-separated list, dropping empty items.

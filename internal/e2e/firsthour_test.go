@@ -5,11 +5,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/client"
 )
 
 // waitExit waits (bounded) for a process that should stop by itself and
@@ -75,5 +78,60 @@ func TestCancelOfARunningJobReachesTheWorkerAtOnce(t *testing.T) {
 	done := cl.wait(job.ID, 8*time.Second)
 	if done.State != api.StateCancelled {
 		t.Fatalf("job ended %s, want cancelled", done.State)
+	}
+}
+
+// Issue 9 item 2: stopping `fairway dev` with a job running says what it
+// waits for and how to skip it; a second Ctrl-C stops at once, kills the
+// job's processes and hands the job back without charging an attempt,
+// leaving no error or run_at on it.
+func TestSecondCtrlCStopsDevAtOnceAndHandsTheJobBackUncharged(t *testing.T) {
+	dir := t.TempDir()
+	addr, data := freeAddr(t), filepath.Join(dir, "data")
+	dev := start(t, "dev", "dev", "--listen", addr, "--data", data, "--slots", "1")
+	c, err := client.New("http://" + addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "dev to be ready", func() bool { return c.Ready(context.Background()) == nil })
+	pidFile := filepath.Join(dir, "pid")
+	r, err := c.Submit(context.Background(), api.JobSpec{Type: "long", MaxAttempts: 1,
+		Command: []string{"sh", "-c", "echo $$ > " + pidFile + "; exec sleep 120"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	eventually(t, 30*time.Second, "the job to start", func() bool {
+		b, err := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	})
+	time.Sleep(300 * time.Millisecond) // the start reaches the server
+	_ = dev.cmd.Process.Signal(syscall.SIGINT)
+	eventually(t, 10*time.Second, "dev to say how to skip the drain", func() bool {
+		return strings.Contains(dev.output(), "Ctrl-C again")
+	})
+	if !strings.Contains(dev.output(), r.Job.ID) {
+		t.Errorf("the shutdown does not name the job it waits for:\n%s", dev.output())
+	}
+	_ = dev.cmd.Process.Signal(syscall.SIGINT)
+	if code := waitExit(t, dev, 15*time.Second); code != 0 {
+		t.Errorf("dev exited %d after a forced stop", code)
+	}
+	if alive(pid) {
+		t.Errorf("the job's process %d outlived the forced stop", pid)
+	}
+	// The job as a restarted server sees it: pending, nothing charged.
+	srv := start(t, "server", "server", "--listen", addr, "--data", data)
+	defer srv.stop()
+	eventually(t, 30*time.Second, "the server to be ready", func() bool { return c.Ready(context.Background()) == nil })
+	got, err := c.Get(context.Background(), r.Job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := got.Job
+	if j.State != api.StatePending || j.Attempt-j.ReturnedLeases != 0 || j.LastError != "" || j.RunAt != nil || j.StartedAt != nil {
+		t.Errorf("after a forced stop the job is %s, attempt %d (returned %d), error %q, run_at %v, started_at %v; want pending, uncharged, no error, no run_at",
+			j.State, j.Attempt, j.ReturnedLeases, j.LastError, j.RunAt, j.StartedAt)
 	}
 }

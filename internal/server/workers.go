@@ -26,30 +26,41 @@ func (d *dispatcher) register(tx *txn, req api.RegisterRequest) (string, error) 
 	return w.ID, nil
 }
 
-// deregister removes a leaving worker: leases not yet started go back to
-// the queue untouched, running attempts end as lost.
+// deregister removes a leaving worker. It stops deliberately (a graceful
+// stop, or a forced one), and it reports every attempt that ended: the
+// ones it still holds either never started or were stopped by the
+// shutdown, so they all go back to the queue uncharged.
 func (d *dispatcher) deregister(tx *txn, wk *workerRec) {
 	for _, rec := range sortedRecs(wk.jobs) {
 		if rec.job.State == store.StateLeased {
 			d.handBack(tx, rec, "worker drained before starting it")
 			continue
 		}
-		d.leaseLost(tx, rec, "worker deregistered while running")
+		if rec.job.CancelRequested {
+			end := attemptEnd{outcome: store.OutcomeCancelled, class: store.FailCancelled, err: "cancelled; the worker shut down while stopping it",
+				started: rec.job.StartedAt, actor: "worker:" + wk.w.ID}
+			d.finish(tx, rec, store.StateCancelled, end)
+			continue
+		}
+		d.handBack(tx, rec, "worker shut down while it ran; the job was stopped and goes back to the queue")
 	}
 	d.removeWorker(tx, wk, store.EventWorkerDrained)
 }
 
-// handBack returns a leased job that never ran to the queue: the worker
-// drained before starting it, or never received it. The attempt number
+// handBack returns a leased or running job to the queue without charging
+// the attempt: the worker drained before starting it, never received it,
+// or stopped it because it was shut down deliberately. The attempt number
 // stays (the next lease is a new attempt, so a lease that did reach the
 // worker after all stays fenced off), but the attempt is not charged
-// against max_attempts: returned_leases grows by one.
+// against max_attempts: returned_leases grows by one. The job's start time
+// is cleared (it is the current attempt's), and no error or run_at is
+// recorded: nothing went wrong with the job.
 func (d *dispatcher) handBack(tx *txn, rec *jobRec, reason string) {
 	wk := rec.worker
 	returned := rec.job.ReturnedLeases + 1
 	set := store.JobSet{State: store.Ptr(store.StatePending), WorkerID: store.Ptr(""), LeaseExpiresAt: &time.Time{},
-		ReturnedLeases: &returned}
-	if !d.transition(tx, rec, []store.State{store.StateLeased}, set) {
+		ReturnedLeases: &returned, StartedAt: &time.Time{}}
+	if !d.transition(tx, rec, []store.State{store.StateLeased, store.StateRunning}, set) {
 		return
 	}
 	delete(wk.jobs, rec.job.ID)
