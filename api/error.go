@@ -24,6 +24,7 @@ const (
 	CodeUnknownParameter  = "unknown_parameter"
 	CodeBatchTooLarge     = "batch_exceeds_burst"
 	CodeBadFraming        = "bad_framing"
+	CodeUnrunnable        = "unrunnable" // 422: no registered worker could ever run the job
 )
 
 // ErrorBody is the error object of every error response.

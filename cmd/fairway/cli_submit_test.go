@@ -110,9 +110,10 @@ type waitFake struct {
 func newWaitFake(t *testing.T, final api.Job) (*apiFake, *waitFake) {
 	w := &waitFake{job: testJob("j1", api.StatePending), sawRunning: make(chan struct{}), final: final}
 	f := newAPIFake(t, map[string]http.HandlerFunc{
-		"POST /api/v1/jobs":          w.submit,
-		"GET /api/v1/jobs/{id}":      w.get,
-		"GET /api/v1/jobs/{id}/logs": w.logs,
+		"POST /api/v1/jobs":             w.submit,
+		"GET /api/v1/jobs/{id}":         w.get,
+		"GET /api/v1/jobs/{id}/logs":    w.logs,
+		"GET /api/v1/jobs/{id}/explain": replyWith(200, api.Explanation{JobID: "j1", State: api.StatePending, Code: "queued"}),
 	})
 	return f, w
 }
@@ -233,6 +234,8 @@ func TestCLISubmitWaitInterrupted(t *testing.T) {
 	f := newAPIFake(t, map[string]http.HandlerFunc{
 		"POST /api/v1/jobs":     replyWith(201, api.SubmitResponse{Job: testJob("j1", api.StatePending)}),
 		"GET /api/v1/jobs/{id}": replyWith(200, api.JobResponse{Job: testJob("j1", api.StatePending)}),
+		"GET /api/v1/jobs/{id}/explain": replyWith(200, api.Explanation{JobID: "j1", State: api.StatePending,
+			Code: "no_free_slot", Message: "every worker that can run it is busy (0 free slots in the pool)"}),
 		"GET /api/v1/jobs/{id}/logs": func(w http.ResponseWriter, r *http.Request) {
 			openSSE(w)
 			cancel() // the user presses Ctrl-C while the job runs
@@ -242,7 +245,8 @@ func TestCLISubmitWaitInterrupted(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run(ctx, []string{"submit", "--server", f.URL, "report", "--wait"}, &out, &errb)
 	want := "fairway: stopped following job j1; it goes on (fairway cancel j1 stops it)\n"
-	if code != exitInterrupted || !strings.HasSuffix(errb.String(), want) {
+	reason := "fairway: job j1 waits: every worker that can run it is busy (0 free slots in the pool) (no_free_slot)\n"
+	if code != exitInterrupted || !strings.HasSuffix(errb.String(), want) || !strings.Contains(errb.String(), reason) {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
 }

@@ -31,6 +31,7 @@ func (c *cli) follow(ctx context.Context, cl *client.Client, res api.SubmitRespo
 	errw := &lockedWriter{w: c.stderr}
 	fmt.Fprintf(errw, "fairway: job %s submitted: %s\n", id, jobStateText(res.Job))
 	w := &watcher{cl: cl, id: id, out: errw, last: stateKey(res.Job)}
+	w.explainWait(ctx, res.Job)
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
@@ -90,10 +91,11 @@ func (c *cli) stopped(id string, err error) int {
 
 // watcher prints a job's state each time it changes, until told to stop.
 type watcher struct {
-	cl   *client.Client
-	id   string
-	out  io.Writer
-	last string
+	cl         *client.Client
+	id         string
+	out        io.Writer
+	last       string
+	lastReason string // the explain code last printed
 }
 
 // run polls until stop is closed or ctx is done. A poll in flight when
@@ -111,11 +113,29 @@ func (w *watcher) run(ctx context.Context, stop <-chan struct{}) {
 		case <-t.C:
 		}
 		delay = min(delay*2, watchMax)
-		if r, err := w.cl.Get(ctx, w.id); err == nil && w.show(r.Job) {
-			delay = watchFirst
+		if r, err := w.cl.Get(ctx, w.id); err == nil {
+			if w.show(r.Job) {
+				delay = watchFirst
+			}
+			w.explainWait(ctx, r.Job)
 		}
 		t.Reset(delay)
 	}
+}
+
+// explainWait prints why a waiting job waits, each time the reason
+// changes, so that a job that cannot start says so.
+func (w *watcher) explainWait(ctx context.Context, j api.Job) {
+	if j.State != api.StatePending && j.State != api.StateBlocked {
+		return
+	}
+	x, err := w.cl.Explain(ctx, w.id)
+	// queued (next in line) and running (just leased) are not worth a line.
+	if err != nil || x.Code == "" || x.Code == "queued" || x.Code == "running" || x.Code == w.lastReason {
+		return
+	}
+	w.lastReason = x.Code
+	fmt.Fprintf(w.out, "fairway: job %s waits: %s (%s)\n", w.id, x.Message, x.Code)
 }
 
 // show prints j's state if it changed and is not the end (which follow

@@ -28,6 +28,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f serverFlags
 	f.register(fs)
 	slots := fs.Int("slots", runtime.NumCPU(), "slots of the local worker")
+	var res devResources
+	res.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return parseExit(err)
 	}
@@ -41,6 +43,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			t.AllowShell = true
 			cfg.Types[name] = t
 		}
+		cfg.Server.ShellForUnknownTypes = true
 	}
 	log, err := newLogger(stderr, f.logLevel)
 	if err != nil {
@@ -66,7 +69,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		go func() {
 			defer wg.Done()
 			defer stopServer()
-			if err := runDevWorker(workerCtx, url, *slots, stderr); err != nil && workerCtx.Err() == nil {
+			if err := runDevWorker(workerCtx, url, *slots, res, stderr); err != nil && workerCtx.Err() == nil {
 				fmt.Fprintf(stderr, "fairway dev: worker: %v\n", err)
 			}
 		}()
@@ -92,12 +95,13 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // runDevWorker runs `fairway worker` as a child process and stops it with
 // SIGTERM (its graceful drain) when ctx ends.
-func runDevWorker(ctx context.Context, url string, slots int, stderr io.Writer) error {
+func runDevWorker(ctx context.Context, url string, slots int, res devResources, stderr io.Writer) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find own executable: %w", err)
 	}
-	cmd := exec.Command(exe, "worker", "--server", url, "--name", "dev-worker", "--slots", strconv.Itoa(slots), "--allow-shell")
+	cmd := exec.Command(exe, "worker", "--server", url, "--name", "dev-worker", "--slots", strconv.Itoa(slots), "--allow-shell",
+		"--cpu", strconv.FormatFloat(res.cpu, 'f', -1, 64), "--memory-mb", strconv.FormatInt(res.memoryMB, 10), "--gpu", strconv.FormatInt(res.gpu, 10))
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	// Its own process group, so that a Ctrl-C reaches it only as dev
 	// forwards it: once to drain, twice to stop now.

@@ -57,6 +57,13 @@ type Server struct {
 	// what a type or a job may ask for.
 	OutputLimit    ByteSize `yaml:"output_limit"`
 	MaxOutputLimit ByteSize `yaml:"max_output_limit"`
+	// AcceptUnrunnable keeps a job no registered worker could ever run
+	// (type, labels, capacity) pending; by default the submit is refused
+	// (422 unrunnable) while at least one worker is registered.
+	AcceptUnrunnable bool `yaml:"accept_unrunnable"`
+	// ShellForUnknownTypes lets jobs of unconfigured types ask for a shell
+	// (fairway dev without a config file); not settable from YAML.
+	ShellForUnknownTypes bool `yaml:"-"`
 }
 
 // Lane is a swimlane's weight and ordering parameters. Omitted fields take

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -133,5 +135,82 @@ func TestSecondCtrlCStopsDevAtOnceAndHandsTheJobBackUncharged(t *testing.T) {
 	if j.State != api.StatePending || j.Attempt-j.ReturnedLeases != 0 || j.LastError != "" || j.RunAt != nil || j.StartedAt != nil {
 		t.Errorf("after a forced stop the job is %s, attempt %d (returned %d), error %q, run_at %v, started_at %v; want pending, uncharged, no error, no run_at",
 			j.State, j.Attempt, j.ReturnedLeases, j.LastError, j.RunAt, j.StartedAt)
+	}
+}
+
+// runCLI runs the fairway binary against a server and returns its exit
+// code and combined output; it is bounded in time.
+func runCLI(t *testing.T, server string, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(os.Environ(), "FAIRWAY_SERVER="+server)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("fairway %v: %v", args, err)
+	}
+	return cmd.ProcessState.ExitCode(), string(out)
+}
+
+// startDev starts `fairway dev` on a free port and waits until it is ready.
+func startDev(t *testing.T, args ...string) (string, *proc) {
+	t.Helper()
+	addr := freeAddr(t)
+	all := append([]string{"dev", "--listen", addr, "--data", filepath.Join(t.TempDir(), "data")}, args...)
+	dev := start(t, "dev", all...)
+	// dev's worker runs in its own process group and would drain its jobs
+	// when dev is killed: stop dev as a user would, with two Ctrl-Cs.
+	t.Cleanup(func() { forceStop(t, dev) })
+	c, err := client.New("http://" + addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "dev and its worker to be ready", func() bool {
+		ws, err := c.Workers(context.Background())
+		return err == nil && len(ws) == 1
+	})
+	return "http://" + addr, dev
+}
+
+// Issue 9 item 3: the dev worker offers the machine's CPU and memory and
+// runs shell jobs of ad-hoc types; a job no worker could run is refused
+// at submit naming what is missing; submit --wait says why a job waits.
+func TestDevOffersTheMachineAndSaysWhyAJobWaits(t *testing.T) {
+	url, _ := startDev(t, "--slots", "1")
+	if code, out := runCLI(t, url, "submit", "--cpu", "1", "--memory-mb", "64", "--wait", "demo", "--", "echo", "sized"); code != 0 || !strings.Contains(out, "sized") {
+		t.Errorf("submit --cpu 1 --wait: exit %d\n%s", code, out)
+	}
+	if code, out := runCLI(t, url, "submit", "--shell", "--wait", "adhoc", "--", "echo $((40+2))"); code != 0 || !strings.Contains(out, "42") {
+		t.Errorf("submit --shell on an ad-hoc type: exit %d\n%s", code, out)
+	}
+	code, out := runCLI(t, url, "submit", "--cpu", "100000", "demo", "--", "true")
+	if code == 0 || !strings.Contains(out, "unrunnable") || !strings.Contains(out, "asks for 100000 cpu") {
+		t.Errorf("submit --cpu 100000: exit %d\n%s", code, out)
+	}
+	if code, out := runCLI(t, url, "submit", "long", "--", "sleep", "30"); code != 0 {
+		t.Fatalf("submit: exit %d\n%s", code, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "submit", "--wait", "demo", "--", "true")
+	cmd.Env = append(os.Environ(), "FAIRWAY_SERVER="+url)
+	waited, _ := cmd.CombinedOutput() // ends with the context: the job waits behind the sleep
+	if !strings.Contains(string(waited), "waits: every worker that can run it is busy") {
+		t.Errorf("submit --wait on a job that waits does not say why:\n%s", waited)
+	}
+}
+
+// forceStop sends SIGINT twice (a forced stop) and waits, bounded, for the
+// process to exit.
+func forceStop(t *testing.T, p *proc) {
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(200 * time.Millisecond)
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		t.Errorf("%s did not stop on two SIGINTs", p.name)
 	}
 }

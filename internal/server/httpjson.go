@@ -72,6 +72,7 @@ func (s *Server) classify(err error) *apiError {
 	var ae *apiError
 	var fe *fieldError
 	var qe *quotaError
+	var ue *unrunnableError
 	switch {
 	case errors.As(err, &ae):
 		return ae
@@ -79,6 +80,8 @@ func (s *Server) classify(err error) *apiError {
 		return &apiError{status: http.StatusBadRequest, body: api.ErrorBody{Code: api.CodeInvalidArgument, Message: fe.Error(), Field: fe.field}}
 	case errors.As(err, &qe):
 		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeOverloaded, Message: qe.msg}, retryAfter: 5}
+	case errors.As(err, &ue):
+		return &apiError{status: http.StatusUnprocessableEntity, body: api.ErrorBody{Code: api.CodeUnrunnable, Message: ue.msg}}
 	case errors.Is(err, ErrClosed):
 		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeServerUnavailable, Message: "the server is shutting down"}, retryAfter: 1}
 	}

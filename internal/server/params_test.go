@@ -26,7 +26,9 @@ func TestUnknownQueryParameterIsRefused(t *testing.T) {
 }
 
 func TestListStatusFilterAndCount(t *testing.T) {
-	h := newHarness(t, defaultConfig())
+	cfg := defaultConfig()
+	cfg.Server.AcceptUnrunnable = true
+	h := newHarness(t, cfg)
 	w := h.register(api.RegisterRequest{Name: "w", Slots: 1, Types: []string{"a"}})
 	done := h.runOnce(w, api.JobSpec{Type: "a", MaxAttempts: 1}, api.OutcomeFailed, "exit_code", 10)
 	for range 3 {

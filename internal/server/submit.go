@@ -17,6 +17,28 @@ type submitted struct {
 	err          error // a client error (*fieldError, *quotaError)
 }
 
+// unrunnableError refuses a job no registered worker could ever run.
+type unrunnableError struct{ msg string }
+
+func (e *unrunnableError) Error() string { return e.msg }
+
+// checkRunnable refuses a job that no registered worker could ever run
+// (server.accept_unrunnable turns the check off).
+func (d *dispatcher) checkRunnable(j store.Job, idx int, batch bool) error {
+	if d.s.cfg.Server.AcceptUnrunnable {
+		return nil
+	}
+	ok, why := d.eng.Feasible(policyJob(j))
+	if ok {
+		return nil
+	}
+	msg := why + "; start a worker that can run it, or change the job's type, labels or resources (server.accept_unrunnable keeps such jobs pending)"
+	if batch {
+		msg = fmt.Sprintf("jobs[%d]: %s", idx, msg)
+	}
+	return &unrunnableError{msg}
+}
+
 // quotaError refuses a submit past a queue limit.
 type quotaError struct{ msg string }
 
@@ -33,6 +55,9 @@ func (d *dispatcher) submitJobs(tx *txn, jobs []store.Job) []submitted {
 	for i := range jobs {
 		adding[jobs[i].Tenant]++
 		if err := d.checkQuota(jobs[i].Tenant, adding[jobs[i].Tenant]); err != nil {
+			return failAll(out, err)
+		}
+		if err := d.checkRunnable(jobs[i], i, len(jobs) > 1); err != nil {
 			return failAll(out, err)
 		}
 		ds, err := d.checkDependencies(tx, jobs[i], jobs[:i], i, len(jobs) > 1)

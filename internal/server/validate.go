@@ -44,6 +44,9 @@ func (s *Server) buildJob(spec api.JobSpec, tenant string) (store.Job, *fieldErr
 	if err := s.checkType(spec, known); err != nil {
 		return store.Job{}, err
 	}
+	if !known {
+		typ.AllowShell = s.cfg.Server.ShellForUnknownTypes
+	}
 	j := store.Job{
 		Tenant: tenant, Name: spec.Name, Type: spec.Type, Key: spec.Key, FairnessKey: spec.FairnessKey,
 		OnDemand: spec.OnDemand, Labels: spec.Labels, Command: spec.Command, Env: spec.Env, Dir: spec.Dir,
@@ -166,7 +169,7 @@ func resolveShell(j *store.Job, spec api.JobSpec, typ config.Type) *fieldError {
 		return nil
 	}
 	if !typ.AllowShell {
-		return badField("shell", "job type %q does not allow shell commands (types.%s.allow_shell)", spec.Type, spec.Type)
+		return badField("shell", "job type %q does not allow shell commands (set types.%s.allow_shell: true in the server config, or pass the command as an argument list)", spec.Type, spec.Type)
 	}
 	if len(spec.Command) == 0 {
 		return badField("command", "is required with shell")
