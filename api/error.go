@@ -24,7 +24,8 @@ const (
 	CodeUnknownParameter  = "unknown_parameter"
 	CodeBatchTooLarge     = "batch_exceeds_burst"
 	CodeBadFraming        = "bad_framing"
-	CodeUnrunnable        = "unrunnable" // 422: no registered worker could ever run the job
+	CodeUnrunnable        = "unrunnable"      // 422: no registered worker could ever run the job
+	CodeCursorMismatch    = "cursor_mismatch" // 400: a list cursor sent with filters other than its list's
 )
 
 // ErrorBody is the error object of every error response.

@@ -93,7 +93,7 @@ j1  pending  report  acme    batch  500   0        2026-11-21 06:00:00  -
 	if out != want {
 		t.Errorf("stdout\n%s\nwant\n%s", out, want)
 	}
-	if errOut != "fairway: more jobs: fairway list --cursor c1 (or --all)\n" {
+	if errOut != "fairway: more jobs: fairway list --state failed,pending,cancelled --type report --lane batch --tenant acme --limit 2 --cursor c1 (or --all)\n" {
 		t.Errorf("stderr %q", errOut)
 	}
 	wantQuery := url.Values{"state": {"failed", "pending", "cancelled"}, "type": {"report"}, "lane": {"batch"},

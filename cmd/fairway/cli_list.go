@@ -61,9 +61,41 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return c.fail(err)
 	}
 	if list.NextCursor != "" {
-		fmt.Fprintf(c.stderr, "fairway: more jobs: fairway list --cursor %s (or --all)\n", list.NextCursor)
+		fmt.Fprintf(c.stderr, "fairway: more jobs: %s (or --all)\n", f.nextPage(list.NextCursor))
 	}
 	return exitOK
+}
+
+// nextPage is the command line that reads the page after this one: the
+// same filters and limit, and the new cursor.
+func (f *listFlags) nextPage(cursor string) string {
+	words := []string{"fairway", "list"}
+	add := func(flag, value string) {
+		if value != "" {
+			words = append(words, flag, shellWord(value))
+		}
+	}
+	add("--state", strings.Join(f.opts.States, ","))
+	add("--type", f.opts.Type)
+	add("--lane", f.opts.Lane)
+	add("--tenant", f.opts.Tenant)
+	if f.opts.Limit > 0 {
+		add("--limit", strconv.Itoa(f.opts.Limit))
+	}
+	add("--cursor", cursor)
+	return strings.Join(words, " ")
+}
+
+// shellWord quotes s for a POSIX shell when it holds anything but plain
+// characters.
+func shellWord(s string) string {
+	plain := strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.,/:=@+", r))
+	}) < 0
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // fetch reads one page, or every page with --all.

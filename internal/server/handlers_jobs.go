@@ -266,6 +266,9 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, p principal)
 	if err != nil {
 		return err
 	}
+	if params.Cursor, err = openCursor(params.Cursor, params); err != nil {
+		return err
+	}
 	page, err := s.st.JobList(r.Context(), params)
 	if errors.Is(err, store.ErrInvalidCursor) {
 		return badField("cursor", "not a cursor this server returned")
@@ -273,7 +276,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, p principal)
 	if err != nil {
 		return err
 	}
-	out := api.JobList{Jobs: make([]api.Job, 0, len(page.Jobs)), NextCursor: page.NextCursor}
+	out := api.JobList{Jobs: make([]api.Job, 0, len(page.Jobs)), NextCursor: withFilters(page.NextCursor, params)}
 	for _, j := range page.Jobs {
 		out.Jobs = append(out.Jobs, apiJob(j))
 	}

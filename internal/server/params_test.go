@@ -138,3 +138,37 @@ func TestBatchLargerThanBurstIsRefusedForGood(t *testing.T) {
 		t.Fatalf("batch of 2 with the bucket empty: HTTP %d Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 }
+
+// Issue 9 item 1: a cursor only reads on the list whose filters made it.
+func TestListCursorIsBoundToItsFilters(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.Server.AcceptUnrunnable = true
+	h := newHarness(t, cfg)
+	w := h.register(api.RegisterRequest{Name: "w", Slots: 1, Types: []string{"a"}})
+	for range 3 {
+		h.runOnce(w, api.JobSpec{Type: "a", MaxAttempts: 1}, api.OutcomeFailed, "exit_code", 10)
+	}
+	for range 3 {
+		h.submit(api.JobSpec{Type: "b"})
+	}
+	var page api.JobList
+	if code := h.do("GET", "/jobs?state=failed&limit=2", nil, &page); code != http.StatusOK || page.NextCursor == "" {
+		t.Fatalf("first page: HTTP %d, cursor %q", code, page.NextCursor)
+	}
+	var next api.JobList
+	if code := h.do("GET", "/jobs?state=failed&limit=50&cursor="+page.NextCursor, nil, &next); code != http.StatusOK ||
+		len(next.Jobs) != 1 || next.Jobs[0].State != api.StateFailed {
+		t.Fatalf("same filters, other limit: HTTP %d, %+v", code, next.Jobs)
+	}
+	var e api.ErrorResponse
+	if code := h.do("GET", "/jobs?cursor="+page.NextCursor, nil, &e); code != http.StatusBadRequest ||
+		e.Error.Code != api.CodeCursorMismatch || e.Error.Field != "cursor" {
+		t.Errorf("cursor without its filters: HTTP %d %+v", code, e.Error)
+	}
+	if code := h.do("GET", "/jobs?state=pending&cursor="+page.NextCursor, nil, &e); code != http.StatusBadRequest || e.Error.Code != api.CodeCursorMismatch {
+		t.Errorf("cursor with other filters: HTTP %d %+v", code, e.Error)
+	}
+	if code := h.do("GET", "/jobs?cursor=bm9wZQ", nil, &e); code != http.StatusBadRequest || e.Error.Code != api.CodeInvalidArgument {
+		t.Errorf("a made-up cursor: HTTP %d %+v", code, e.Error)
+	}
+}
