@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
@@ -74,9 +75,21 @@ func runFailure(res runner.Result) error {
 	if res.ExitCode >= 0 && res.Pid != 0 {
 		code := res.ExitCode
 		f.ExitCode = &code
+		if res.Class == runner.ClassExitCode {
+			f.Err = exitError{code: code, cause: res.Err}
+		}
 	}
 	return f
 }
+
+// exitError is a plain non-zero exit, said once: "exit code 3".
+type exitError struct {
+	code  int
+	cause error
+}
+
+func (e exitError) Error() string { return fmt.Sprintf("exit code %d", e.code) }
+func (e exitError) Unwrap() error { return e.cause }
 
 func runnerClass(c runner.FailureClass) string {
 	switch c {

@@ -73,7 +73,7 @@ func TestCLIServerSubmitWait(t *testing.T) {
 		final   string
 	}{
 		"succeeds": {api.OutcomeSucceeded, exitOK, " succeeded (attempt 1, ran "},
-		"fails":    {api.OutcomeFailed, exitJobFailed, " failed (attempt 1: exit_code, exit code 2: exit status 2)\n"},
+		"fails":    {api.OutcomeFailed, exitJobFailed, " failed (attempt 1: exit code 2)\n"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

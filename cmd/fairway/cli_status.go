@@ -31,7 +31,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	tw := c.table()
 	writeFields(tw, jobFields(r.Job))
 	if r.Execution != nil {
-		writeFields(tw, executionFields(*r.Execution))
+		writeFields(tw, executionFields(*r.Execution, r.Job))
 	}
 	return c.done(tw.Flush())
 }
@@ -56,14 +56,40 @@ func jobFields(j api.Job) []field {
 		{"command", commandText(j.Command, j.Shell)}, {"dir", j.Dir},
 		{"attempts", attemptsLine(j)},
 		{"timeout", msOrEmpty(j.TimeoutMS)}, {"expected", msOrEmpty(j.ExpectedMS)}, {"sla policy", j.SLAPolicy},
-		{"depends on", depsText(j.DependsOn)}, {"run at", timeOrEmpty(j.RunAt)},
+		{"depends on", depsText(j.DependsOn)}, runAtField(j),
 		{"created", timeText(&j.CreatedAt)}, {"started", timeOrEmpty(j.StartedAt)}, {"finished", timeOrEmpty(j.FinishedAt)},
 		{"worker", j.WorkerID}, {"lease expires", leaseText(j)},
-		{"cancel requested", yesOrEmpty(j.CancelRequested)}, {"error", j.LastError},
+		{"cancel requested", yesOrEmpty(j.CancelRequested)}, errorField(j),
 	}
 }
 
-func executionFields(e api.Execution) []field {
+// runAtField is the job's start time as the user set it (--run-at), while
+// the job has not run yet, or the time of its next retry in retry_wait. A
+// retry's time is not shown as if the user had set it.
+func runAtField(j api.Job) field {
+	switch {
+	case j.State == api.StateRetryWait:
+		return field{"retry at", timeOrEmpty(j.RunAt)}
+	case j.Attempt == 0:
+		return field{"run at", timeOrEmpty(j.RunAt)}
+	}
+	return field{}
+}
+
+// errorField is the job's last error: the error of a job that ended, or
+// the previous attempt's error of a job waiting to run again. A job that
+// is running again has no error yet, so none is shown.
+func errorField(j api.Job) field {
+	switch {
+	case j.LastError == "" || j.State == api.StateLeased || j.State == api.StateRunning || restatesExit(j.LastError, j.ExitCode):
+		return field{}
+	case api.Terminal(j.State):
+		return field{"error", j.LastError}
+	}
+	return field{"previous error", j.LastError}
+}
+
+func executionFields(e api.Execution, j api.Job) []field {
 	outcome := dashIfEmpty(e.Outcome)
 	if e.Outcome == "" {
 		outcome = "(in progress)"
@@ -78,7 +104,11 @@ func executionFields(e api.Execution) []field {
 	if e.SLAMet != nil && !*e.SLAMet {
 		last += fmt.Sprintf(", SLA violated by %.0f%%", e.SLAViolationPct)
 	}
-	return []field{{"last attempt", last}, {"failure", e.FailureClass}, {"attempt error", e.Error}}
+	attemptError := e.Error
+	if attemptError == j.LastError && errorField(j).value != "" || restatesExit(attemptError, e.ExitCode) {
+		attemptError = "" // said on the error line, or by the exit code
+	}
+	return []field{{"last attempt", last}, {"failure", e.FailureClass}, {"attempt error", attemptError}}
 }
 
 func onDemandText(on bool) string {

@@ -191,7 +191,7 @@ func TestCLISubmitWaitFailed(t *testing.T) {
 	if code != exitJobFailed {
 		t.Errorf("exit %d, want 1", code)
 	}
-	if !strings.HasSuffix(errOut, "fairway: job j1 failed (attempt 1: exit_code, exit code 3: exit status 3)\n") {
+	if !strings.HasSuffix(errOut, "fairway: job j1 failed (attempt 1: exit code 3)\n") {
 		t.Errorf("stderr %q", errOut)
 	}
 	if spec := decodeJSON[api.JobSpec](t, string(f.requests()[0].Body)); !spec.OnDemand {

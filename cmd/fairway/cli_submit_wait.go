@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -169,23 +171,35 @@ func jobStateText(j api.Job) string {
 	return j.State
 }
 
-// failureText is ": class, exit code N: error" with the parts the job has.
+// failureText is ": class, exit code N: error" with the parts the job has,
+// each said once: "exit code 3" rather than "exit_code, exit code 3: exit
+// code 3".
 func failureText(j api.Job) string {
 	var parts []string
-	if j.FailureClass != "" {
+	if j.FailureClass != "" && (j.FailureClass != api.FailExitCode || j.ExitCode == nil) {
 		parts = append(parts, j.FailureClass)
 	}
-	if j.ExitCode != nil {
+	if j.ExitCode != nil && (j.FailureClass == "" || j.FailureClass == api.FailExitCode) {
 		parts = append(parts, fmt.Sprintf("exit code %d", *j.ExitCode))
 	}
 	s := strings.Join(parts, ", ")
-	if j.LastError != "" {
+	if j.LastError != "" && !strings.Contains(s, j.LastError) && !restatesExit(j.LastError, j.ExitCode) {
 		s = strings.TrimPrefix(s+": "+j.LastError, ": ")
 	}
 	if s == "" {
 		return ""
 	}
 	return ": " + s
+}
+
+// exitRestatement matches an error that only says the process exited
+// non-zero, as older workers and Go's os/exec word it.
+var exitRestatement = regexp.MustCompile(`^(runner: )?(non-zero )?exit (status|code) (\d+)$`)
+
+// restatesExit says whether err adds nothing to the exit code.
+func restatesExit(err string, code *int) bool {
+	m := exitRestatement.FindStringSubmatch(err)
+	return m != nil && code != nil && m[4] == strconv.Itoa(*code)
 }
 
 // runTime is ", ran D" when the job has both ends of its run.

@@ -3,6 +3,7 @@ package e2e
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // hintCommand returns the arguments of the "fairway ..." command line that
@@ -48,5 +49,60 @@ func TestListNextPageHintKeepsTheFilters(t *testing.T) {
 	code, out = runCLI(t, url, "list", "--cursor", next[len(next)-1])
 	if code == 0 || !strings.Contains(out, "cursor_mismatch") {
 		t.Errorf("the cursor without its filters: exit %d\n%s", code, out)
+	}
+}
+
+// statusOf runs `fairway status ID` and returns its output.
+func statusOf(t *testing.T, url, id string) string {
+	t.Helper()
+	code, out := runCLI(t, url, "status", id)
+	if code != 0 {
+		t.Fatalf("status %s: exit %d\n%s", id, code, out)
+	}
+	return out
+}
+
+// submitID submits and returns the job id fairway printed.
+func submitID(t *testing.T, url string, args ...string) string {
+	t.Helper()
+	code, out := runCLI(t, url, append([]string{"submit"}, args...)...)
+	if code != 0 {
+		t.Fatalf("submit %v: exit %d\n%s", args, code, out)
+	}
+	return strings.Fields(out)[0]
+}
+
+// Issue 9 items 2, 4 and 8: status shows a start time for a job that ran
+// between two worker reports, says a failure once, labels a retry's time
+// as such, and shows no error or run at the user did not set.
+func TestStatusSaysWhatTheUserSetAndWhatHappenedOnce(t *testing.T) {
+	url, _ := startDev(t, "--slots", "1")
+	code, out := runCLI(t, url, "submit", "--wait", "--max-attempts", "1", "demo", "--", "sh", "-c", "exit 3")
+	if code == 0 || !strings.Contains(out, "failed (attempt 1: exit code 3)\n") || strings.Contains(out, "runner") {
+		t.Errorf("a failing job's --wait: exit %d\n%s", code, out)
+	}
+	failed := strings.Fields(out)[2]
+	st := statusOf(t, url, failed)
+	for _, want := range []string{"\nstarted: ", "failed (attempt 1: exit code 3)\n"} {
+		if !strings.Contains(st, want) {
+			t.Errorf("status of a fast failed job lacks %q:\n%s", want, st)
+		}
+	}
+	if strings.Contains(st, "runner:") || strings.Contains(st, "run at:") || strings.Count(st, "exit code 3") != 2 {
+		t.Errorf("status of a fast failed job repeats itself or shows a run at:\n%s", st)
+	}
+
+	retried := submitID(t, url, "--max-attempts", "2", "--retry", "fixed", "--retry-delay", "1h", "demo", "--", "sh", "-c", "echo boom >&2; exit 5")
+	eventually(t, 30*time.Second, "the job to wait for its retry", func() bool {
+		return strings.Contains(statusOf(t, url, retried), "retry_wait")
+	})
+	st = statusOf(t, url, retried)
+	if !strings.Contains(st, "\nretry at: ") || strings.Contains(st, "run at:") || strings.Contains(st, "\nerror:") {
+		t.Errorf("status of a job waiting for its retry:\n%s", st)
+	}
+
+	later := submitID(t, url, "--run-at", "+10m", "demo", "--", "true")
+	if st := statusOf(t, url, later); !strings.Contains(st, "\nrun at: ") {
+		t.Errorf("status of a job with --run-at does not show it:\n%s", st)
 	}
 }

@@ -112,6 +112,7 @@ func (d *dispatcher) retry(tx *txn, rec *jobRec, end attemptEnd) {
 	if end.exitCode != nil {
 		set.ExitCode = end.exitCode
 	}
+	set.StartedAt = startedBetweenReports(rec, end)
 	if !d.transition(tx, rec, []store.State{store.StateLeased, store.StateRunning}, set) {
 		return
 	}
@@ -161,6 +162,18 @@ func backoffDelay(p store.RetryPolicy, attempt int, randN func(n int64) int64) t
 	return delay
 }
 
+// startedBetweenReports is the start time to record on a job that started
+// and ended between two of its worker's reports (its state is still
+// leased), so that the job shows when its last attempt started as its
+// execution does; nil for any other job.
+func startedBetweenReports(rec *jobRec, end attemptEnd) *time.Time {
+	if rec.job.State != store.StateLeased || end.started.IsZero() {
+		return nil
+	}
+	started := end.started
+	return &started
+}
+
 // finish ends the job for good.
 func (d *dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attemptEnd) {
 	running := rec.job.State == store.StateLeased || rec.job.State == store.StateRunning
@@ -177,6 +190,7 @@ func (d *dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attempt
 	if end.result != nil {
 		set.Result = &end.result
 	}
+	set.StartedAt = startedBetweenReports(rec, end)
 	from := []store.State{rec.job.State}
 	if !d.transition(tx, rec, from, set) {
 		return

@@ -421,3 +421,31 @@ func TestLeaseOfAWorkerGoneAtRestartIsRetried(t *testing.T) {
 		t.Fatalf("re-lease: %+v", ls)
 	}
 }
+
+// Issue 9 item 4: a job that starts and ends between two worker reports
+// shows the start time its execution shows.
+func TestFastJobRecordsItsStartTime(t *testing.T) {
+	h := newHarness(t, defaultConfig())
+	w := h.register(api.RegisterRequest{Name: "w1", Slots: 1})
+	for _, outcome := range []string{api.OutcomeSucceeded, api.OutcomeFailed} {
+		job := h.submit(api.JobSpec{Type: "echo", Command: []string{"true"}, MaxAttempts: 2})
+		leases := h.lease(w, 1)
+		if len(leases) != 1 {
+			t.Fatalf("leases = %+v", leases)
+		}
+		started := h.clock.Now().Add(-time.Second).Truncate(time.Millisecond)
+		finished := started.Add(300 * time.Millisecond)
+		if r := h.complete(w, api.Completion{JobID: job.ID, Attempt: 1, Outcome: outcome, ExitCode: intp(0),
+			StartedAt: &started, FinishedAt: &finished}); !r.OK {
+			t.Fatalf("complete: %+v", r)
+		}
+		var got api.JobResponse
+		h.do("GET", "/jobs/"+job.ID, nil, &got)
+		if got.Job.StartedAt == nil || !got.Job.StartedAt.Equal(started) {
+			t.Errorf("%s: job.started_at %v, want %v", outcome, got.Job.StartedAt, started)
+		}
+		if got.Execution == nil || got.Execution.StartedAt == nil || !got.Execution.StartedAt.Equal(started) {
+			t.Errorf("%s: execution %+v", outcome, got.Execution)
+		}
+	}
+}
