@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"slices"
 
@@ -56,9 +57,18 @@ func runLogs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return c.printLogs(ctx, cl, pos[0], f.opts)
 }
 
-// printLogs prints every chunk there is now.
+// printLogs prints every chunk there is now; a job that ran more than
+// once gets a header on stderr before each attempt's output.
 func (c *cli) printLogs(ctx context.Context, cl *client.Client, id string, opts client.LogOptions) int {
 	emit := chunkPrinter(c.stdout, c.stderr)
+	var headers *attemptHeaders
+	if !c.json && opts.Attempt == 0 {
+		var err error
+		if headers, err = newAttemptHeaders(ctx, cl, id, c.stderr); err != nil {
+			return c.fail(err)
+		}
+		emit = headers.before(emit)
+	}
 	all := api.LogList{Chunks: []api.LogChunk{}}
 	if c.json {
 		emit = func(ch api.LogChunk) error {
@@ -67,6 +77,9 @@ func (c *cli) printLogs(ctx context.Context, cl *client.Client, id string, opts 
 		}
 	}
 	err := cl.LogsAll(ctx, id, opts, emit)
+	if err == nil && headers != nil {
+		headers.through(headers.total)
+	}
 	if err == nil && c.json {
 		err = c.printJSON(all)
 	}
@@ -80,6 +93,10 @@ func (c *cli) followLogs(ctx context.Context, cl *client.Client, id string, opts
 	enc.SetEscapeHTML(false)
 	if c.json {
 		emit = func(ch api.LogChunk) error { return enc.Encode(ch) }
+	}
+	if !c.json && opts.Attempt == 0 {
+		headers := &attemptHeaders{w: c.stderr}
+		emit = headers.before(emit)
 	}
 	end, err := cl.FollowLogs(ctx, id, opts, emit)
 	if err != nil {
@@ -101,4 +118,80 @@ func chunkPrinter(stdout, stderr io.Writer) func(api.LogChunk) error {
 		_, err := io.WriteString(w, ch.Data)
 		return err
 	}
+}
+
+// attemptHeaders writes "==> attempt N ... <==" before each attempt's
+// output, so that the attempts of a retried job do not run together.
+type attemptHeaders struct {
+	w       io.Writer
+	total   int                   // the job's attempts; 0 when unknown (following)
+	execs   map[int]api.Execution // by attempt, when known
+	printed int                   // the last attempt whose header was written
+}
+
+// newAttemptHeaders reads the job's attempts; it returns nil (no headers)
+// for a job that ran at most once.
+func newAttemptHeaders(ctx context.Context, cl *client.Client, id string, w io.Writer) (*attemptHeaders, error) {
+	job, err := cl.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if job.Job.Attempt <= 1 {
+		return nil, nil
+	}
+	execs, err := cl.Executions(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	h := &attemptHeaders{w: w, total: job.Job.Attempt, execs: map[int]api.Execution{}}
+	for _, e := range execs {
+		h.execs[e.Attempt] = e
+	}
+	return h, nil
+}
+
+// before wraps emit so that each chunk of a new attempt is preceded by the
+// headers of that attempt and of any attempt before it without output.
+func (h *attemptHeaders) before(emit func(api.LogChunk) error) func(api.LogChunk) error {
+	if h == nil {
+		return emit
+	}
+	return func(ch api.LogChunk) error {
+		if ch.Attempt > h.printed && (h.total > 0 || h.printed > 0 || ch.Attempt > 1) {
+			h.through(ch.Attempt)
+		}
+		h.printed = max(h.printed, ch.Attempt)
+		return emit(ch)
+	}
+}
+
+// through writes the headers of the attempts after the last one printed,
+// up to attempt.
+func (h *attemptHeaders) through(attempt int) {
+	if h == nil {
+		return
+	}
+	for n := h.printed + 1; n <= attempt; n++ {
+		fmt.Fprintf(h.w, "==> %s <==\n", h.describe(n))
+	}
+	h.printed = max(h.printed, attempt)
+}
+
+func (h *attemptHeaders) describe(n int) string {
+	s := fmt.Sprintf("attempt %d", n)
+	if h.total > 0 {
+		s += fmt.Sprintf(" of %d", h.total)
+	}
+	e, ok := h.execs[n]
+	if !ok {
+		return s
+	}
+	if e.WorkerID != "" {
+		s += " on " + e.WorkerID
+	}
+	outcome := firstNonEmpty(e.Outcome, "running")
+	if e.ExitCode != nil && e.Outcome != api.OutcomeSucceeded {
+		outcome += fmt.Sprintf(", exit code %d", *e.ExitCode)
+	}
+	return s + ": " + outcome
 }

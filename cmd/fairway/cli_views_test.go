@@ -30,7 +30,7 @@ func TestCLILogs(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	reqs := f.requests()
-	if len(reqs) != 4 || reqs[2].Query.Get("attempt") != "1" || reqs[2].Query.Get("after_seq") != "2" {
+	if len(reqs) != 5 || reqs[3].Query.Get("attempt") != "1" || reqs[3].Query.Get("after_seq") != "2" {
 		t.Errorf("requests %+v", reqs)
 	}
 

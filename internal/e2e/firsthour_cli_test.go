@@ -106,3 +106,30 @@ func TestStatusSaysWhatTheUserSetAndWhatHappenedOnce(t *testing.T) {
 		t.Errorf("status of a job with --run-at does not show it:\n%s", st)
 	}
 }
+
+// Issue 9 item 5: logs of a retried job show a header per attempt, and
+// an attempt the job never had is an error (exit 3), not empty output.
+func TestLogsShowEachAttemptUnderItsHeader(t *testing.T) {
+	url, _ := startDev(t, "--slots", "1")
+	code, out := runCLI(t, url, "submit", "--wait", "--max-attempts", "2", "--retry", "immediate", "demo", "--",
+		"sh", "-c", "echo trying; echo oops >&2; exit 3")
+	if code != 1 {
+		t.Fatalf("submit --wait: exit %d\n%s", code, out)
+	}
+	id := strings.Fields(out)[2]
+	code, out = runCLI(t, url, "logs", id)
+	want := "==> attempt 1 of 2 on w-"
+	first, second := strings.Index(out, want), strings.Index(out, "==> attempt 2 of 2 on w-")
+	if code != 0 || first < 0 || second < first || !strings.Contains(out[first:second], "trying") ||
+		!strings.Contains(out[second:], "trying") || !strings.Contains(out, ": failed, exit code 3 <==") {
+		t.Errorf("logs of a job with two attempts: exit %d\n%s", code, out)
+	}
+	code, out = runCLI(t, url, "logs", "--attempt", "9", id)
+	if code != 3 || !strings.Contains(out, "has had 2 attempt(s): there is no attempt 9") {
+		t.Errorf("logs --attempt 9: exit %d\n%s", code, out)
+	}
+	code, out = runCLI(t, url, "logs", "--attempt", "2", id)
+	if code != 0 || strings.Contains(out, "==>") || !strings.Contains(out, "trying") {
+		t.Errorf("logs --attempt 2: exit %d\n%s", code, out)
+	}
+}

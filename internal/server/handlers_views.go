@@ -24,7 +24,13 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request, p principal)
 	if err != nil {
 		return err
 	}
-	if r.URL.Query().Get("follow") == "true" || strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+	follow := r.URL.Query().Get("follow") == "true" || strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	if lp.Attempt > j.Attempt && (!follow || j.State.Terminal()) {
+		e := errf(http.StatusNotFound, api.CodeNotFound, "job %s has had %d attempt(s): there is no attempt %d", j.ID, j.Attempt, lp.Attempt)
+		e.body.Field = "attempt"
+		return e
+	}
+	if follow {
 		return s.followLogs(w, r, lp)
 	}
 	chunks, err := s.st.LogList(r.Context(), lp)
