@@ -166,3 +166,34 @@ func FuzzSubmitDecoder(f *testing.F) {
 		requireJSONAnswer(t, h, "POST", "/api/v1/jobs", body)
 	})
 }
+
+// Issue 9 item 6: a body of the wrong shape is answered in the API's
+// words, naming the field, never a Go type.
+func TestDecodeErrorsSayItInTheAPIsWords(t *testing.T) {
+	h := newHarness(t, defaultConfig())
+	cases := []struct{ path, body, field, message string }{
+		{"/jobs", `[1]`, "", "body must be a JSON object (a job spec), got an array"},
+		{"/jobs", `{"type":"a","command":"echo hi"}`, "command", `command must be an array of strings, e.g. ["echo","hi"], got a string`},
+		{"/jobs", `{"type":"a","labels":[1]}`, "labels", `labels must be an array of strings, e.g. ["gpu"]; one of its items is a number`},
+		{"/jobs", `{"type":"a","priority":1.5}`, "priority", "priority must be a whole number, got the number 1.5"},
+		{"/jobs", `{"type":"a","resources":{"cpu":"1"}}`, "resources.cpu", "resources.cpu must be a number, got a string"},
+		{"/jobs", `{"type":"a","on_demand":"yes"}`, "on_demand", "on_demand must be true or false, got a string"},
+		{"/jobs", `{"type":"a","run_at":"tomorrow"}`, "run_at", `run_at must be an RFC 3339 time, e.g. "2026-12-01T09:00:00Z"`},
+		{"/jobs/batch", `{"jobs":[{"type":"a","run_at":5}]}`, "jobs[0].run_at", "jobs[0].run_at must be an RFC 3339 time"},
+		{"/jobs/batch", `{"jobs":{}}`, "jobs", "jobs must be an array of job specs"},
+		{"/workers/register", `{"name":"w","slots":"two"}`, "slots", "slots must be a whole number, got a string"},
+	}
+	for _, c := range cases {
+		var e api.ErrorResponse
+		code := h.do("POST", c.path, c.body, &e)
+		if code != http.StatusBadRequest || e.Error.Code != api.CodeInvalidArgument || e.Error.Field != c.field ||
+			!strings.HasPrefix(e.Error.Message, c.message) {
+			t.Errorf("POST %s %s: HTTP %d %+v\nwant field %q, message %q", c.path, c.body, code, e.Error, c.field, c.message)
+		}
+		for _, goWord := range []string{"api.", "[]", "int64", "float64", "string,"} {
+			if strings.Contains(e.Error.Message, goWord) {
+				t.Errorf("POST %s %s: the message names a Go type (%q): %s", c.path, c.body, goWord, e.Error.Message)
+			}
+		}
+	}
+}

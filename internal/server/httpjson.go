@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -115,7 +116,10 @@ func decodeBytes(body []byte, v any) *apiError {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return jsonError(err)
+		if isTimeError(err) {
+			return timeError(body)
+		}
+		return jsonError(err, reflect.TypeOf(v))
 	}
 	if dec.More() {
 		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "body has data after the JSON value")
@@ -126,7 +130,7 @@ func decodeBytes(body []byte, v any) *apiError {
 	return nil
 }
 
-func jsonError(err error) *apiError {
+func jsonError(err error, root reflect.Type) *apiError {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
@@ -135,9 +139,7 @@ func jsonError(err error) *apiError {
 	case errors.As(err, &se):
 		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "malformed JSON at byte %d: %v", se.Offset, se)
 	case errors.As(err, &te):
-		ae := errf(http.StatusBadRequest, api.CodeInvalidArgument, "%s: must be %s, got %s", te.Field, te.Type, te.Value)
-		ae.body.Field = te.Field
-		return ae
+		return typeError(te, root)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		ae := errf(http.StatusBadRequest, api.CodeUnknownField, "unknown field %q", f)
