@@ -9,6 +9,11 @@ import (
 type RegisterRequest struct {
 	Name     string   `json:"name"`
 	Types    []string `json:"types,omitempty"` // none: every type
+	// Handlers are the types whose jobs this worker runs without a
+	// command (SDK handlers); "*" is every type. Left out (null), the
+	// worker may run any type without a command, as workers before this
+	// field did; [] says it runs commands only.
+	Handlers []string `json:"handlers"`
 	Labels   []string `json:"labels,omitempty"`
 	Slots    int      `json:"slots"`
 	CPU      float64  `json:"cpu,omitempty"`
@@ -154,6 +159,7 @@ type WorkerInfo struct {
 	ID           string    `json:"id"`
 	Name         string    `json:"name"`
 	Types        []string  `json:"types,omitempty"`
+	Handlers     []string  `json:"handlers,omitempty"`
 	Labels       []string  `json:"labels,omitempty"`
 	Slots        int       `json:"slots"`
 	CPU          float64   `json:"cpu,omitempty"`

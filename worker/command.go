@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
@@ -35,6 +36,21 @@ func CommandHandler(opts CommandOptions) Handler {
 }
 
 type commandHandler struct{ opts CommandOptions }
+
+// commandFreeTypes are the types of handlers that run jobs without a
+// command: every handler but CommandHandler's. The server refuses a job
+// without a command that no worker could run so. Never nil: an empty list
+// says "commands only".
+func commandFreeTypes(handlers map[string]Handler) []string {
+	types := []string{}
+	for typ, h := range handlers {
+		if _, runsCommands := h.(commandHandler); !runsCommands {
+			types = append(types, typ)
+		}
+	}
+	slices.Sort(types)
+	return types
+}
 
 var (
 	errNoCommand = errors.New("job has no command")

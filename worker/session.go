@@ -97,7 +97,7 @@ func (w *Worker) setSessionLocked(sess session) {
 // failures until ctx is done.
 func (w *Worker) register(ctx context.Context) (session, error) {
 	req := api.RegisterRequest{
-		Name: w.opts.Name, Types: w.opts.Types, Labels: w.opts.Labels, Slots: w.opts.Slots,
+		Name: w.opts.Name, Types: w.opts.Types, Handlers: commandFreeTypes(w.opts.Handlers), Labels: w.opts.Labels, Slots: w.opts.Slots,
 		CPU: w.opts.CPU, MemoryMB: w.opts.MemoryMB, GPU: w.opts.GPU,
 	}
 	var resp api.RegisterResponse

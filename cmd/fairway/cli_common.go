@@ -69,7 +69,7 @@ func (c *cli) parse(args []string) (pos, rest []string, code int) {
 				c.printUsage()
 				return nil, nil, exitOK
 			}
-			return nil, nil, c.usageErr("%v", err)
+			return nil, nil, c.usageErr("%s", flagError(c.fs, err))
 		}
 		left := c.fs.Args()
 		if n := len(args) - len(left); n > 0 && args[n-1] == "--" {
@@ -99,9 +99,7 @@ func (c *cli) parseN(args []string, n int, what string) ([]string, int) {
 
 func (c *cli) printUsage() {
 	fmt.Fprintf(c.stderr, "usage: fairway %s %s\n\n%s\n\nflags:\n", c.name, c.synopsis, c.about)
-	c.fs.SetOutput(c.stderr)
-	c.fs.PrintDefaults()
-	c.fs.SetOutput(io.Discard)
+	printFlags(c.stderr, c.fs)
 }
 
 // usageErr reports a usage error and returns exitUsage.

@@ -16,7 +16,7 @@ func TestCLIUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		"unknown flag":          {[]string{"status", "--bogus", "j1"}, "fairway: status: flag provided but not defined: -bogus"},
+		"unknown flag":          {[]string{"status", "--bogus", "j1"}, "fairway: status: unknown flag --bogus\n"},
 		"status without ID":     {[]string{"status"}, "fairway: status: want one job ID, got 0 argument(s)"},
 		"status with two IDs":   {[]string{"status", "j1", "j2"}, "want one job ID, got 2"},
 		"cancel without ID":     {[]string{"cancel"}, "fairway: cancel: want one job ID"},
@@ -24,7 +24,7 @@ func TestCLIUsageErrors(t *testing.T) {
 		"list with argument":    {[]string{"list", "x"}, "fairway: list: want no arguments"},
 		"workers with argument": {[]string{"workers", "x"}, "fairway: workers: want no arguments"},
 		"lanes with argument":   {[]string{"lanes", "x"}, "fairway: lanes: want no arguments"},
-		"bad --limit":           {[]string{"list", "--limit", "ten"}, `invalid value "ten" for flag -limit`},
+		"bad --limit":           {[]string{"list", "--limit", "ten"}, "fairway: list: --limit: want a whole number, got \"ten\"\n"},
 		"priority not integer":  {[]string{"reprioritize", "j1", "high"}, `fairway: reprioritize: PRIORITY: want an integer, got "high"`},
 		"reprioritize one arg":  {[]string{"reprioritize", "j1"}, "want a job ID and a PRIORITY"},
 		"submit without type":   {[]string{"submit", "--", "echo"}, "fairway: submit: want one job TYPE"},
@@ -36,7 +36,10 @@ func TestCLIUsageErrors(t *testing.T) {
 		"submit bad +duration":  {[]string{"submit", "report", "--run-at", "+soon"}, `--run-at: want RFC 3339 or +DURATION`},
 		"submit bad --after":    {[]string{"submit", "report", "--after", "j1:maybe"}, `--after: want ID or ID:success|failure|any, got "j1:maybe"`},
 		"submit bad --payload":  {[]string{"submit", "report", "--payload", "{x"}, "--payload: not valid JSON"},
-		"submit bad --priority": {[]string{"submit", "report", "--priority", "1e3"}, `invalid value "1e3" for flag -priority: not an integer`},
+		"submit bad --priority": {[]string{"submit", "report", "--priority", "1e3"}, "--priority: not an integer, got \"1e3\"\n"},
+		"flag without value":    {[]string{"list", "--limit"}, "fairway: list: --limit needs a value\n"},
+		"bool with a value":     {[]string{"list", "--all=maybe"}, `fairway: list: --all takes no value (or =true, =false), got "maybe"`},
+		"unknown state":         {[]string{"list", "--state", "bogus"}, `fairway: list: --state: unknown state "bogus"; the states are blocked, pending, leased, running, retry_wait, succeeded, failed, cancelled`},
 		"submit neg --timeout":  {[]string{"submit", "report", "--timeout", "-1s"}, "must not be negative"},
 		"logs bad --stream":     {[]string{"logs", "j1", "--stream", "both"}, `--stream: want stdout or stderr, got "both"`},
 		"logs neg --attempt":    {[]string{"logs", "j1", "--attempt", "-1"}, "--attempt: must not be negative"},

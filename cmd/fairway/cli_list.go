@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,6 +19,10 @@ func init() {
 const listAbout = `Lists jobs, newest first, one page (--limit) at a time; --all reads every
 page. When more jobs remain, the command to read the next page is printed
 on stderr.`
+
+// jobStates are the states a job can be in, in lifecycle order.
+var jobStates = []string{api.StateBlocked, api.StatePending, api.StateLeased, api.StateRunning,
+	api.StateRetryWait, api.StateSucceeded, api.StateFailed, api.StateCancelled}
 
 // listFlags are list's own flags.
 type listFlags struct {
@@ -44,7 +49,12 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	for _, s := range f.states {
-		f.opts.States = append(f.opts.States, strings.Split(s, ",")...)
+		for _, st := range strings.Split(s, ",") {
+			if !slices.Contains(jobStates, st) {
+				return c.usageErr("--state: unknown state %q; the states are %s", st, strings.Join(jobStates, ", "))
+			}
+			f.opts.States = append(f.opts.States, st)
+		}
 	}
 	cl, code := c.client()
 	if code >= 0 {

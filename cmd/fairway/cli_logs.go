@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -98,6 +99,11 @@ func (c *cli) followLogs(ctx context.Context, cl *client.Client, id string, opts
 		headers := &attemptHeaders{w: c.stderr}
 		emit = headers.before(emit)
 	}
+	if opts.Attempt > 0 {
+		if err := checkAttempt(ctx, cl, id, opts.Attempt); err != nil {
+			return c.fail(err)
+		}
+	}
 	end, err := cl.FollowLogs(ctx, id, opts, emit)
 	if err != nil {
 		return c.stopped(id, err)
@@ -118,6 +124,20 @@ func chunkPrinter(stdout, stderr io.Writer) func(api.LogChunk) error {
 		_, err := io.WriteString(w, ch.Data)
 		return err
 	}
+}
+
+// checkAttempt refuses to follow an attempt that an ended job never had
+// (the server streams nothing for it): it would print nothing and exit 0.
+func checkAttempt(ctx context.Context, cl *client.Client, id string, attempt int) error {
+	r, err := cl.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if api.Terminal(r.Job.State) && attempt > r.Job.Attempt {
+		return &api.Error{Status: http.StatusNotFound, ErrorBody: api.ErrorBody{Code: api.CodeNotFound, Field: "attempt",
+			Message: fmt.Sprintf("job %s has had %d attempt(s): there is no attempt %d", id, r.Job.Attempt, attempt)}}
+	}
+	return nil
 }
 
 // attemptHeaders writes "==> attempt N ... <==" before each attempt's

@@ -20,18 +20,27 @@ func init() {
 	commands["dev"] = command{summary: "server + one local worker + SQLite in ./fairway-data, in one command", run: runDev}
 }
 
+const devAbout = `Starts a fairway server on SQLite in ./fairway-data and one local worker
+that offers this machine's CPUs and memory and runs any job type (shell
+jobs included), for trying fairway on one machine with nothing else
+installed. Ctrl-C stops both: running jobs may finish first; a second
+Ctrl-C stops them at once and hands them back without charging an attempt.`
+
 // runDev starts the server and, as a child process, one worker that runs
 // every job type, then prints what to try next. Ctrl-C stops both.
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var f serverFlags
 	f.register(fs)
 	slots := fs.Int("slots", runtime.NumCPU(), "slots of the local worker")
 	var res devResources
 	res.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return parseExit(err)
+	if code := parseCommandFlags(fs, "[flags]", devAbout, args, stderr); code >= 0 {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "fairway dev: unexpected argument %q\nRun 'fairway dev -h' for usage.\n", fs.Arg(0))
+		return exitUsage
 	}
 	cfg, err := f.load()
 	if err != nil {

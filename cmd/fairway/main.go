@@ -5,8 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -80,20 +78,47 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "fairway: unknown command %q\n\n", args[0])
-		usage(stderr)
+		fmt.Fprintf(stderr, "fairway: unknown command %q%s; run 'fairway help' for the list of commands\n", args[0], suggestion(args[0]))
 		return 2
 	}
 	return cmd.run(ctx, args[1:], stdout, stderr)
 }
 
-// parseExit is the exit code of a failed flag parse: 0 when -h asked for
-// the usage, 2 for a usage error.
-func parseExit(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
+
+// suggestion is ` (did you mean "status"?)` for a name one or two edits
+// away from a command, else "".
+func suggestion(name string) string {
+	best, bestDist := "", 3
+	for n := range commands {
+		if d := editDistance(name, n); d < bestDist || d == bestDist && n < best {
+			best, bestDist = n, d
+		}
 	}
-	return 2
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 func usage(w io.Writer) {

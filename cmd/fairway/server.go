@@ -62,13 +62,21 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
 
+const serverAbout = `Runs the durable job server: the HTTP API (jobs, workers, logs, explain),
+the scheduler that leases jobs to pull workers, and the store (SQLite in
+--data). It runs no jobs itself: start workers with 'fairway worker'.
+Ctrl-C or SIGTERM stops it gracefully. See docs/operations.md.`
+
 func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var f serverFlags
 	f.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return parseExit(err)
+	if code := parseCommandFlags(fs, "[flags]", serverAbout, args, stderr); code >= 0 {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "fairway server: unexpected argument %q\nRun 'fairway server -h' for usage.\n", fs.Arg(0))
+		return exitUsage
 	}
 	cfg, err := f.load()
 	if err != nil {

@@ -73,21 +73,14 @@ func simExit(err error, stderr io.Writer) int {
 func parseSimFlags(args []string, stderr io.Writer) (simFlags, int) {
 	var f simFlags
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&f.format, "format", "text", "output format: text (timeline and table) or jsonl (one JSON object per event, then the summary)")
 	fs.BoolVar(&f.quiet, "quiet", false, "print the summary only")
 	fs.Float64Var(&f.until, "until", 0, "stop the virtual clock at `SECONDS` (0: run until no event is left)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fairway sim [--format text|jsonl] [--quiet] [--until SECONDS] FILE\n\nRuns a scenario file (docs/simulator.md) through the scheduling engine in virtual time.\nFILE may be - for standard input.\n\nflags:")
-		fs.PrintDefaults()
-	}
+	const about = "Runs a scenario file (docs/simulator.md) through the scheduling engine in virtual time.\nFILE may be - for standard input."
 	var files []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return f, 0
-			}
-			return f, 2
+		if code := parseCommandFlags(fs, "[--format text|jsonl] [--quiet] [--until SECONDS] FILE", about, args, stderr); code >= 0 {
+			return f, code
 		}
 		if fs.NArg() == 0 {
 			break

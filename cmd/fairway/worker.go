@@ -102,20 +102,12 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 func parseWorkerFlags(args []string, stderr io.Writer) (workerFlags, int) {
 	var f workerFlags
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	f.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: fairway worker [flags]\n\n%s\n\nflags:\n", workerAbout)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return f, 0
-		}
-		return f, 2
+	if code := parseCommandFlags(fs, "[flags]", workerAbout, args, stderr); code >= 0 {
+		return f, code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "fairway worker: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "fairway worker: unexpected argument %q\nRun 'fairway worker -h' for usage.\n", fs.Arg(0))
 		return f, 2
 	}
 	if err := f.check(); err != nil {

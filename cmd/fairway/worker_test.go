@@ -24,7 +24,7 @@ func TestWorkerFlagErrors(t *testing.T) {
 		"bad level":     {[]string{"--log-level", "loud"}, 2, "--log-level"},
 		"bad drain":     {[]string{"--drain-timeout", "0s"}, 2, "--drain-timeout"},
 		"bad server":    {[]string{"--server", "ftp://x"}, 2, "--server"},
-		"unknown flag":  {[]string{"--nope"}, 2, "flag provided but not defined"},
+		"unknown flag":  {[]string{"--nope"}, 2, "unknown flag --"},
 		"negative cpus": {[]string{"--cpu", "-1"}, 2, "must not be negative"},
 	} {
 		t.Run(name, func(t *testing.T) {

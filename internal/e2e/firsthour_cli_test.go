@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -131,5 +132,47 @@ func TestLogsShowEachAttemptUnderItsHeader(t *testing.T) {
 	code, out = runCLI(t, url, "logs", "--attempt", "2", id)
 	if code != 0 || strings.Contains(out, "==>") || !strings.Contains(out, "trying") {
 		t.Errorf("logs --attempt 2: exit %d\n%s", code, out)
+	}
+}
+
+// singleDashFlag matches a flag listed with Go's one dash ("  -limit").
+var singleDashFlag = regexp.MustCompile(`\n  -[a-z]`)
+
+// Issue 9 item 8: the CLI's rough edges, as the built binary shows them.
+func TestCLISaysWhatIsWrongInOneLine(t *testing.T) {
+	url, _ := startDev(t, "--slots", "1")
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"frobnicate"}, 2, "fairway: unknown command \"frobnicate\"; run 'fairway help' for the list of commands\n"},
+		{[]string{"stauts", "x"}, 2, "fairway: unknown command \"stauts\" (did you mean \"status\"?); run 'fairway help' for the list of commands\n"},
+		{[]string{"list", "--bogus"}, 2, "fairway: list: unknown flag --bogus\nRun 'fairway list -h' for usage.\n"},
+		{[]string{"dev", "--slots", "many"}, 2, "fairway dev: --slots: want a whole number, got \"many\"\nRun 'fairway dev -h' for usage.\n"},
+		{[]string{"list", "--state", "bogus"}, 2, "fairway: list: --state: unknown state \"bogus\"; the states are blocked, pending, leased, running, retry_wait, succeeded, failed, cancelled\n"},
+	}
+	for _, c := range cases {
+		code, out := runCLI(t, url, c.args...)
+		if code != c.code || !strings.HasPrefix(out, c.want) || strings.Count(out, "\n") > 2 {
+			t.Errorf("fairway %s: exit %d\n%s\nwant exit %d and\n%s", strings.Join(c.args, " "), code, out, c.code, c.want)
+		}
+	}
+	for _, cmd := range []string{"dev", "server", "worker", "submit", "list"} {
+		code, out := runCLI(t, url, cmd, "-h")
+		parts := strings.SplitN(out, "\n\n", 3)
+		if code != 0 || len(parts) < 3 || !strings.HasPrefix(parts[0], "usage: fairway "+cmd) ||
+			!strings.HasSuffix(parts[1], ".") || !strings.HasPrefix(parts[2], "flags:\n  --") || singleDashFlag.MatchString(out) {
+			t.Errorf("fairway %s -h: exit %d; want a usage line, a sentence, and --flags:\n%s", cmd, code, out)
+		}
+	}
+	// A job with no command that no worker could run without one is
+	// refused at submit, not failed at start.
+	code, out := runCLI(t, url, "submit", "demo")
+	if code != 4 || !strings.Contains(out, "no command") || !strings.Contains(out, "fairway submit demo -- echo hi") {
+		t.Errorf("submit without a command: exit %d\n%s", code, out)
+	}
+	if code, out := runCLI(t, url, "list", "--json", "--state", "pending,failed"); code != 0 || strings.Contains(out, `"type": "demo"`) {
+		t.Errorf("a refused job was stored:\n%s", out)
 	}
 }

@@ -321,7 +321,7 @@ func listParams(r *http.Request, p principal) (store.JobListParams, error) {
 				continue
 			}
 			if !store.State(st).Valid() {
-				return lp, badField("state", "unknown state %q", st)
+				return lp, badField("state", "unknown state %q; the states are blocked, pending, leased, running, retry_wait, succeeded, failed, cancelled", st)
 			}
 			lp.States = append(lp.States, store.State(st))
 		}

@@ -25,7 +25,9 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request, p principal)
 		return err
 	}
 	follow := r.URL.Query().Get("follow") == "true" || strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-	if lp.Attempt > j.Attempt && (!follow || j.State.Terminal()) {
+	// A follow past the last attempt is how client.Wait waits for the end
+	// without output; only a plain read of a missing attempt is refused.
+	if lp.Attempt > j.Attempt && !follow {
 		e := errf(http.StatusNotFound, api.CodeNotFound, "job %s has had %d attempt(s): there is no attempt %d", j.ID, j.Attempt, lp.Attempt)
 		e.body.Field = "attempt"
 		return e
@@ -290,7 +292,7 @@ func (d *dispatcher) workerList() api.WorkerList {
 			state = string(store.WorkerDraining)
 		}
 		out.Workers = append(out.Workers, api.WorkerInfo{
-			ID: wk.w.ID, Name: wk.w.Name, Types: wk.w.Types, Labels: wk.w.Labels, Slots: wk.w.Slots,
+			ID: wk.w.ID, Name: wk.w.Name, Types: wk.w.Types, Handlers: wk.w.Handlers, Labels: wk.w.Labels, Slots: wk.w.Slots,
 			CPU: float64(wk.w.Resources.MilliCPU) / 1000, MemoryMB: wk.w.Resources.MemoryMB, GPU: wk.w.Resources.GPU,
 			State: state, Running: len(wk.jobs), RegisteredAt: wk.w.RegisteredAt.UTC(), LastSeenAt: wk.lastSeen.UTC(),
 		})

@@ -59,6 +59,8 @@ func checkRegister(req api.RegisterRequest) error {
 		return badField("gpu", "must be >= 0")
 	case len(req.Types) > 1000:
 		return badField("types", "more than 1000 types")
+	case len(req.Handlers) > 1000:
+		return badField("handlers", "more than 1000 types")
 	case len(req.Labels) > maxLabels:
 		return badField("labels", "more than %d labels", maxLabels)
 	}

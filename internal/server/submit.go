@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/policy"
@@ -28,6 +29,14 @@ func (d *dispatcher) checkRunnable(j store.Job, idx int, batch bool) error {
 	if d.s.cfg.Server.AcceptUnrunnable {
 		return nil
 	}
+	if len(j.Command) == 0 && !d.someWorkerRunsWithoutCommand(j.Type) {
+		e := badField("command", "the job has no command, and no registered worker has a handler for type %q that runs jobs without one: "+
+			`give the command to run ("command": ["echo","hi"]; with the CLI, after --: fairway submit %s -- echo hi)`, j.Type, j.Type)
+		if batch {
+			e.field = fmt.Sprintf("jobs[%d].command", idx)
+		}
+		return e
+	}
 	ok, why := d.eng.Feasible(policyJob(j))
 	if ok {
 		return nil
@@ -37,6 +46,23 @@ func (d *dispatcher) checkRunnable(j store.Job, idx int, batch bool) error {
 		msg = fmt.Sprintf("jobs[%d]: %s", idx, msg)
 	}
 	return &unrunnableError{msg}
+}
+
+// someWorkerRunsWithoutCommand says whether a job of typ without a
+// command could run: some registered worker has an SDK handler for typ
+// (or for every type), or did not say (workers before handlers were
+// reported). With no worker registered the job is accepted and waits, as
+// checkRunnable does for capacity.
+func (d *dispatcher) someWorkerRunsWithoutCommand(typ string) bool {
+	if len(d.workers) == 0 {
+		return true
+	}
+	for _, wk := range d.workers {
+		if wk.w.Handlers == nil || slices.Contains(wk.w.Handlers, typ) || slices.Contains(wk.w.Handlers, "*") {
+			return true
+		}
+	}
+	return false
 }
 
 // quotaError refuses a submit past a queue limit.

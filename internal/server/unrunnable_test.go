@@ -32,3 +32,35 @@ func TestAJobNoWorkerCouldRunIsRefused(t *testing.T) {
 		t.Errorf("a job that fits: %s", j.State)
 	}
 }
+
+// Issue 9 item 8: a job without a command is refused at submit when every
+// registered worker runs commands only; a worker with a handler for its
+// type (or one that does not say, as older SDKs) lets it in.
+func TestAJobWithoutACommandNeedsAHandler(t *testing.T) {
+	h := newHarness(t, defaultConfig())
+	h.register(api.RegisterRequest{Name: "runner", Slots: 1, Handlers: []string{}})
+	var e api.ErrorResponse
+	if code := h.do("POST", "/jobs", api.JobSpec{Type: "resize"}, &e); code != http.StatusBadRequest ||
+		e.Error.Field != "command" || !strings.Contains(e.Error.Message, "fairway submit resize -- echo hi") {
+		t.Fatalf("no command, no handler: HTTP %d %+v", code, e.Error)
+	}
+	if code := h.do("POST", "/jobs/batch", api.BatchRequest{Jobs: []api.JobSpec{{Type: "x", Command: []string{"true"}}, {Type: "resize"}}}, &e); code != http.StatusBadRequest ||
+		e.Error.Field != "jobs[1].command" {
+		t.Fatalf("no command in a batch: HTTP %d %+v", code, e.Error)
+	}
+	h.submit(api.JobSpec{Type: "resize", Command: []string{"true"}})
+	h.register(api.RegisterRequest{Name: "sdk", Slots: 1, Handlers: []string{"resize"}})
+	h.submit(api.JobSpec{Type: "resize", Payload: []byte(`{"w":640}`)})
+	if code := h.do("POST", "/jobs", api.JobSpec{Type: "thumbnail"}, &e); code != http.StatusBadRequest {
+		t.Fatalf("a type no handler runs: HTTP %d", code)
+	}
+	h.register(api.RegisterRequest{Name: "old-sdk", Slots: 1}) // handlers not reported
+	h.submit(api.JobSpec{Type: "thumbnail"})
+	var ws api.WorkerList
+	h.do("GET", "/workers", nil, &ws)
+	for _, w := range ws.Workers {
+		if w.Name == "sdk" && (len(w.Handlers) != 1 || w.Handlers[0] != "resize") {
+			t.Errorf("GET /workers: sdk's handlers %v", w.Handlers)
+		}
+	}
+}

@@ -12,7 +12,7 @@ import (
 // register adds a worker with a fresh identity.
 func (d *dispatcher) register(tx *txn, req api.RegisterRequest) (string, error) {
 	w := store.Worker{
-		ID: "w-" + store.NewID(tx.now), Name: req.Name, Types: req.Types, Labels: req.Labels, Slots: req.Slots,
+		ID: "w-" + store.NewID(tx.now), Name: req.Name, Types: req.Types, Handlers: req.Handlers, Labels: req.Labels, Slots: req.Slots,
 		Resources: policy.Resources{MilliCPU: int64(req.CPU*1000 + 0.5), MemoryMB: req.MemoryMB, GPU: req.GPU},
 		State:     store.WorkerActive, RegisteredAt: tx.now, LastSeenAt: tx.now,
 	}

@@ -22,6 +22,7 @@ type Worker struct {
 	ID           string
 	Name         string
 	Types        []string // job types it runs; empty = every type
+	Handlers     []string // types it runs without a command ("*": every type); nil = not reported
 	Labels       []string
 	Slots        int
 	Resources    policy.Resources

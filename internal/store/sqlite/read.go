@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -484,15 +485,20 @@ func (s *Store) EventList(ctx context.Context, p store.EventListParams) ([]store
 }
 
 const workerSelect = `SELECT id, name, types, labels, slots, milli_cpu, memory_mb, gpu, state,
-	registered_at, last_seen_at FROM workers`
+	registered_at, last_seen_at, handlers FROM workers`
 
 func scanWorker(sc scanner) (store.Worker, error) {
 	var w store.Worker
 	var slots int64
+	var handlers sql.NullString
 	err := sc.Scan(&w.ID, &w.Name, jsonCol{&w.Types}, jsonCol{&w.Labels}, &slots,
 		&w.Resources.MilliCPU, &w.Resources.MemoryMB, &w.Resources.GPU, strCol[store.WorkerState]{&w.State},
-		timeCol{&w.RegisteredAt}, timeCol{&w.LastSeenAt})
+		timeCol{&w.RegisteredAt}, timeCol{&w.LastSeenAt}, &handlers)
 	w.Slots = int(slots)
+	if err == nil && handlers.Valid { // "[]" must stay an empty list, not "not reported"
+		w.Handlers = []string{}
+		err = json.Unmarshal([]byte(handlers.String), &w.Handlers)
+	}
 	return w, err
 }
 

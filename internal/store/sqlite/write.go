@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -58,9 +59,9 @@ var stmtSQL = [numStmts]string{
 		ON CONFLICT (job_id, attempt, seq) DO NOTHING`,
 	stmtEventInsert: `INSERT INTO events (job_id, attempt, tenant, type, at, actor, detail) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 	stmtWorkerUpsert: `INSERT INTO workers (id, name, types, labels, slots, milli_cpu, memory_mb, gpu, state,
-			registered_at, last_seen_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET name = excluded.name, types = excluded.types,
+			registered_at, last_seen_at, handlers)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET name = excluded.name, types = excluded.types, handlers = excluded.handlers,
 			labels = excluded.labels, slots = excluded.slots, milli_cpu = excluded.milli_cpu,
 			memory_mb = excluded.memory_mb, gpu = excluded.gpu, state = excluded.state,
 			registered_at = excluded.registered_at, last_seen_at = excluded.last_seen_at`,
@@ -499,9 +500,14 @@ func (w *writer) WorkerUpsert(ctx context.Context, wk store.Worker) (err error) 
 	if err != nil {
 		return err
 	}
+	var handlers any // NULL: not reported; "[]": none
+	if wk.Handlers != nil {
+		b, _ := json.Marshal(wk.Handlers)
+		handlers = string(b)
+	}
 	_, err = w.exec(stmtWorkerUpsert, wk.ID, wk.Name, types, labels, int64(wk.Slots),
 		wk.Resources.MilliCPU, wk.Resources.MemoryMB, wk.Resources.GPU, string(wk.State),
-		timeArg(wk.RegisteredAt), timeArg(wk.LastSeenAt))
+		timeArg(wk.RegisteredAt), timeArg(wk.LastSeenAt), handlers)
 	if err != nil {
 		return fmt.Errorf("sqlite: upsert worker %s: %w", wk.ID, err)
 	}

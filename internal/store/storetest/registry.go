@@ -10,7 +10,7 @@ import (
 )
 
 func testWorkers(t *testing.T, s store.Store) {
-	w1 := store.Worker{ID: "w1", Name: "pdf-box", Types: []string{"pdf"}, Labels: []string{"linux"}, Slots: 4,
+	w1 := store.Worker{ID: "w1", Name: "pdf-box", Types: []string{"pdf"}, Handlers: []string{}, Labels: []string{"linux"}, Slots: 4,
 		Resources: policy.Resources{MilliCPU: 8000, MemoryMB: 16384, GPU: 0}, State: store.WorkerActive,
 		RegisteredAt: T0, LastSeenAt: T0.Add(time.Second)}
 	w0 := store.Worker{ID: "w0", Slots: 1, State: store.WorkerDraining, RegisteredAt: T0}
@@ -30,6 +30,10 @@ func testWorkers(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	diff(t, "WorkerList", []store.Worker{w0, w1}, list)
+	if len(list) == 2 && (list[0].Handlers != nil || list[1].Handlers == nil) {
+		t.Errorf("handlers: not reported must read back nil and none must read back empty; got %#v and %#v",
+			list[0].Handlers, list[1].Handlers)
+	}
 
 	w1.Slots, w1.State, w1.Types = 8, store.WorkerDraining, []string{"pdf", "xls"}
 	write(t, s, func(w store.Writer) error {
