@@ -78,7 +78,9 @@ func TestCLIStatusEscapesID(t *testing.T) {
 func TestCLIList(t *testing.T) {
 	j2 := testJob("j2", api.StateFailed)
 	j2.Name, j2.Attempt = "nightly", 1
-	page := api.JobList{Jobs: []api.Job{j2, testJob("j1", api.StatePending)}, NextCursor: "c1"}
+	j1 := testJob("j1", api.StatePending)
+	j1.Reason = "no_free_slot"
+	page := api.JobList{Jobs: []api.Job{j2, j1}, NextCursor: "c1"}
 	f := newAPIFake(t, map[string]http.HandlerFunc{"GET /api/v1/jobs": replyWith(200, page)})
 
 	code, out, errOut := runCLI(t, f.URL, "list", "--state", "failed,pending", "--state", "cancelled", "--type", "report",
@@ -86,9 +88,9 @@ func TestCLIList(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	want := `ID  STATE    TYPE    TENANT  LANE   PRIO  ATTEMPT  CREATED              NAME
-j2  failed   report  acme    batch  500   1        2026-11-21 06:00:00  nightly
-j1  pending  report  acme    batch  500   0        2026-11-21 06:00:00  -
+	want := `ID  STATE    REASON        TYPE    TENANT  LANE   PRIO  ATTEMPT  CREATED              NAME
+j2  failed   -             report  acme    batch  500   1        2026-11-21 06:00:00  nightly
+j1  pending  no_free_slot  report  acme    batch  500   0        2026-11-21 06:00:00  -
 `
 	if out != want {
 		t.Errorf("stdout\n%s\nwant\n%s", out, want)

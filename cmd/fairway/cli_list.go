@@ -123,9 +123,9 @@ func (f *listFlags) fetch(ctx context.Context, cl *client.Client) (api.JobList, 
 
 func (c *cli) jobTable(jobs []api.Job) error {
 	tw := c.table()
-	tableRow(tw, "ID", "STATE", "TYPE", "TENANT", "LANE", "PRIO", "ATTEMPT", "CREATED", "NAME")
+	tableRow(tw, "ID", "STATE", "REASON", "TYPE", "TENANT", "LANE", "PRIO", "ATTEMPT", "CREATED", "NAME")
 	for _, j := range jobs {
-		tableRow(tw, j.ID, j.State, j.Type, j.Tenant, j.Lane, strconv.Itoa(j.Priority),
+		tableRow(tw, j.ID, j.State, dashIfEmpty(j.Reason), j.Type, j.Tenant, j.Lane, strconv.Itoa(j.Priority),
 			strconv.Itoa(j.Attempt), timeText(&j.CreatedAt), dashIfEmpty(j.Name))
 	}
 	return tw.Flush()

@@ -111,7 +111,7 @@ func TestCLIServerCommands(t *testing.T) {
 	}{
 		{[]string{"status", id}, exitOK, "state:         pending"},
 		{[]string{"status", "--json", id}, exitOK, `"id": "` + id + `"`},
-		{[]string{"list", "--state", "pending"}, exitOK, id + "  pending  report"},
+		{[]string{"list", "--state", "pending"}, exitOK, id + "  pending  no_compatible_worker  report"},
 		{[]string{"list", "--type", "other", "--json"}, exitOK, `"jobs": []`},
 		{[]string{"explain", id}, exitOK, "reason:"},
 		{[]string{"reprioritize", id, "900"}, exitOK, "job " + id + ": priority 900"},

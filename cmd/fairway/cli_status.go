@@ -49,7 +49,7 @@ func writeFields(w io.Writer, fields []field) {
 
 func jobFields(j api.Job) []field {
 	return []field{
-		{"id", j.ID}, {"name", j.Name}, {"type", j.Type}, {"state", jobStateText(j)},
+		{"id", j.ID}, {"name", j.Name}, {"type", j.Type}, {"state", jobStateText(j)}, {"waits for", reasonText(j)},
 		{"tenant", j.Tenant}, {"lane", j.Lane}, {"key", j.Key}, {"fairness key", j.FairnessKey},
 		{"priority", strconv.Itoa(j.Priority) + onDemandText(j.OnDemand)},
 		{"resources", resourcesText(j.Resources)}, {"labels", strings.Join(j.Labels, ",")},
@@ -61,6 +61,15 @@ func jobFields(j api.Job) []field {
 		{"worker", j.WorkerID}, {"lease expires", leaseText(j)},
 		{"cancel requested", yesOrEmpty(j.CancelRequested)}, errorField(j),
 	}
+}
+
+// reasonText is the explain code of a job that waits, with the command
+// that says more.
+func reasonText(j api.Job) string {
+	if j.Reason == "" {
+		return ""
+	}
+	return j.Reason + " (fairway explain " + j.ID + ")"
 }
 
 // runAtField is the job's start time as the user set it (--run-at), while

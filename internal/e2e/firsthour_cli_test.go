@@ -176,3 +176,32 @@ func TestCLISaysWhatIsWrongInOneLine(t *testing.T) {
 		t.Errorf("a refused job was stored:\n%s", out)
 	}
 }
+
+// Issue 9 item 9: list shows why each waiting job waits, as squeue's
+// REASON column does.
+func TestListShowsWhyAJobWaits(t *testing.T) {
+	url, _ := startDev(t, "--slots", "1")
+	running := submitID(t, url, "long", "--", "sleep", "30")
+	eventually(t, 30*time.Second, "the first job to run", func() bool {
+		return strings.Contains(statusOf(t, url, running), "running")
+	})
+	behind := submitID(t, url, "demo", "--", "true")
+	later := submitID(t, url, "--run-at", "+10m", "demo", "--", "true")
+	after := submitID(t, url, "--after", later, "demo", "--", "true")
+	code, out := runCLI(t, url, "list")
+	if code != 0 || !strings.Contains(out, "  REASON  ") {
+		t.Fatalf("list: exit %d\n%s", code, out)
+	}
+	for id, reason := range map[string]string{running: "  running  -  ", behind: "  pending  no_free_slot  ",
+		later: "  blocked  not_yet_due  ", after: "  blocked  waiting_dependency  "} {
+		line := ""
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, id) {
+				line = strings.Join(strings.Fields(l), "  ")
+			}
+		}
+		if !strings.Contains(line+"  ", reason) {
+			t.Errorf("job %s: line %q, want %q", id, line, strings.TrimSpace(reason))
+		}
+	}
+}

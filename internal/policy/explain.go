@@ -84,6 +84,29 @@ func (e *Engine) firstPendingDependency(en *entry) string {
 }
 
 // queuedBlock applies the admission checks in dispatch order.
+// Reason is the code Explain would give for a job, without its rank: cheap
+// enough to ask for every job of a list page (a REASON column).
+func (e *Engine) Reason(id string, now time.Time) (Code, error) {
+	en, ok := e.jobs[id]
+	if !ok {
+		return "", fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	e.advance(now)
+	switch en.state {
+	case stateRunning:
+		return CodeRunning, nil
+	case stateWaiting:
+		return CodeWaitingDependency, nil
+	case stateDelayed:
+		return CodeNotYetDue, nil
+	case stateConflict:
+		return CodeConflict, nil
+	}
+	e.gen++
+	code, _, _ := e.queuedBlock(en, now)
+	return code, nil
+}
+
 func (e *Engine) queuedBlock(en *entry, now time.Time) (Code, string, string) {
 	switch code := e.blockCode(en); code {
 	case CodeNoCompatibleWorker:

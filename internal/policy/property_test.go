@@ -983,6 +983,9 @@ func (h *propHarness) checkExplainAll() {
 		bad := func(format string, args ...any) {
 			h.fatalf("Explain(%s) = %+v: %s\n  job: %s\n%s", id, x, fmt.Sprintf(format, args...), h.describeJob(j, now), h.describeLanes(now))
 		}
+		if r, err := h.e.Reason(id, now); err != nil || r != x.Code {
+			bad("Reason = %s, %v; want Explain's code", r, err)
+		}
 		if x.Lane != j.Lane {
 			bad("lane %q, want %q", x.Lane, j.Lane)
 		}

@@ -249,7 +249,11 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, p principal) 
 	if err != nil {
 		return err
 	}
-	resp := api.JobResponse{Job: apiJob(j)}
+	one := []api.Job{apiJob(j)}
+	if err := s.addReasons(r.Context(), one); err != nil {
+		return err
+	}
+	resp := api.JobResponse{Job: one[0]}
 	if j.Attempt > 0 {
 		e, err := s.currentExecution(r.Context(), j)
 		if err != nil {
@@ -279,6 +283,9 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, p principal)
 	out := api.JobList{Jobs: make([]api.Job, 0, len(page.Jobs)), NextCursor: withFilters(page.NextCursor, params)}
 	for _, j := range page.Jobs {
 		out.Jobs = append(out.Jobs, apiJob(j))
+	}
+	if err := s.addReasons(r.Context(), out.Jobs); err != nil {
+		return err
 	}
 	if count, err := boolParam(r.URL.Query().Get("count"), "count"); err != nil {
 		return err
