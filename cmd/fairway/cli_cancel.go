@@ -13,7 +13,7 @@ func init() {
 }
 
 const cancelAbout = `Cancels a job. A queued job is cancelled at once; a running one is stopped
-by its worker at its next heartbeat; a finished one is left as it is (and
+by its worker, which is told at once; a finished one is left as it is (and
 the command still succeeds).`
 
 func runCancel(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -38,7 +38,7 @@ func cancelText(r api.ActionResponse) string {
 	case api.ResultCancelled:
 		return "cancelled"
 	case api.ResultCancelRequested:
-		return "cancel requested: its worker stops it at its next heartbeat"
+		return "cancel requested: its worker is told now and stops it"
 	case api.ResultAlreadyFinished:
 		return "already finished (" + r.Job.State + "), nothing changed"
 	}

@@ -146,7 +146,7 @@ func TestCLICancel(t *testing.T) {
 		want string
 	}{
 		"pending":  {api.ActionResponse{Job: testJob("j1", api.StateCancelled), Result: api.ResultCancelled}, "job j1: cancelled\n"},
-		"running":  {api.ActionResponse{Job: testJob("j1", api.StateRunning), Result: api.ResultCancelRequested}, "job j1: cancel requested: its worker stops it at its next heartbeat\n"},
+		"running":  {api.ActionResponse{Job: testJob("j1", api.StateRunning), Result: api.ResultCancelRequested}, "job j1: cancel requested: its worker is told now and stops it\n"},
 		"finished": {api.ActionResponse{Job: testJob("j1", api.StateSucceeded), Result: api.ResultAlreadyFinished}, "job j1: already finished (succeeded), nothing changed\n"},
 	}
 	for name, tc := range cases {

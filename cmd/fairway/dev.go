@@ -158,15 +158,15 @@ func workerExit(err error) error {
 func printDevHint(w io.Writer, url, dataDir string) {
 	fmt.Fprintf(w, `fairway dev: server on %[1]s, one local worker, data in %[2]s
 
-Try, in another terminal:
+Try, in another terminal (from the repository, build the binary once:
+make build && export PATH="$PWD/bin:$PATH", or go install ./cmd/fairway):
   export FAIRWAY_SERVER=%[1]s
   fairway submit --wait demo -- sh -c 'echo hello from fairway; sleep 1; echo done'
-  fairway submit --priority 900 --lane default report -- echo urgent
+  id=$(fairway submit --run-at +10m demo -- echo later)
   fairway list
-  fairway explain <job-id>
+  fairway explain "$id"
   fairway workers
   fairway lanes
-(or: go run ./cmd/fairway <command> ... from the repository)
 API: %[1]s/api/v1/openapi.json   Stop with Ctrl-C.
 `, url, dataDir)
 }

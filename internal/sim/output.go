@@ -85,8 +85,20 @@ func (t textWriter) Summary(s Summary) error {
 	if err := groupTable(t.w, "fairness_key", s.FairnessKeys); err != nil {
 		return err
 	}
-	return groupTable(t.w, "lane", s.Lanes)
+	if err := groupTable(t.w, "lane", s.Lanes); err != nil {
+		return err
+	}
+	_, err = io.WriteString(t.w, summaryLegend)
+	return err
 }
+
+// summaryLegend says what the less obvious figures of the summary mean
+// (docs/simulator.md defines them all).
+const summaryLegend = `
+  waits in seconds from ready to admitted; share: the part of all busy slot-seconds; service_rate: slot-seconds
+  held while the key (or lane) had work waiting, per second of waiting; jain_index: how evenly the keys that
+  waited were served (1 = equally, 1/n = one key got everything). docs/simulator.md defines every figure.
+`
 
 func groupTable(w io.Writer, title string, m map[string]GroupStats) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
