@@ -7,8 +7,8 @@ import (
 
 // RegisterRequest is the body of POST /workers/register.
 type RegisterRequest struct {
-	Name     string   `json:"name"`
-	Types    []string `json:"types,omitempty"` // none: every type
+	Name  string   `json:"name"`
+	Types []string `json:"types,omitempty"` // none: every type
 	// Handlers are the types whose jobs this worker runs without a
 	// command (SDK handlers); "*" is every type. Left out (null), the
 	// worker may run any type without a command, as workers before this

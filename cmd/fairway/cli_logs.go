@@ -1,11 +1,11 @@
 package main
 
 import (
-	"net/http"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 
 	"github.com/fairwayhq/fairway/api"

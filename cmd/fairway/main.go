@@ -84,7 +84,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return cmd.run(ctx, args[1:], stdout, stderr)
 }
 
-
 // suggestion is ` (did you mean "status"?)` for a name one or two edits
 // away from a command, else "".
 func suggestion(name string) string {
