@@ -94,11 +94,8 @@ func (t textWriter) Summary(s Summary) error {
 
 // summaryLegend says what the less obvious figures of the summary mean
 // (docs/simulator.md defines them all).
-const summaryLegend = `
-  waits in seconds from ready to admitted; share: the part of all busy slot-seconds; service_rate: slot-seconds
-  held while the key (or lane) had work waiting, per second of waiting; jain_index: how evenly the keys that
-  waited were served (1 = equally, 1/n = one key got everything). docs/simulator.md defines every figure.
-`
+const summaryLegend = "\n  legend: waits in s, ready to admitted; share: part of all busy slot-s; service_rate: slot-s held per s" +
+	" of waiting; jain_index: 1 = waiting keys served equally, 1/n = one got all (docs/simulator.md)\n"
 
 func groupTable(w io.Writer, title string, m map[string]GroupStats) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
