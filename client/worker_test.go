@@ -27,7 +27,7 @@ func TestWorkerProtocol(t *testing.T) {
 		"register": {
 			answer: api.RegisterResponse{WorkerID: "w/1", LeaseTTLMS: 30000, HeartbeatIntervalMS: 10000},
 			want:   api.RegisterResponse{WorkerID: "w/1", LeaseTTLMS: 30000, HeartbeatIntervalMS: 10000},
-			path:   "/api/v1/workers/register", body: `{"name":"h1","types":["pdf"],"slots":4,"cpu":8}`,
+			path:   "/api/v1/workers/register", body: `{"name":"h1","types":["pdf"],"handlers":null,"slots":4,"cpu":8}`,
 			call: func(c *Client) (any, error) {
 				return c.Register(ctx, api.RegisterRequest{Name: "h1", Types: []string{"pdf"}, Slots: 4, CPU: 8})
 			},
