@@ -179,9 +179,11 @@ func timeOrEmpty(t *time.Time) string {
 	return timeText(t)
 }
 
-// leaseText is when the lease of a job not yet ended expires.
+// leaseText is when the lease of a leased or running job expires; the
+// store keeps the last lease's expiry after the attempt ends, which is not
+// shown.
 func leaseText(j api.Job) string {
-	if api.Terminal(j.State) {
+	if j.State != api.StateLeased && j.State != api.StateRunning {
 		return ""
 	}
 	return timeOrEmpty(j.LeaseExpiresAt)

@@ -98,7 +98,8 @@ func TestStatusSaysWhatTheUserSetAndWhatHappenedOnce(t *testing.T) {
 		return strings.Contains(statusOf(t, url, retried), "retry_wait")
 	})
 	st = statusOf(t, url, retried)
-	if !strings.Contains(st, "\nretry at: ") || strings.Contains(st, "run at:") || strings.Contains(st, "\nerror:") {
+	if !strings.Contains(st, "\nretry at: ") || strings.Contains(st, "run at:") || strings.Contains(st, "\nerror:") ||
+		strings.Contains(st, "lease expires:") || !strings.Contains(st, "\nstarted: ") {
 		t.Errorf("status of a job waiting for its retry:\n%s", st)
 	}
 
