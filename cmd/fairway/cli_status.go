@@ -197,11 +197,12 @@ func yesOrEmpty(b bool) string {
 }
 
 // attemptsLine counts the attempts charged against max_attempts, and the
-// leases handed back without the job having run, if any.
+// leases handed back uncharged (never received by the worker, or stopped by
+// a deliberate shutdown), if any.
 func attemptsLine(j api.Job) string {
 	line := fmt.Sprintf("%d of %d", j.Attempt-j.ReturnedLeases, j.MaxAttempts)
 	if j.ReturnedLeases > 0 {
-		line += fmt.Sprintf(" (+%d lease(s) returned unrun, not counted)", j.ReturnedLeases)
+		line += fmt.Sprintf(" (+%d lease(s) handed back uncharged: never received, or stopped by a shutdown)", j.ReturnedLeases)
 	}
 	return line
 }
