@@ -9,3 +9,5 @@ require (
 	go.yaml.in/yaml/v3 v3.0.6
 	pgregory.net/rapid v1.3.0
 )
+
+require github.com/netresearch/go-cron v0.9.1

@@ -1,0 +1,281 @@
+package schedule
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+
+	cron "github.com/netresearch/go-cron"
+)
+
+// Kind is the form of a spec.
+type Kind string
+
+// Spec forms.
+const (
+	KindCron     Kind = "cron"
+	KindInterval Kind = "interval"
+	KindOnce     Kind = "once"
+)
+
+// Limits on a spec.
+const (
+	MinInterval = time.Second
+	MaxJitter   = 24 * time.Hour
+)
+
+// Options are the parts of a schedule that bound or shift its slots.
+type Options struct {
+	Zone   string    // IANA zone name; "" = UTC
+	Start  time.Time // no slot before it (zero: none)
+	End    time.Time // no slot after it (zero: none)
+	Jitter time.Duration
+}
+
+// Spec is a parsed schedule spec: where its slots fall.
+type Spec struct {
+	text   string
+	kind   Kind
+	cron   cron.Schedule
+	every  time.Duration
+	offset time.Duration
+	at     time.Time
+	loc    *time.Location
+	start  time.Time
+	end    time.Time
+	jitter time.Duration
+}
+
+// FieldError is a bad part of a schedule, named as the API names it.
+type FieldError struct {
+	Field, Msg string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+func fieldErr(field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// cronParser reads 5 fields, or 6 with seconds first, and descriptors;
+// day-of-month and day-of-week are ORed as in ISC cron.
+var cronParser = cron.MustNewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom |
+	cron.Month | cron.Dow | cron.Descriptor | cron.DowOrDom)
+
+// Parse reads a spec in one of its three forms (see the package doc).
+func Parse(text string, o Options) (*Spec, error) {
+	loc, err := zone(o.Zone)
+	if err != nil {
+		return nil, err
+	}
+	s := &Spec{text: strings.TrimSpace(text), loc: loc, start: o.Start, end: o.End, jitter: o.Jitter}
+	switch {
+	case o.Jitter < 0 || o.Jitter > MaxJitter:
+		return nil, fieldErr("jitter", "must be between 0 and %s, got %s", MaxJitter, o.Jitter)
+	case !o.Start.IsZero() && !o.End.IsZero() && !o.End.After(o.Start):
+		return nil, fieldErr("end", "must be after start (%s), got %s", o.Start.Format(time.RFC3339), o.End.Format(time.RFC3339))
+	case s.text == "":
+		return nil, fieldErr("spec", `is required: a cron expression ("0 9 * * 1-5"), an interval ("every 15m") or a time ("at 2026-12-01T09:00:00Z")`)
+	}
+	word, rest, _ := strings.Cut(s.text, " ")
+	switch strings.ToLower(word) {
+	case "every":
+		return s, s.parseInterval(strings.TrimSpace(rest))
+	case "at":
+		return s, s.parseOnce(strings.TrimSpace(rest))
+	case "@every":
+		return nil, fieldErr("spec", "write an interval as %q", "every "+strings.TrimSpace(rest))
+	}
+	return s, s.parseCron()
+}
+
+func zone(name string) (*time.Location, error) {
+	if name == "" || name == "UTC" {
+		return time.UTC, nil
+	}
+	if strings.HasPrefix(name, "CRON_TZ") || strings.HasPrefix(name, "TZ=") {
+		return nil, fieldErr("timezone", "give the zone name alone, e.g. Europe/Berlin")
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil || name == "Local" {
+		return nil, fieldErr("timezone", "unknown IANA time zone %q (e.g. UTC, Europe/Berlin, America/New_York)", name)
+	}
+	return loc, nil
+}
+
+func (s *Spec) parseInterval(rest string) error {
+	const want = `an interval is "every DURATION" or "every DURATION offset DURATION", e.g. "every 15m offset 5m"`
+	everyText, offsetText, hasOffset := strings.Cut(rest, " offset ")
+	every, err := time.ParseDuration(strings.TrimSpace(everyText))
+	if err != nil {
+		return fieldErr("spec", "%s; %q is not a duration", want, everyText)
+	}
+	if every < MinInterval {
+		return fieldErr("spec", "the interval must be at least %s, got %s", MinInterval, every)
+	}
+	var offset time.Duration
+	if hasOffset {
+		if offset, err = time.ParseDuration(strings.TrimSpace(offsetText)); err != nil {
+			return fieldErr("spec", "%s; %q is not a duration", want, offsetText)
+		}
+		if offset < 0 || offset >= every {
+			return fieldErr("spec", "the offset must be at least 0 and less than the interval (%s), got %s", every, offset)
+		}
+	}
+	s.kind, s.every, s.offset = KindInterval, every, offset
+	return nil
+}
+
+func (s *Spec) parseOnce(rest string) error {
+	at, err := time.Parse(time.RFC3339, rest)
+	if err != nil {
+		at, err = time.ParseInLocation("2006-01-02T15:04:05", rest, s.loc)
+	}
+	if err != nil {
+		return fieldErr("spec", `a one-time spec is "at" and an RFC 3339 time, e.g. "at 2026-12-01T09:00:00+01:00" (without an offset it is read in the schedule's zone); got %q`, rest)
+	}
+	s.kind, s.at = KindOnce, at
+	return nil
+}
+
+func (s *Spec) parseCron() error {
+	if strings.HasPrefix(s.text, "CRON_TZ=") || strings.HasPrefix(s.text, "TZ=") {
+		return fieldErr("spec", "give the zone in the schedule's timezone field, not in the spec")
+	}
+	sched, err := cronParser.Parse(s.text)
+	if err != nil {
+		return fieldErr("spec", "not a cron expression (5 fields: minute hour day-of-month month day-of-week, 6 with seconds first, or @hourly, @daily, @weekly, @monthly, @yearly): %v", err)
+	}
+	s.kind, s.cron = KindCron, sched
+	if s.Next(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)).IsZero() && s.end.IsZero() {
+		return fieldErr("spec", "%q never matches a date", s.text)
+	}
+	return nil
+}
+
+// Kind is the spec's form.
+func (s *Spec) Kind() Kind { return s.kind }
+
+// String is the spec as written.
+func (s *Spec) String() string { return s.text }
+
+// Location is the zone cron expressions are read in.
+func (s *Spec) Location() *time.Location { return s.loc }
+
+// Next returns the first nominal time strictly after after, within the
+// start and end bounds; the zero time when there is none.
+func (s *Spec) Next(after time.Time) time.Time {
+	if !s.start.IsZero() && after.Before(s.start) {
+		after = s.start.Add(-time.Nanosecond)
+	}
+	var t time.Time
+	switch s.kind {
+	case KindCron:
+		t = s.nextCron(after)
+	case KindInterval:
+		t = s.nextInterval(after)
+	case KindOnce:
+		if s.at.After(after) {
+			t = s.at
+		}
+	}
+	if t.IsZero() || (!s.end.IsZero() && t.After(s.end)) {
+		return time.Time{}
+	}
+	return t.In(s.loc)
+}
+
+// nextCron is the cron library's next time, corrected for daylight
+// saving as the package doc says: the library moves a wall time that falls
+// in a spring-forward gap by the gap's length (02:30 becomes 03:30) and
+// fires a wall time that happens twice, twice. Here a gap's slots fire at
+// the end of the gap (03:00), and a repeated wall time fires only at its
+// first occurrence.
+func (s *Spec) nextCron(after time.Time) time.Time {
+	t := s.cron.Next(after.In(s.loc))
+	for guard := 0; !t.IsZero() && guard < 1000; guard++ {
+		switch {
+		case secondOccurrence(t):
+			t = s.cron.Next(t)
+		case !cron.Matches(s.cron, t):
+			if end := gapEnd(t); end.After(after) {
+				return end
+			}
+			t = s.cron.Next(t)
+		default:
+			return t
+		}
+	}
+	return t
+}
+
+// dstWindow is how far back a transition is looked for: longer than any
+// zone's daylight-saving shift.
+const dstWindow = 3 * time.Hour
+
+func offsetAt(t time.Time) int {
+	_, off := t.Zone()
+	return off
+}
+
+// secondOccurrence says whether t's wall time already happened earlier,
+// before clocks went back.
+func secondOccurrence(t time.Time) bool {
+	before := offsetAt(t.Add(-dstWindow))
+	shift := time.Duration(before-offsetAt(t)) * time.Second
+	if shift <= 0 {
+		return false
+	}
+	earlier := t.Add(-shift)
+	return earlier.Format("2006-01-02 15:04:05") == t.Format("2006-01-02 15:04:05")
+}
+
+// gapEnd is the instant of the clock change just before t (the first
+// valid instant after a spring-forward gap), or t when there is none.
+func gapEnd(t time.Time) time.Time {
+	lo, hi := t.Add(-dstWindow), t
+	if offsetAt(lo) == offsetAt(hi) {
+		return t
+	}
+	for hi.Sub(lo) > time.Second {
+		mid := lo.Add(hi.Sub(lo) / 2)
+		if offsetAt(mid) == offsetAt(t) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi.Truncate(time.Second)
+}
+
+// nextInterval is the first offset + k·every after the epoch that is
+// strictly after after.
+func (s *Spec) nextInterval(after time.Time) time.Time {
+	since := after.Sub(time.Unix(0, 0)) - s.offset // overflows past year 2262
+	k := since / s.every
+	if since >= 0 {
+		k++
+	}
+	return time.Unix(0, 0).Add(s.offset + k*s.every).UTC()
+}
+
+// Upcoming returns the next n nominal times after after.
+func (s *Spec) Upcoming(after time.Time, n int) []time.Time {
+	out := make([]time.Time, 0, n)
+	for t := s.Next(after); !t.IsZero() && len(out) < n; t = s.Next(t) {
+		out = append(out, t)
+	}
+	return out
+}
+
+// JitterFor is the delay of slot nominal of schedule id: deterministic,
+// in [0, jitter).
+func (s *Spec) JitterFor(id string, nominal time.Time) time.Duration {
+	if s.jitter <= 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d", id, nominal.UnixNano())
+	return time.Duration(h.Sum64() % uint64(s.jitter))
+}
