@@ -36,6 +36,8 @@ type simJob struct {
 	seq     uint64
 	worker  string
 	dropDep string
+	sched   *simSched // the schedule that fired it, if any
+	nominal int64     // its slot's nominal time (scheduled jobs)
 
 	fkAcc, laneAcc *acc
 }

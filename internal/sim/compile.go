@@ -22,6 +22,7 @@ type compiled struct {
 	cfg     policy.Config
 	workers []policy.Worker
 	gens    []*jobGen
+	scheds  []*simSched
 	hasDeps bool
 }
 
@@ -69,6 +70,9 @@ func (s *Scenario) compile() (*compiled, error) {
 		return nil, err
 	}
 	if err := c.compileJobs(s); err != nil {
+		return nil, err
+	}
+	if err := c.compileSchedules(s, c.laneSet()); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -39,7 +39,8 @@ type jobGen struct {
 	reprioPrio                int
 }
 
-func (c *compiled) compileJobs(s *Scenario) error {
+// laneSet is the lanes a job may name: the scenario's, else the default.
+func (c *compiled) laneSet() map[string]bool {
 	lanes := map[string]bool{}
 	for name := range c.cfg.Lanes {
 		lanes[name] = true
@@ -47,6 +48,11 @@ func (c *compiled) compileJobs(s *Scenario) error {
 	if len(lanes) == 0 {
 		lanes[policy.DefaultLane] = true
 	}
+	return lanes
+}
+
+func (c *compiled) compileJobs(s *Scenario) error {
+	lanes := c.laneSet()
 	for i, js := range s.Jobs {
 		g, err := compileJob(fmt.Sprintf("jobs[%d]", i), i, js, s.Types, lanes)
 		if err != nil {

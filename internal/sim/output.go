@@ -88,14 +88,24 @@ func (t textWriter) Summary(s Summary) error {
 	if err := groupTable(t.w, "lane", s.Lanes); err != nil {
 		return err
 	}
-	_, err = io.WriteString(t.w, summaryLegend)
+	if err := scheduleTable(t.w, s.Schedules); err != nil {
+		return err
+	}
+	lag := ""
+	if len(s.Schedules) > 0 {
+		lag = lagLegend
+	}
+	_, err = fmt.Fprintf(t.w, summaryLegend, lag)
 	return err
 }
 
 // summaryLegend says what the less obvious figures of the summary mean
 // (docs/simulator.md defines them all).
 const summaryLegend = "\n  legend: waits in s, ready to admitted; share: part of all busy slot-s; service_rate: slot-s held per s" +
-	" of waiting; jain_index: 1 = waiting keys served equally, 1/n = one got all (docs/simulator.md)\n"
+	" of waiting; jain_index: 1 = waiting keys served equally, 1/n = one got all%s (docs/simulator.md)\n"
+
+// lagLegend joins the legend when the scenario has schedules.
+const lagLegend = "; lag: s from a slot's nominal time to its job's admission"
 
 func groupTable(w io.Writer, title string, m map[string]GroupStats) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -104,6 +114,21 @@ func groupTable(w io.Writer, title string, m map[string]GroupStats) error {
 		g := m[name]
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.4f\t%.3f\t\n", orDash(name), g.Jobs, g.Admitted,
 			g.MeanWait, g.P50Wait, g.P99Wait, g.MaxWait, g.CapacityShare, g.ServiceRate)
+	}
+	return tw.Flush()
+}
+
+// scheduleTable shows what became of each schedule's slots, if any.
+func scheduleTable(w io.Writer, m map[string]ScheduleStats) error {
+	if len(m) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "\nschedule\tslots\tfired\tskipped\tmissed\tmean_lag\tp50_lag\tp99_lag\tmax_lag\t\n")
+	for _, name := range sortedKeys(m) {
+		g := m[name]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t\n", name, g.Slots, g.Fired, g.Skipped, g.Missed,
+			g.MeanLag, g.P50Lag, g.P99Lag, g.MaxLag)
 	}
 	return tw.Flush()
 }

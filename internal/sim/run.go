@@ -93,6 +93,7 @@ func newRunner(c *compiled, opt Options) (*runner, error) {
 		r.finished = map[string]policy.Outcome{}
 	}
 	r.initHeaps()
+	r.startSchedules()
 	for _, g := range c.gens {
 		r.arrivals.push(&cursor{g: g, next: g.at})
 	}
@@ -167,7 +168,7 @@ func (r *runner) loop(ctx context.Context) error {
 }
 
 func (r *runner) instant() error {
-	steps := [...]func() error{r.completions, r.arrive, r.fireTimers, r.dispatch}
+	steps := [...]func() error{r.completions, r.arrive, r.schedules, r.fireTimers, r.dispatch}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
@@ -195,6 +196,9 @@ func (r *runner) nextInstant() (int64, bool) {
 	}
 	if r.timers.len() > 0 {
 		consider(r.timers.peek().at)
+	}
+	if slot, ok := r.nextSlot(); ok {
+		consider(slot)
 	}
 	if due, ok := r.eng.NextDue(); ok {
 		if d := int64(due.Sub(Epoch)); d > r.now {
@@ -258,6 +262,9 @@ func (r *runner) dispatch() error {
 		r.seq++
 		r.running.push(j)
 		r.stats.admit(j, r.now)
+		if j.sched != nil {
+			j.sched.scheduledAdmitted(j, r.now)
+		}
 		if r.emitting {
 			ev := r.event(j, Admit)
 			ev.Lane, ev.Score, ev.Cost = a.Lane, a.Score, a.Cost
@@ -274,6 +281,9 @@ func (r *runner) retire(j *simJob, k Kind, out policy.Outcome) error {
 	wasRunning := j.state == stRunning
 	j.state = stEnded
 	delete(r.jobs, j.id)
+	if j.sched != nil {
+		j.sched.scheduledEnded(j)
+	}
 	if r.finished != nil {
 		r.finished[j.id] = out
 	}

@@ -21,14 +21,15 @@ var ErrScenario = errors.New("scenario")
 // document (docs/simulator.md); Run compiles them afresh on every call, so a
 // test may load a file, change a field and run it again.
 type Scenario struct {
-	Pool    *WorkerSpec           `yaml:"pool"`
-	Workers []WorkerSpec          `yaml:"workers"`
-	Lanes   map[string]LaneSpec   `yaml:"lanes"` // the server config's lane schema
-	Tiers   map[string]TierSpec   `yaml:"tiers"`
-	Types   map[string]TypeSpec   `yaml:"types"`
-	Tenants map[string]TenantSpec `yaml:"tenants"`
-	Cost    CostSpec              `yaml:"cost"`
-	Jobs    []JobSpec             `yaml:"jobs"`
+	Pool      *WorkerSpec           `yaml:"pool"`
+	Workers   []WorkerSpec          `yaml:"workers"`
+	Lanes     map[string]LaneSpec   `yaml:"lanes"` // the server config's lane schema
+	Tiers     map[string]TierSpec   `yaml:"tiers"`
+	Types     map[string]TypeSpec   `yaml:"types"`
+	Tenants   map[string]TenantSpec `yaml:"tenants"`
+	Cost      CostSpec              `yaml:"cost"`
+	Jobs      []JobSpec             `yaml:"jobs"`
+	Schedules []ScheduleSpec        `yaml:"schedules"`
 }
 
 // WorkerSpec is one executor, or Count of them named by the Name template.
@@ -168,7 +169,7 @@ func cleanYAMLError(err error) string {
 	msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
 	msg = strings.ReplaceAll(msg, "\n  ", "; ")
 	msg = strings.NewReplacer(" in type config.Lane", "", " in type config.Aging", "", " in type config.OnDemand", "", " in type config.Duration", "").Replace(msg)
-	for _, t := range []string{"Scenario", "WorkerSpec", "TierSpec", "TypeSpec", "ResourceSpec", "TenantSpec", "CostSpec", "JobSpec", "ReprioritizeSpec"} {
+	for _, t := range []string{"Scenario", "WorkerSpec", "TierSpec", "TypeSpec", "ResourceSpec", "TenantSpec", "CostSpec", "JobSpec", "ReprioritizeSpec", "ScheduleSpec"} {
 		msg = strings.ReplaceAll(msg, " in type sim."+t, "")
 	}
 	return msg

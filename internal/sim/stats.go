@@ -9,23 +9,24 @@ import (
 // Summary is a run's statistics. Times are in seconds. See
 // docs/simulator.md for the definitions.
 type Summary struct {
-	Jobs               int                   `json:"jobs"`      // arrived
-	Admitted           int                   `json:"admitted"`  // = decisions
-	Done               int                   `json:"done"`      // ran to completion
-	Cancelled          int                   `json:"cancelled"` // pending or running
-	Dropped            int                   `json:"dropped"`   // a dependency failed
-	Pending            int                   `json:"pending"`   // not admitted when the clock stopped
-	Running            int                   `json:"running"`   // still running when the clock stopped
-	Makespan           float64               `json:"makespan"`  // first arrival to end of clock
-	CapacitySlots      int                   `json:"capacity_slots"`
-	BusySlotSeconds    float64               `json:"busy_slot_seconds"`
-	Utilisation        float64               `json:"utilisation"`
-	JainIndex          float64               `json:"jain_index"`
-	Decisions          int                   `json:"decisions"`
-	WallSeconds        float64               `json:"wall_seconds"`
-	DecisionsPerSecond float64               `json:"decisions_per_second"`
-	FairnessKeys       map[string]GroupStats `json:"fairness_keys"`
-	Lanes              map[string]GroupStats `json:"lanes"`
+	Jobs               int                      `json:"jobs"`      // arrived
+	Admitted           int                      `json:"admitted"`  // = decisions
+	Done               int                      `json:"done"`      // ran to completion
+	Cancelled          int                      `json:"cancelled"` // pending or running
+	Dropped            int                      `json:"dropped"`   // a dependency failed
+	Pending            int                      `json:"pending"`   // not admitted when the clock stopped
+	Running            int                      `json:"running"`   // still running when the clock stopped
+	Makespan           float64                  `json:"makespan"`  // first arrival to end of clock
+	CapacitySlots      int                      `json:"capacity_slots"`
+	BusySlotSeconds    float64                  `json:"busy_slot_seconds"`
+	Utilisation        float64                  `json:"utilisation"`
+	JainIndex          float64                  `json:"jain_index"`
+	Decisions          int                      `json:"decisions"`
+	WallSeconds        float64                  `json:"wall_seconds"`
+	DecisionsPerSecond float64                  `json:"decisions_per_second"`
+	FairnessKeys       map[string]GroupStats    `json:"fairness_keys"`
+	Lanes              map[string]GroupStats    `json:"lanes"`
+	Schedules          map[string]ScheduleStats `json:"schedules,omitempty"`
 }
 
 // GroupStats is the statistics of one fairness key or lane.
@@ -163,6 +164,7 @@ func (r *runner) summary(wall time.Duration) Summary {
 		s.Utilisation = s.BusySlotSeconds / (float64(slots) * s.Makespan)
 	}
 	s.JainIndex = jain(s.FairnessKeys)
+	s.Schedules = r.scheduleStats()
 	if wall > 0 {
 		s.DecisionsPerSecond = float64(s.Decisions) / wall.Seconds()
 	}
