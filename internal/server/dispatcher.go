@@ -1,10 +1,14 @@
 package server
 
 import (
+	"log/slog"
+	"sync"
+
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fairwayhq/fairway/internal/config"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
@@ -106,7 +110,12 @@ func (t *txn) event(jobID string, attempt int, tenant string, typ store.EventTyp
 // dispatcher owns the engine and the in-memory index of unfinished jobs
 // and workers. Only its goroutine touches them.
 type dispatcher struct {
-	s        *Server
+	st       store.Store
+	cfg      config.Config
+	log      *slog.Logger
+	clock    Clock
+	done     chan struct{} // closed when the dispatcher has stopped
+	doneOnce sync.Once
 	cmds     chan command
 	maxBatch int
 	rng      *rand.Rand
@@ -141,16 +150,21 @@ type committed struct {
 // the dispatcher waits for the oldest.
 const maxInflight = 64
 
-func newDispatcher(s *Server, maxBatch int) (*dispatcher, error) {
+func newDispatcher(st store.Store, cfg config.Config, log *slog.Logger, clock Clock, maxBatch int) (*dispatcher, error) {
 	d := &dispatcher{
-		s: s, cmds: make(chan command, maxBatch), maxBatch: maxBatch,
+		st: st, cfg: cfg, log: log, clock: clock, done: make(chan struct{}),
+		cmds: make(chan command, maxBatch), maxBatch: maxBatch,
 		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5eed)),
 	}
 	return d, d.reset()
 }
 
+// stopped marks the dispatcher as stopped: commands sent from now on fail
+// with ErrClosed.
+func (d *dispatcher) stopped() { d.doneOnce.Do(func() { close(d.done) }) }
+
 func (d *dispatcher) reset() error {
-	eng, err := policy.New(d.s.policyConfig())
+	eng, err := policy.New(d.cfg.PolicyConfig())
 	if err != nil {
 		return fmt.Errorf("server: engine: %w", err)
 	}
@@ -182,7 +196,7 @@ func (d *dispatcher) send(ctx context.Context, c command) error {
 	select {
 	case d.cmds <- c:
 		d.queued.Add(1)
-	case <-d.s.done:
+	case <-d.done:
 		return ErrClosed
 	case <-ctx.Done():
 		return ctx.Err()
@@ -190,7 +204,7 @@ func (d *dispatcher) send(ctx context.Context, c command) error {
 	select {
 	case err := <-done:
 		return err
-	case <-d.s.done:
+	case <-d.done:
 		return ErrClosed
 	}
 }
@@ -269,7 +283,7 @@ func (d *dispatcher) settle(err error) {
 	d.inflight[0] = committed{}
 	d.inflight = d.inflight[1:]
 	if err != nil {
-		d.s.log.Error("dispatcher: a commit could not be made durable", "err", err, "commands", len(c.batch))
+		d.log.Error("dispatcher: a commit could not be made durable", "err", err, "commands", len(c.batch))
 		for _, cmd := range c.batch {
 			cmd.reply(fmt.Errorf("commit: %w", err))
 		}
@@ -335,8 +349,8 @@ func (d *dispatcher) drainClosed() {
 // once the commit is durable.
 func (d *dispatcher) step(ctx context.Context, batch []command) {
 	d.seq++
-	tx := &txn{ctx: ctx, now: d.s.clock.Now(), seq: d.seq}
-	durable, err := d.s.st.WriteDeferred(ctx, func(w store.Writer) error {
+	tx := &txn{ctx: ctx, now: d.clock.Now(), seq: d.seq}
+	durable, err := d.st.WriteDeferred(ctx, func(w store.Writer) error {
 		tx.w = w
 		for _, fix := range d.pending {
 			fix(tx)
@@ -375,7 +389,7 @@ func (d *dispatcher) step(ctx context.Context, batch []command) {
 // which holds exactly what was committed.
 func (d *dispatcher) recover(ctx context.Context, batch []command, err error) {
 	if ctx.Err() == nil {
-		d.s.log.Error("dispatcher: transaction failed; rebuilding from the store", "err", err, "commands", len(batch))
+		d.log.Error("dispatcher: transaction failed; rebuilding from the store", "err", err, "commands", len(batch))
 	}
 	for _, c := range batch {
 		c.reply(fmt.Errorf("commit: %w", err))
@@ -388,7 +402,7 @@ func (d *dispatcher) recover(ctx context.Context, batch []command, err error) {
 	}
 	d.closePollers()
 	if rerr := d.rebuild(ctx); rerr != nil {
-		d.s.log.Error("dispatcher: rebuild failed", "err", rerr)
+		d.log.Error("dispatcher: rebuild failed", "err", rerr)
 	}
 }
 

@@ -35,21 +35,21 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, p principa
 	if err != nil {
 		return err
 	}
-	res, waitCh, err := s.submitBatch(r.Context(), jobs, wait)
+	res, waitCh, err := s.d.Submit(r.Context(), jobs, wait)
 	if err != nil {
 		return err
 	}
-	if res[0].err != nil {
-		return res[0].err
+	if res[0].Err != nil {
+		return res[0].Err
 	}
 	if wait {
-		return s.answerWait(w, r, res[0].resp.Job, waitCh, timeout)
+		return s.answerWait(w, r, res[0].Response.Job, waitCh, timeout)
 	}
 	status := http.StatusCreated
-	if res[0].resp.Deduplicated {
+	if res[0].Response.Deduplicated {
 		status = http.StatusOK
 	}
-	writeJSON(w, status, res[0].resp)
+	writeJSON(w, status, res[0].Response)
 	return nil
 }
 
@@ -79,16 +79,16 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request, p principal
 	if err != nil {
 		return err
 	}
-	res, _, err := s.submitBatch(r.Context(), jobs, false)
+	res, _, err := s.d.Submit(r.Context(), jobs, false)
 	if err != nil {
 		return err
 	}
 	out := api.BatchResponse{Jobs: make([]api.SubmitResponse, len(res))}
 	for i, one := range res {
-		if one.err != nil {
-			return one.err
+		if one.Err != nil {
+			return one.Err
 		}
-		out.Jobs[i] = one.resp
+		out.Jobs[i] = one.Response
 	}
 	writeJSON(w, http.StatusCreated, out)
 	return nil
@@ -139,75 +139,6 @@ func tenantCounts(jobs []store.Job) map[string]int {
 	return m
 }
 
-type submitResult struct {
-	resp api.SubmitResponse
-	err  error
-}
-
-// submitBatch runs the submit command; with wait it also registers a
-// waiter for the (single) job's end.
-func (s *Server) submitBatch(ctx context.Context, jobs []store.Job, wait bool) ([]submitResult, chan api.Job, error) {
-	out := make([]submitResult, len(jobs))
-	var waitCh chan api.Job
-	d := s.d
-	err := d.submitArriving(ctx, arrivals(jobs), func(tx *txn) {
-		res := d.submitJobs(tx, jobs)
-		if wait && res[0].err == nil && tx.err == nil {
-			waitCh = d.addWaiter(res[0].job.ID)
-		}
-		tx.then(func() {
-			for i, one := range res {
-				out[i] = submitResult{err: one.err}
-				if one.err == nil {
-					out[i].resp = one.response(d)
-				}
-			}
-		})
-	})
-	return out, waitCh, err
-}
-
-// arrivals gives the best priority the jobs bring into each lane.
-func arrivals(jobs []store.Job) []arrival {
-	var out []arrival
-next:
-	for _, j := range jobs {
-		for i := range out {
-			if out[i].lane == j.Lane {
-				out[i].priority = max(out[i].priority, j.Priority)
-				continue next
-			}
-		}
-		out = append(out, arrival{lane: j.Lane, priority: j.Priority})
-	}
-	return out
-}
-
-// addWaiter returns a channel that receives the job once it is terminal;
-// a job not in the index is already terminal and answered from the store.
-func (d *dispatcher) addWaiter(id string) chan api.Job {
-	ch := make(chan api.Job, 1)
-	if _, ok := d.jobs[id]; !ok {
-		close(ch)
-		return ch
-	}
-	d.waiters[id] = append(d.waiters[id], ch)
-	return ch
-}
-
-func (d *dispatcher) removeWaiter(id string, ch chan api.Job) {
-	ws := d.waiters[id]
-	for i, w := range ws {
-		if w == ch {
-			d.waiters[id] = append(ws[:i], ws[i+1:]...)
-			break
-		}
-	}
-	if len(d.waiters[id]) == 0 {
-		delete(d.waiters, id)
-	}
-}
-
 // answerWait waits for the job to end: 200 with the final job, or 202 with
 // the job as it stands when the wait times out.
 func (s *Server) answerWait(w http.ResponseWriter, r *http.Request, job api.Job, ch chan api.Job, timeout time.Duration) error {
@@ -222,7 +153,7 @@ func (s *Server) answerWait(w http.ResponseWriter, r *http.Request, job api.Job,
 	case <-t.C:
 	case <-r.Context().Done():
 	}
-	_ = s.d.submit(context.Background(), func(tx *txn) { s.d.removeWaiter(job.ID, ch) })
+	s.d.StopWaiting(job.ID, ch)
 	cur, err := s.st.JobGet(r.Context(), job.ID)
 	if err != nil {
 		return err
@@ -368,13 +299,13 @@ func timeParam(v, field string) (time.Time, error) {
 
 // jobAction runs a cancel-like command on a visible job and answers with
 // the job as committed.
-func (s *Server) jobAction(w http.ResponseWriter, r *http.Request, p principal, act func(tx *txn, id string) (string, bool)) error {
+func (s *Server) jobAction(w http.ResponseWriter, r *http.Request, p principal, act func(ctx context.Context, id string) (string, error)) error {
 	id := r.PathValue("id")
 	if _, err := s.visibleJob(r.Context(), p, id); err != nil {
 		return err
 	}
-	var result string
-	if err := s.d.submit(r.Context(), func(tx *txn) { result, _ = act(tx, id) }); err != nil {
+	result, err := act(r.Context(), id)
+	if err != nil {
 		return err
 	}
 	j, err := s.st.JobGet(r.Context(), id)
@@ -389,7 +320,7 @@ func (s *Server) jobAction(w http.ResponseWriter, r *http.Request, p principal, 
 }
 
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request, p principal) error {
-	return s.jobAction(w, r, p, func(tx *txn, id string) (string, bool) { return s.d.cancel(tx, id, p.name()) })
+	return s.jobAction(w, r, p, func(ctx context.Context, id string) (string, error) { return s.d.Cancel(ctx, id, p.name()) })
 }
 
 func (s *Server) handleReprioritize(w http.ResponseWriter, r *http.Request, p principal) error {
@@ -404,7 +335,9 @@ func (s *Server) handleReprioritize(w http.ResponseWriter, r *http.Request, p pr
 	if prio < 0 || prio > 1000 {
 		return badField("priority", "must be between 0 and 1000, got %d", prio)
 	}
-	return s.jobAction(w, r, p, func(tx *txn, id string) (string, bool) { return s.d.reprioritize(tx, id, prio, p.name()) })
+	return s.jobAction(w, r, p, func(ctx context.Context, id string) (string, error) {
+		return s.d.Reprioritize(ctx, id, prio, p.name())
+	})
 }
 
 func (s *Server) handleExtendSLA(w http.ResponseWriter, r *http.Request, p principal) error {
@@ -419,8 +352,8 @@ func (s *Server) handleExtendSLA(w http.ResponseWriter, r *http.Request, p princ
 	if _, err := s.visibleJob(r.Context(), p, id); err != nil {
 		return err
 	}
-	var live bool
-	if err := s.d.submit(r.Context(), func(tx *txn) { live = s.d.extendSLA(tx, id, ms(req.ExtendMS), p.name()) }); err != nil {
+	live, err := s.d.ExtendSLA(r.Context(), id, ms(req.ExtendMS), p.name())
+	if err != nil {
 		return err
 	}
 	if !live {

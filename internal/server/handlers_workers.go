@@ -1,11 +1,9 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
@@ -29,12 +27,8 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request, p princi
 	if err := checkRegister(req); err != nil {
 		return err
 	}
-	var id string
-	var regErr error
-	if err := s.d.submit(r.Context(), func(tx *txn) {
-		id, regErr = s.d.register(tx, req)
-		tx.fatal(regErr)
-	}); err != nil {
+	id, err := s.d.Register(r.Context(), req)
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, api.RegisterResponse{
@@ -67,27 +61,11 @@ func checkRegister(req api.RegisterRequest) error {
 	return nil
 }
 
-// workerCall runs fn on the dispatcher for a known worker, counting the
-// call as a sign of life.
-func (s *Server) workerCall(ctx context.Context, p principal, id string, fn func(tx *txn, wk *workerRec)) error {
+// mayWork refuses the worker protocol to a key that is not a worker's or
+// an admin's.
+func mayWork(p principal) error {
 	if !p.mayWork() {
 		return errf(http.StatusForbidden, api.CodePermissionDenied, "only worker or admin keys may use the worker protocol")
-	}
-	known := true
-	err := s.d.submit(ctx, func(tx *txn) {
-		wk := s.d.workers[id]
-		if wk == nil {
-			known = false
-			return
-		}
-		wk.lastSeen = tx.now
-		fn(tx, wk)
-	})
-	if err != nil {
-		return err
-	}
-	if !known {
-		return notFound("worker", id+" (register again)")
 	}
 	return nil
 }
@@ -104,43 +82,18 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request, p principal
 	if req.WaitMS < 0 || wait > maxLeaseWait {
 		return badField("wait_ms", "must be between 0 and %d", maxLeaseWait.Milliseconds())
 	}
-	id := r.PathValue("id")
-	poll := &poller{max: req.Max, ch: make(chan []api.Lease, 1)}
-	if err := s.workerCall(r.Context(), p, id, func(tx *txn, wk *workerRec) { s.d.openPoll(wk, poll) }); err != nil {
+	if err := mayWork(p); err != nil {
 		return err
 	}
-	leases := s.awaitLeases(r.Context(), id, poll, wait)
+	leases, err := s.d.Lease(r.Context(), r.PathValue("id"), req.Max, wait)
+	if err != nil {
+		return err
+	}
 	if leases == nil {
 		leases = []api.Lease{}
 	}
 	writeJSON(w, http.StatusOK, api.LeaseResponse{Leases: leases})
 	return nil
-}
-
-// awaitLeases waits for the poll to be answered; past the wait (or when
-// the client goes away) it withdraws the poll and takes whatever answer
-// the dispatcher gives — leases handed over meanwhile are never lost.
-func (s *Server) awaitLeases(ctx context.Context, workerID string, poll *poller, wait time.Duration) []api.Lease {
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case ls := <-poll.ch:
-		return ls
-	case <-t.C:
-	case <-ctx.Done():
-	case <-s.done:
-		return nil
-	}
-	err := s.d.submit(context.Background(), func(tx *txn) { s.d.withdrawPoll(s.d.workers[workerID], poll) })
-	if err != nil {
-		return nil
-	}
-	select {
-	case ls := <-poll.ch:
-		return ls
-	default:
-		return nil // the worker was removed meanwhile; its poll was closed
-	}
 }
 
 func (s *Server) handleStart(w http.ResponseWriter, r *http.Request, p principal) error {
@@ -151,16 +104,14 @@ func (s *Server) handleStart(w http.ResponseWriter, r *http.Request, p principal
 	if err := checkItems(len(req.Jobs), "jobs"); err != nil {
 		return err
 	}
-	out := api.ItemResults{Results: make([]api.ItemResult, len(req.Jobs))}
-	err := s.workerCall(r.Context(), p, r.PathValue("id"), func(tx *txn, wk *workerRec) {
-		for i, a := range req.Jobs {
-			out.Results[i] = s.d.startAttempt(tx, wk, a)
-		}
-	})
+	if err := mayWork(p); err != nil {
+		return err
+	}
+	results, err := s.d.Start(r.Context(), r.PathValue("id"), req.Jobs)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, api.ItemResults{Results: results})
 	return nil
 }
 
@@ -172,80 +123,15 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request, p princ
 	if req.WaitMS < 0 || req.WaitMS > maxLeaseWait.Milliseconds() {
 		return badField("wait_ms", "must be between 0 and %d, got %d", maxLeaseWait.Milliseconds(), req.WaitMS)
 	}
-	out, err := s.heartbeatWaiting(r.Context(), p, r.PathValue("id"), req)
+	if err := mayWork(p); err != nil {
+		return err
+	}
+	out, err := s.d.Heartbeat(r.Context(), r.PathValue("id"), req)
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
-}
-
-// heartbeatWaiting applies a heartbeat and, when it asks to wait and the
-// answer holds no news, holds the answer until news is committed for the
-// worker (its nudge), the wait (at most a heartbeat interval, so that
-// liveness is unchanged) passes, or the client goes. On a nudge the
-// heartbeat is applied again, so the answer reflects the news.
-func (s *Server) heartbeatWaiting(ctx context.Context, p principal, id string, req api.HeartbeatRequest) (api.HeartbeatResponse, error) {
-	var out api.HeartbeatResponse
-	var news bool
-	var nudge chan struct{}
-	again := false
-	beat := func() error {
-		return s.workerCall(ctx, p, id, func(tx *txn, wk *workerRec) {
-			nudge = wk.nudge
-			drain(nudge)
-			held := req.Jobs
-			if again {
-				// The list is as old as the request: the worker also
-				// holds what it was leased since.
-				held = withCurrent(held, wk)
-			}
-			out = s.d.heartbeat(tx, wk, held)
-			news = wk.news(out)
-		})
-	}
-	if err := beat(); err != nil || news || req.WaitMS == 0 {
-		return out, err
-	}
-	timer := time.NewTimer(min(time.Duration(req.WaitMS)*time.Millisecond, s.cfg.Server.HeartbeatInterval.D()))
-	defer timer.Stop()
-	for {
-		select {
-		case <-nudge:
-			again = true
-			if err := beat(); err != nil || news {
-				return out, err
-			}
-		case <-timer.C:
-			return out, nil
-		case <-ctx.Done():
-			return out, nil
-		}
-	}
-}
-
-// withCurrent adds to held the attempts wk holds by the server's records.
-func withCurrent(held []api.JobAttempt, wk *workerRec) []api.JobAttempt {
-	out := slices.Clone(held)
-	listed := make(map[api.JobAttempt]bool, len(held))
-	for _, a := range held {
-		listed[api.JobAttempt{JobID: a.JobID, Attempt: a.Attempt}] = true
-	}
-	for _, rec := range sortedRecs(wk.jobs) {
-		a := api.JobAttempt{JobID: rec.job.ID, Attempt: rec.job.Attempt}
-		if !listed[a] {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// drain empties a nudge channel.
-func drain(ch chan struct{}) {
-	select {
-	case <-ch:
-	default:
-	}
 }
 
 func (s *Server) handleComplete(w http.ResponseWriter, r *http.Request, p principal) error {
@@ -265,30 +151,14 @@ func (s *Server) handleComplete(w http.ResponseWriter, r *http.Request, p princi
 			return err
 		}
 	}
-	out := api.ItemResults{Results: make([]api.ItemResult, len(req.Results))}
-	var owed *poller
-	err := s.workerCall(r.Context(), p, r.PathValue("id"), func(tx *txn, wk *workerRec) {
-		for i, c := range req.Results {
-			out.Results[i] = s.d.complete(tx, wk, c)
-		}
-		if req.LeaseMax > 0 {
-			// Once the batch is durable, before long-polls are served: the
-			// leases made in it (into the slots these results freed) go
-			// back with this answer.
-			owed = &poller{max: req.LeaseMax, ch: make(chan []api.Lease, 1)}
-			tx.then(func() { s.d.oweLeases(wk, owed) })
-		}
-	})
+	if err := mayWork(p); err != nil {
+		return err
+	}
+	results, leases, err := s.d.Complete(r.Context(), r.PathValue("id"), req.Results, req.LeaseMax)
 	if err != nil {
 		return err
 	}
-	if owed != nil {
-		select {
-		case out.Leases = <-owed.ch:
-		case <-s.done:
-		}
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, api.ItemResults{Results: results, Leases: leases})
 	return nil
 }
 
@@ -337,10 +207,10 @@ func (s *Server) handleLogAppend(w http.ResponseWriter, r *http.Request, p princ
 	if ferr != nil {
 		return ferr
 	}
-	accepted := 0
-	err := s.workerCall(r.Context(), p, r.PathValue("id"), func(tx *txn, wk *workerRec) {
-		accepted = s.d.appendLogs(tx, wk, chunks)
-	})
+	if err := mayWork(p); err != nil {
+		return err
+	}
+	accepted, err := s.d.AppendLogs(r.Context(), r.PathValue("id"), chunks)
 	if err != nil {
 		return err
 	}
@@ -362,58 +232,6 @@ func storeChunks(in []api.LogChunk) ([]store.LogChunk, *fieldError) {
 	return out, nil
 }
 
-// appendLogs stores the chunks of jobs this worker holds or held: the
-// attempt must not be newer than the job's current one.
-func (d *dispatcher) appendLogs(tx *txn, wk *workerRec, chunks []store.LogChunk) int {
-	keep := chunks[:0]
-	for _, c := range chunks {
-		rec := d.jobs[c.JobID]
-		if rec != nil && c.Attempt > rec.job.Attempt {
-			continue
-		}
-		if rec != nil && c.Attempt == rec.job.Attempt && !d.withinOutputLimit(tx, rec, len(c.Data)) {
-			continue
-		}
-		if c.At.IsZero() {
-			c.At = tx.now
-		}
-		keep = append(keep, c)
-	}
-	if len(keep) == 0 {
-		return 0
-	}
-	if err := tx.w.LogAppend(tx.ctx, keep); err != nil {
-		if isOpError(err) {
-			return 0
-		}
-		tx.fatal(err)
-	}
-	return len(keep)
-}
-
-// outputSlack is what a worker may send beyond a job's output limit: the
-// truncation marker and chunk boundaries.
-const outputSlack = 4 << 10
-
-// withinOutputLimit counts n more bytes of output of rec's current attempt
-// and reports whether they are within its limit. The worker keeps the
-// head and the tail within the limit itself; this is the backstop against
-// one that does not, so that no worker can fill the disk: past the limit
-// chunks are refused, with one output_truncated event per attempt.
-func (d *dispatcher) withinOutputLimit(tx *txn, rec *jobRec, n int) bool {
-	limit := d.outputLimit(rec) + outputSlack
-	if rec.outputBytes+int64(n) > limit {
-		if !rec.outputCut {
-			rec.outputCut = true
-			tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventOutputTruncated, "system",
-				map[string]any{"limit_bytes": limit - outputSlack, "by": "server"})
-		}
-		return false
-	}
-	rec.outputBytes += int64(n)
-	return true
-}
-
 func (s *Server) handleDeregister(w http.ResponseWriter, r *http.Request, p principal) error {
 	var req struct{}
 	if r.ContentLength != 0 {
@@ -421,7 +239,10 @@ func (s *Server) handleDeregister(w http.ResponseWriter, r *http.Request, p prin
 			return err
 		}
 	}
-	if err := s.workerCall(r.Context(), p, r.PathValue("id"), func(tx *txn, wk *workerRec) { s.d.deregister(tx, wk) }); err != nil {
+	if err := mayWork(p); err != nil {
+		return err
+	}
+	if err := s.d.Deregister(r.Context(), r.PathValue("id")); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, struct{}{})

@@ -74,6 +74,7 @@ func (s *Server) classify(err error) *apiError {
 	var fe *fieldError
 	var qe *quotaError
 	var ue *unrunnableError
+	var uw *errUnknownWorker
 	switch {
 	case errors.As(err, &ae):
 		return ae
@@ -83,6 +84,8 @@ func (s *Server) classify(err error) *apiError {
 		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeOverloaded, Message: qe.msg}, retryAfter: 5}
 	case errors.As(err, &ue):
 		return &apiError{status: http.StatusUnprocessableEntity, body: api.ErrorBody{Code: api.CodeUnrunnable, Message: ue.msg}}
+	case errors.As(err, &uw):
+		return notFound("worker", uw.id+" (register again)")
 	case errors.Is(err, ErrClosed):
 		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeServerUnavailable, Message: "the server is shutting down"}, retryAfter: 1}
 	}

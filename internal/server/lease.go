@@ -12,7 +12,7 @@ import (
 	"github.com/fairwayhq/fairway/internal/store"
 )
 
-func (d *dispatcher) leaseTTL() time.Duration { return d.s.cfg.Server.LeaseTTL.D() }
+func (d *dispatcher) leaseTTL() time.Duration { return d.cfg.Server.LeaseTTL.D() }
 
 // outputLimit is the output kept of one of the job's attempts: its own
 // limit, or the server's default for a job stored before it had one.
@@ -20,7 +20,7 @@ func (d *dispatcher) outputLimit(rec *jobRec) int64 {
 	if rec.job.OutputLimit > 0 {
 		return rec.job.OutputLimit
 	}
-	def, _ := d.s.cfg.Server.OutputLimits()
+	def, _ := d.cfg.Server.OutputLimits()
 	return int64(def)
 }
 
@@ -126,7 +126,7 @@ func (d *dispatcher) takeMail(wk *workerRec, max int, mayHold bool) ([]api.Lease
 	})
 	ready = ready[:min(len(ready), max)]
 	out := make([]api.Lease, 0, len(ready))
-	now := d.s.clock.Now()
+	now := d.clock.Now()
 	for _, i := range ready {
 		l := wk.mailbox[i].lease
 		d.jobs[l.Job.ID].deliveredAt = now
@@ -301,7 +301,7 @@ func (d *dispatcher) reconcile(tx *txn, wk *workerRec, held []api.JobAttempt) {
 	for _, a := range held {
 		listed[api.JobAttempt{JobID: a.JobID, Attempt: a.Attempt}] = true
 	}
-	grace := d.s.cfg.Server.HeartbeatInterval.D()
+	grace := d.cfg.Server.HeartbeatInterval.D()
 	for _, rec := range sortedRecs(wk.jobs) {
 		if rec.deliveredAt.IsZero() || tx.now.Sub(rec.deliveredAt) <= grace {
 			continue

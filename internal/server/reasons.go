@@ -24,8 +24,8 @@ func (s *Server) addReasons(ctx context.Context, jobs []api.Job) error {
 	for k, i := range waiting {
 		ids[k] = jobs[i].ID
 	}
-	var reasons map[string]string
-	if err := s.d.submit(ctx, func(tx *txn) { reasons = s.d.reasons(ids, tx.now) }); err != nil {
+	reasons, err := s.d.Reasons(ctx, ids)
+	if err != nil {
 		return err
 	}
 	for _, i := range waiting {

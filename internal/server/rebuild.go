@@ -18,8 +18,8 @@ func (d *dispatcher) rebuild(ctx context.Context) error {
 	if err := d.reset(); err != nil {
 		return err
 	}
-	now := d.s.clock.Now()
-	workers, err := d.s.st.WorkerList(ctx)
+	now := d.clock.Now()
+	workers, err := d.st.WorkerList(ctx)
 	if err != nil {
 		return fmt.Errorf("rebuild: workers: %w", err)
 	}
@@ -31,7 +31,7 @@ func (d *dispatcher) rebuild(ctx context.Context) error {
 			return fmt.Errorf("rebuild: worker %s: %w", w.ID, err)
 		}
 	}
-	jobs, err := d.s.st.JobListUnfinished(ctx)
+	jobs, err := d.st.JobListUnfinished(ctx)
 	if err != nil {
 		return fmt.Errorf("rebuild: jobs: %w", err)
 	}
@@ -40,7 +40,7 @@ func (d *dispatcher) rebuild(ctx context.Context) error {
 			return fmt.Errorf("rebuild: job %s: %w", j.ID, err)
 		}
 	}
-	d.s.log.Info("dispatcher: state rebuilt", "jobs", len(jobs), "workers", len(d.workers))
+	d.log.Info("dispatcher: state rebuilt", "jobs", len(jobs), "workers", len(d.workers))
 	return nil
 }
 
@@ -67,7 +67,7 @@ func (d *dispatcher) restoreJob(ctx context.Context, j store.Job) error {
 	}
 	pj := policyJob(j)
 	pj.DependsOn = deps
-	now := d.s.clock.Now()
+	now := d.clock.Now()
 	if len(deps) == 0 && !j.RunAt.After(now) {
 		// Became runnable while the server was down.
 		d.pending = append(d.pending, func(tx *txn) { d.markRunnable(tx, rec) })
@@ -90,7 +90,7 @@ func (d *dispatcher) restoreRunning(rec *jobRec) error {
 	if err := d.eng.Restore(policyJob(rec.job), wk.w.ID, at, 0); err != nil {
 		return err
 	}
-	rec.leasedAt, rec.deliveredAt = rec.job.UpdatedAt, d.s.clock.Now()
+	rec.leasedAt, rec.deliveredAt = rec.job.UpdatedAt, d.clock.Now()
 	rec.leaseTimeout = rec.job.Timeout
 	rec.worker = wk
 	wk.jobs[rec.job.ID] = rec
@@ -107,7 +107,7 @@ func (d *dispatcher) liveDependencies(ctx context.Context, rec *jobRec) ([]polic
 			live = append(live, policy.Dependency{JobID: dep.JobID, Condition: dep.Condition.Policy()})
 			continue
 		}
-		done, err := d.s.st.JobGet(ctx, dep.JobID)
+		done, err := d.st.JobGet(ctx, dep.JobID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, false, err
 		}

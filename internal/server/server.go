@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/fairwayhq/fairway/internal/config"
-	"github.com/fairwayhq/fairway/internal/policy"
 	"github.com/fairwayhq/fairway/internal/store"
 )
 
@@ -47,7 +46,7 @@ type Server struct {
 	startOnce sync.Once
 	stopOnce  sync.Once
 	cancel    context.CancelFunc
-	done      chan struct{}
+	done      <-chan struct{} // closed once the dispatcher has stopped
 }
 
 // ErrClosed is returned to requests that arrive after Close.
@@ -74,13 +73,12 @@ func New(opts Options) (*Server, error) {
 		st: opts.Store, cfg: opts.Config, log: opts.Logger, clock: opts.Clock,
 		auth:   newAuthenticator(opts.Config),
 		limits: newLimiter(opts.Config),
-		done:   make(chan struct{}),
 	}
-	d, err := newDispatcher(s, opts.MaxBatch)
+	d, err := newDispatcher(opts.Store, opts.Config, opts.Logger, opts.Clock, opts.MaxBatch)
 	if err != nil {
 		return nil, err
 	}
-	s.d = d
+	s.d, s.done = d, d.done
 	s.mux = s.routes()
 	return s, nil
 }
@@ -96,7 +94,7 @@ func (s *Server) Start(ctx context.Context) error {
 		ctx, s.cancel = context.WithCancel(ctx)
 		s.ready.Store(true)
 		go func() {
-			defer close(s.done)
+			defer s.d.stopped()
 			s.d.run(ctx)
 		}()
 	})
@@ -108,7 +106,7 @@ func (s *Server) Start(ctx context.Context) error {
 func (s *Server) Close() error {
 	s.stopOnce.Do(func() {
 		if s.cancel == nil {
-			close(s.done)
+			s.d.stopped()
 			return
 		}
 		s.cancel()
@@ -119,5 +117,3 @@ func (s *Server) Close() error {
 
 // Handler is the HTTP API.
 func (s *Server) Handler() http.Handler { return s.mux }
-
-func (s *Server) policyConfig() policy.Config { return s.cfg.PolicyConfig() }

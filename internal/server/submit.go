@@ -26,7 +26,7 @@ func (e *unrunnableError) Error() string { return e.msg }
 // checkRunnable refuses a job that no registered worker could ever run
 // (server.accept_unrunnable turns the check off).
 func (d *dispatcher) checkRunnable(j store.Job, idx int, batch bool) error {
-	if d.s.cfg.Server.AcceptUnrunnable {
+	if d.cfg.Server.AcceptUnrunnable {
 		return nil
 	}
 	if len(j.Command) == 0 && !d.someWorkerRunsWithoutCommand(j.Type) {
@@ -111,10 +111,10 @@ func failAll(out []submitted, err error) []submitted {
 
 // checkQuota applies the tenant's and the server's max_queued.
 func (d *dispatcher) checkQuota(tenant string, adding int) error {
-	if m := d.s.cfg.Tenants[tenant].MaxQueued; m > 0 && d.byTenant[tenant]+adding > m {
+	if m := d.cfg.Tenants[tenant].MaxQueued; m > 0 && d.byTenant[tenant]+adding > m {
 		return &quotaError{fmt.Sprintf("tenant %s has %d unfinished jobs; its limit is %d", tenant, d.byTenant[tenant], m)}
 	}
-	if m := d.s.cfg.Server.MaxQueued; m > 0 && len(d.jobs)+adding > m {
+	if m := d.cfg.Server.MaxQueued; m > 0 && len(d.jobs)+adding > m {
 		return &quotaError{fmt.Sprintf("the server holds %d unfinished jobs; its limit is %d", len(d.jobs), m)}
 	}
 	return nil
@@ -137,7 +137,7 @@ func (d *dispatcher) checkDependencies(tx *txn, j store.Job, earlier []store.Job
 			live = append(live, policy.Dependency{JobID: dep.JobID, Condition: dep.Condition.Policy()})
 			continue
 		}
-		done, err := d.s.st.JobGet(tx.ctx, dep.JobID)
+		done, err := d.st.JobGet(tx.ctx, dep.JobID)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && done.Tenant != j.Tenant) {
 			return nil, badField(field, "no job %s", dep.JobID)
 		}
@@ -195,7 +195,7 @@ func (d *dispatcher) duplicate(tx *txn, j store.Job, dup *store.DuplicateError, 
 	}
 	if !ok {
 		var err error
-		if orig, err = d.s.st.JobGet(tx.ctx, dup.JobID); err != nil {
+		if orig, err = d.st.JobGet(tx.ctx, dup.JobID); err != nil {
 			tx.fatal(fmt.Errorf("read original of duplicate: %w", err))
 			return submitted{}
 		}

@@ -108,7 +108,7 @@ func (d *dispatcher) housekeep(tx *txn) {
 		}
 	}
 	for _, wk := range sortedWorkers(lost) {
-		d.s.log.Warn("worker lost", "worker", wk.w.ID, "name", wk.w.Name, "silent_for", tx.now.Sub(wk.lastSeen))
+		d.log.Warn("worker lost", "worker", wk.w.ID, "name", wk.w.Name, "silent_for", tx.now.Sub(wk.lastSeen))
 		for _, rec := range sortedRecs(wk.jobs) {
 			d.leaseLost(tx, rec, fmt.Sprintf("worker %s silent for %s", wk.w.ID, tx.now.Sub(wk.lastSeen).Round(time.Millisecond)))
 		}
@@ -136,7 +136,7 @@ func (d *dispatcher) purge(tx *txn) {
 		tx.fatal(fmt.Errorf("purge idempotency keys: %w", err))
 		return
 	}
-	if r := d.s.cfg.Server.Retention.D(); r > 0 {
+	if r := d.cfg.Server.Retention.D(); r > 0 {
 		if _, err := tx.w.JobDeleteFinished(tx.ctx, tx.now.Add(-r), purgeChunk); err != nil {
 			tx.fatal(fmt.Errorf("purge finished jobs: %w", err))
 		}

@@ -1,0 +1,117 @@
+package server
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/policy"
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// The dispatcher's read-only views: explain, lanes, workers.
+
+// explain asks the engine why the job is not running, with a rough
+// estimated start: its position over the pool's slots, times the learned
+// cost of its kind of work.
+func (d *dispatcher) explain(id string, now time.Time) (api.Explanation, bool) {
+	rec := d.jobs[id]
+	if rec == nil {
+		return api.Explanation{}, false
+	}
+	x := api.Explanation{JobID: id, State: string(rec.job.State), Lane: rec.job.Lane}
+	if rec.job.State == store.StateLeased || rec.job.State == store.StateRunning {
+		x.Code, x.Message = string(policy.CodeRunning), fmt.Sprintf("%s on worker %s (attempt %d)", rec.job.State, rec.job.WorkerID, rec.job.Attempt)
+		return x, true
+	}
+	e, err := d.eng.Explain(id, now)
+	if err != nil {
+		x.Code, x.Message = "unknown", err.Error()
+		return x, true
+	}
+	x.Code, x.Message, x.Blocker = string(e.Code), e.Message, e.Blocker
+	x.Score, x.Position, x.Queued = e.Score, e.Position, e.Queued
+	d.estimateStart(&x, e, now)
+	return x, true
+}
+
+// estimateStart fills the explanation's estimated start: run_at for a job
+// not yet due, else the engine's estimate from the running jobs' and the
+// jobs ahead's expected run times (policy.EstimateStart), with its basis.
+func (d *dispatcher) estimateStart(x *api.Explanation, e policy.Explanation, now time.Time) {
+	if e.Code == policy.CodeNotYetDue {
+		x.EstimatedStart, x.EstimateBasis = timePtr(e.RunAt), "run_at"
+		return
+	}
+	if e.Code != policy.CodeQueued && e.Code != policy.CodeNoFreeSlot && e.Code != policy.CodeLaneOverShare {
+		return // held by a cap, a conflict or a missing worker: capacity says nothing
+	}
+	est, ok := d.eng.EstimateStart(x.JobID, now)
+	if !ok {
+		return
+	}
+	x.EstimatedStart, x.EstimateBasis = timePtr(est.At), string(est.Basis)
+}
+
+// tenantLanes is lanes() counting only tenant's unfinished jobs.
+func (d *dispatcher) tenantLanes(tenant string) api.LaneList {
+	byLane := map[string]*api.LaneInfo{}
+	out := api.LaneList{}
+	for _, l := range d.eng.Lanes() {
+		out.Lanes = append(out.Lanes, api.LaneInfo{Name: l.Name, Weight: l.Weight})
+	}
+	for i := range out.Lanes {
+		byLane[out.Lanes[i].Name] = &out.Lanes[i]
+	}
+	usage := map[string]policy.Resources{}
+	for _, rec := range d.jobs {
+		l := byLane[rec.job.Lane]
+		if rec.job.Tenant != tenant || l == nil {
+			continue
+		}
+		switch rec.job.State {
+		case store.StateLeased, store.StateRunning:
+			l.Running++
+			usage[l.Name] = usage[l.Name].Add(rec.job.Resources)
+		case store.StatePending:
+			l.Pending++
+			l.Queued++
+		case store.StateBlocked, store.StateRetryWait:
+			l.Pending++
+		}
+	}
+	for name, u := range usage {
+		byLane[name].Usage = apiResources(u)
+	}
+	return out
+}
+
+func (d *dispatcher) lanes() api.LaneList {
+	capRes, slots := d.eng.Capacity()
+	out := api.LaneList{Capacity: api.Capacity{Resources: apiResources(capRes), Slots: slots}}
+	for _, l := range d.eng.Lanes() {
+		out.Lanes = append(out.Lanes, api.LaneInfo{
+			Name: l.Name, Weight: l.Weight, Pending: l.Pending, Queued: l.Queued, Running: l.Running,
+			Usage: apiResources(l.Usage), DominantShare: l.DominantShare,
+		})
+	}
+	return out
+}
+
+func (d *dispatcher) workerList() api.WorkerList {
+	out := api.WorkerList{Workers: []api.WorkerInfo{}}
+	for _, wk := range d.workers {
+		state := string(store.WorkerActive)
+		if wk.draining {
+			state = string(store.WorkerDraining)
+		}
+		out.Workers = append(out.Workers, api.WorkerInfo{
+			ID: wk.w.ID, Name: wk.w.Name, Types: wk.w.Types, Handlers: wk.w.Handlers, Labels: wk.w.Labels, Slots: wk.w.Slots,
+			CPU: float64(wk.w.Resources.MilliCPU) / 1000, MemoryMB: wk.w.Resources.MemoryMB, GPU: wk.w.Resources.GPU,
+			State: state, Running: len(wk.jobs), RegisteredAt: wk.w.RegisteredAt.UTC(), LastSeenAt: wk.lastSeen.UTC(),
+		})
+	}
+	sort.Slice(out.Workers, func(i, j int) bool { return out.Workers[i].ID < out.Workers[j].ID })
+	return out
+}
