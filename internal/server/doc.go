@@ -1,55 +1,18 @@
 // Package server is fairway's job server: the HTTP API of docs/api.md in
-// front of a durable store, with one dispatcher goroutine that owns all
-// scheduling state.
+// front of a durable store and the dispatcher (package dispatch), the one
+// goroutine that owns all scheduling state.
 //
-// # The dispatcher
-//
-// Every request that changes state becomes a command sent to the
-// dispatcher. The dispatcher takes every command waiting (up to a batch
-// limit) and applies them inside ONE store transaction: it checks each
-// against its in-memory index of unfinished jobs and workers, mutates the
-// policy engine, and writes the fenced transitions and audit events. Then it
-// asks the engine for admissions (Dispatch) and writes those leases in the
-// same transaction; jobs that arrived in the batch and wait only for a slot
-// may take the slot of a lease that has not left the server yet
-// (preempt.go). The store reports the commit at once and its durability
-// later (Store.WriteDeferred): only once the commit is durable does the
-// dispatcher answer the requests, hand the batch's leases to workers (from
-// their mailboxes, highest priority first) and wake waiters, so
-// acknowledged means durable. While a commit waits for the disk the
-// dispatcher gathers the commands that arrive and applies them together
-// once it is durable (group commit), except a submit bringing a job that
-// outranks a lease still in a mailbox: it is applied at once, so that the
-// job can take that lease's slot before it leaves. An answer that would
-// carry only leases of lower priority than one of the same worker still
-// waiting for the disk waits for it once (lease.go). If a commit fails, every request of
-// the batch gets an error and the dispatcher rebuilds its state from the
-// store, as at start.
+// A request is authenticated (auth.go), rate-limited (ratelimit.go),
+// decoded strictly (httpjson.go: one JSON object, UTF-8, no unknown fields
+// or parameters) and validated into store records (validate.go). A request
+// that changes state becomes one dispatcher operation (Submit, Cancel,
+// Lease, Heartbeat, Complete, ...), answered once the operation's
+// transaction is durable; the dispatcher's errors are mapped to the API's
+// error codes in one place (classify).
 //
 // Reads (get, list, logs, executions, summaries) go straight to the store,
 // which holds committed state; a read may see a change up to one fsync
 // before the request that made it is answered.
 //
-// # Leases and fencing
-//
-// A lease carries the job's attempt number, incremented at every lease. A
-// worker presents it on start, complete and heartbeat; a stale attempt is
-// refused (stale_attempt), so a worker that lost its lease cannot overwrite
-// the outcome of a newer attempt. Worker liveness is tracked per worker:
-// every worker call counts as a heartbeat, and a worker silent for the lease
-// TTL is lost — its jobs are re-queued for a new attempt (failure class
-// lost_worker) if their retry policy allows, else they fail.
-//
-// # Restart
-//
-// At start the dispatcher loads every unfinished job and every active worker
-// from the store and rebuilds the engine: pending work is queued again,
-// leased and running jobs are restored on their workers, which get one lease
-// TTL to call in before they are declared lost. A lease committed just
-// before a crash may never have reached its worker: a worker's heartbeat
-// lists every attempt it holds from the moment it receives the lease, so an
-// attempt not reported started and missing from a heartbeat sent a
-// heartbeat interval after the restart goes back to the queue uncharged
-// (handBack: returned_leases + 1, a lease_returned event; the attempt
-// number still grows at the next lease, which keeps the lost lease fenced).
+// Leases, fencing and restart are the dispatcher's (package dispatch).
 package server

@@ -144,7 +144,7 @@ func TestCommandsCoalesceWhileACommitIsNotDurable(t *testing.T) {
 	for range later {
 		wg.Go(func() { h.submit(api.JobSpec{Type: "t"}) })
 	}
-	waitCond(t, "the later submits queued", func() bool { return h.srv.d.queued.Load() >= 1+later })
+	waitCond(t, "the later submits queued", func() bool { return h.srv.d.Queued() >= 1+later })
 	st.release()
 	wg.Wait()
 	if n := st.insertTransactions(); n != 2 {
@@ -180,7 +180,7 @@ func TestNothingLeavesBeforeDurable(t *testing.T) {
 	}()
 	// The poll is open once a batch after it has been answered (the
 	// dispatcher applies commands in order).
-	waitCond(t, "the poll queued", func() bool { return h.srv.d.queued.Load() >= 2 })
+	waitCond(t, "the poll queued", func() bool { return h.srv.d.Queued() >= 2 })
 	h.tick()
 
 	st.hold()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/wire"
 )
 
 const (
@@ -162,7 +163,7 @@ func (s *Server) answerWait(w http.ResponseWriter, r *http.Request, job api.Job,
 	if cur.State.Terminal() {
 		status = http.StatusOK
 	}
-	writeJSON(w, status, api.JobResponse{Job: apiJob(cur)})
+	writeJSON(w, status, api.JobResponse{Job: wire.Job(cur)})
 	return nil
 }
 
@@ -180,7 +181,7 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, p principal) 
 	if err != nil {
 		return err
 	}
-	one := []api.Job{apiJob(j)}
+	one := []api.Job{wire.Job(j)}
 	if err := s.addReasons(r.Context(), one); err != nil {
 		return err
 	}
@@ -213,7 +214,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, p principal)
 	}
 	out := api.JobList{Jobs: make([]api.Job, 0, len(page.Jobs)), NextCursor: withFilters(page.NextCursor, params)}
 	for _, j := range page.Jobs {
-		out.Jobs = append(out.Jobs, apiJob(j))
+		out.Jobs = append(out.Jobs, wire.Job(j))
 	}
 	if err := s.addReasons(r.Context(), out.Jobs); err != nil {
 		return err
@@ -315,7 +316,7 @@ func (s *Server) jobAction(w http.ResponseWriter, r *http.Request, p principal, 
 	if result == "" {
 		return errf(http.StatusConflict, api.CodeConflict, "job %s changed meanwhile; retry", id)
 	}
-	writeJSON(w, http.StatusOK, api.ActionResponse{Job: apiJob(j), Result: result})
+	writeJSON(w, http.StatusOK, api.ActionResponse{Job: wire.Job(j), Result: result})
 	return nil
 }
 
@@ -363,7 +364,7 @@ func (s *Server) handleExtendSLA(w http.ResponseWriter, r *http.Request, p princ
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, api.JobResponse{Job: apiJob(j)})
+	writeJSON(w, http.StatusOK, api.JobResponse{Job: wire.Job(j)})
 	return nil
 }
 
@@ -378,7 +379,7 @@ func (s *Server) handleExecutions(w http.ResponseWriter, r *http.Request, p prin
 	}
 	out := api.ExecutionList{Executions: make([]api.Execution, 0, len(execs))}
 	for _, e := range execs {
-		out.Executions = append(out.Executions, apiExecution(e))
+		out.Executions = append(out.Executions, wire.Execution(e))
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -395,7 +396,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, p principa
 	}
 	out := api.EventList{Events: make([]api.Event, 0, len(evs))}
 	for _, e := range evs {
-		out.Events = append(out.Events, api.Event{ID: e.ID, JobID: e.JobID, Attempt: e.Attempt, Type: string(e.Type), At: e.At.UTC(), Actor: e.Actor, Detail: rawJSON(e.Detail)})
+		out.Events = append(out.Events, api.Event{ID: e.ID, JobID: e.JobID, Attempt: e.Attempt, Type: string(e.Type), At: e.At.UTC(), Actor: e.Actor, Detail: wire.RawJSON(e.Detail)})
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -410,12 +411,12 @@ func (s *Server) currentExecution(ctx context.Context, j store.Job) (*api.Execut
 	}
 	for i := range execs {
 		if execs[i].Attempt == j.Attempt {
-			e := apiExecution(execs[i])
+			e := wire.Execution(execs[i])
 			return &e, nil
 		}
 	}
 	if j.State != store.StateLeased && j.State != store.StateRunning {
 		return nil, nil
 	}
-	return &api.Execution{JobID: j.ID, Attempt: j.Attempt, WorkerID: j.WorkerID, StartedAt: timePtr(j.StartedAt)}, nil
+	return &api.Execution{JobID: j.ID, Attempt: j.Attempt, WorkerID: j.WorkerID, StartedAt: wire.TimePtr(j.StartedAt)}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/dispatch"
 )
 
 // Body limits.
@@ -72,20 +73,23 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 func (s *Server) classify(err error) *apiError {
 	var ae *apiError
 	var fe *fieldError
-	var qe *quotaError
-	var ue *unrunnableError
-	var uw *errUnknownWorker
+	var dfe *dispatch.FieldError
+	var qe *dispatch.QuotaError
+	var ue *dispatch.UnrunnableError
+	var uw *dispatch.UnknownWorkerError
 	switch {
 	case errors.As(err, &ae):
 		return ae
 	case errors.As(err, &fe):
 		return &apiError{status: http.StatusBadRequest, body: api.ErrorBody{Code: api.CodeInvalidArgument, Message: fe.Error(), Field: fe.field}}
+	case errors.As(err, &dfe):
+		return &apiError{status: http.StatusBadRequest, body: api.ErrorBody{Code: api.CodeInvalidArgument, Message: dfe.Error(), Field: dfe.Field}}
 	case errors.As(err, &qe):
-		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeOverloaded, Message: qe.msg}, retryAfter: 5}
+		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeOverloaded, Message: qe.Msg}, retryAfter: 5}
 	case errors.As(err, &ue):
-		return &apiError{status: http.StatusUnprocessableEntity, body: api.ErrorBody{Code: api.CodeUnrunnable, Message: ue.msg}}
+		return &apiError{status: http.StatusUnprocessableEntity, body: api.ErrorBody{Code: api.CodeUnrunnable, Message: ue.Msg}}
 	case errors.As(err, &uw):
-		return notFound("worker", uw.id+" (register again)")
+		return notFound("worker", uw.ID+" (register again)")
 	case errors.Is(err, ErrClosed):
 		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeServerUnavailable, Message: "the server is shutting down"}, retryAfter: 1}
 	}

@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/fairwayhq/fairway/internal/config"
+	"github.com/fairwayhq/fairway/internal/dispatch"
 	"github.com/fairwayhq/fairway/internal/store"
 )
 
 // Clock is the server's source of now; tests inject one.
-type Clock interface{ Now() time.Time }
+type Clock = dispatch.Clock
 
 type realClock struct{}
 
@@ -37,7 +38,7 @@ type Server struct {
 	cfg    config.Config
 	log    *slog.Logger
 	clock  Clock
-	d      *dispatcher
+	d      *dispatch.Dispatcher
 	auth   *authenticator
 	limits *limiter
 	mux    http.Handler
@@ -50,7 +51,7 @@ type Server struct {
 }
 
 // ErrClosed is returned to requests that arrive after Close.
-var ErrClosed = errors.New("server closed")
+var ErrClosed = dispatch.ErrClosed
 
 // New builds a server; Start runs its dispatcher.
 func New(opts Options) (*Server, error) {
@@ -74,11 +75,11 @@ func New(opts Options) (*Server, error) {
 		auth:   newAuthenticator(opts.Config),
 		limits: newLimiter(opts.Config),
 	}
-	d, err := newDispatcher(opts.Store, opts.Config, opts.Logger, opts.Clock, opts.MaxBatch)
+	d, err := dispatch.New(dispatch.Options{Store: opts.Store, Config: opts.Config, Logger: opts.Logger, Clock: opts.Clock, MaxBatch: opts.MaxBatch})
 	if err != nil {
 		return nil, err
 	}
-	s.d, s.done = d, d.done
+	s.d, s.done = d, d.Done()
 	s.mux = s.routes()
 	return s, nil
 }
@@ -88,15 +89,12 @@ func New(opts Options) (*Server, error) {
 func (s *Server) Start(ctx context.Context) error {
 	var err error
 	s.startOnce.Do(func() {
-		if err = s.d.rebuild(ctx); err != nil {
+		if err = s.d.Rebuild(ctx); err != nil {
 			return
 		}
 		ctx, s.cancel = context.WithCancel(ctx)
 		s.ready.Store(true)
-		go func() {
-			defer s.d.stopped()
-			s.d.run(ctx)
-		}()
+		go s.d.Run(ctx)
 	})
 	return err
 }
@@ -106,7 +104,7 @@ func (s *Server) Start(ctx context.Context) error {
 func (s *Server) Close() error {
 	s.stopOnce.Do(func() {
 		if s.cancel == nil {
-			s.d.stopped()
+			s.d.Stop()
 			return
 		}
 		s.cancel()

@@ -2,7 +2,9 @@ package server
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -76,7 +78,7 @@ func (s *Server) checkType(spec api.JobSpec, known bool) *fieldError {
 	case len(spec.Type) > maxNameLen:
 		return badField("type", "longer than %d characters", maxNameLen)
 	case !known && !s.cfg.Server.AllowUnknownTypes:
-		return badField("type", "unknown job type %q (configured: %s)", spec.Type, strings.Join(sortedKeysOf(s.cfg.Types), ", "))
+		return badField("type", "unknown job type %q (configured: %s)", spec.Type, strings.Join(slices.Sorted(maps.Keys(s.cfg.Types)), ", "))
 	}
 	return nil
 }
@@ -90,7 +92,7 @@ func (s *Server) resolveLane(j *store.Job, spec api.JobSpec, typ config.Type) *f
 		j.Lane = policy.DefaultLane
 	}
 	if _, ok := s.cfg.Lanes[j.Lane]; !ok {
-		return badField("lane", "unknown lane %q (configured: %s)", j.Lane, strings.Join(sortedKeysOf(s.cfg.Lanes), ", "))
+		return badField("lane", "unknown lane %q (configured: %s)", j.Lane, strings.Join(slices.Sorted(maps.Keys(s.cfg.Lanes)), ", "))
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package server
+package dispatch
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ import (
 
 // preempt gives undelivered slots to this batch's arrivals that wait only
 // for a slot, one withdrawal per arrival, best arrival first.
-func (d *dispatcher) preempt(tx *txn) {
+func (d *Dispatcher) preempt(tx *txn) {
 	for _, rec := range tx.arrivals {
 		if tx.err != nil {
 			return
@@ -57,7 +57,7 @@ func markPreempting(rec *jobRec) {
 // undeliveredBelow picks the lease to withdraw for rec: one still in a
 // mailbox, in rec's lane, of strictly lower priority, on a worker that
 // could run rec. The lowest priority goes first, then the latest admitted.
-func (d *dispatcher) undeliveredBelow(rec *jobRec) *jobRec {
+func (d *Dispatcher) undeliveredBelow(rec *jobRec) *jobRec {
 	var best *jobRec
 	var bestSeq uint64
 	for _, wk := range d.workers {
@@ -81,7 +81,7 @@ func (d *dispatcher) undeliveredBelow(rec *jobRec) *jobRec {
 // unlease withdraws rec's undelivered lease in favour of by: rec is
 // pending again with the attempt it had before (the withdrawn attempt
 // never left the server, so its number is free) and waits with its age.
-func (d *dispatcher) unlease(tx *txn, rec, by *jobRec) {
+func (d *Dispatcher) unlease(tx *txn, rec, by *jobRec) {
 	wk := rec.worker
 	withdrawn := rec.job.Attempt
 	prev := withdrawn - 1
@@ -112,7 +112,7 @@ func dropMail(box []mailItem, jobID string) []mailItem {
 // urgent reports whether c brings a job that outranks a lease still in a
 // mailbox of its lane: applying c now may let that job take the lease's
 // slot (preempt); what the job's type and resources allow is checked then.
-func (d *dispatcher) urgent(c command) bool {
+func (d *Dispatcher) urgent(c command) bool {
 	if len(c.arriving) == 0 {
 		return false
 	}

@@ -1,4 +1,4 @@
-package server
+package dispatch
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/policy"
 	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/wire"
 )
 
 // attemptEnd is how an attempt ended, whoever observed it.
@@ -22,7 +23,7 @@ type attemptEnd struct {
 }
 
 // complete applies a worker's report of an attempt's end.
-func (d *dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.ItemResult {
+func (d *Dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.ItemResult {
 	rec := d.jobs[c.JobID]
 	if rec == nil || rec.worker != wk || rec.job.Attempt != c.Attempt {
 		return staleResult(c.JobID, c.Attempt)
@@ -64,7 +65,7 @@ func (d *dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.Item
 
 // endAttempt decides what an ended attempt means for the job: success,
 // cancel, a retry, or a final failure.
-func (d *dispatcher) endAttempt(tx *txn, rec *jobRec, end attemptEnd) {
+func (d *Dispatcher) endAttempt(tx *txn, rec *jobRec, end attemptEnd) {
 	if rec.timedOut && end.outcome != store.OutcomeSucceeded {
 		end.outcome, end.class = store.OutcomeFailed, store.FailTimeout
 	}
@@ -84,7 +85,7 @@ func (d *dispatcher) endAttempt(tx *txn, rec *jobRec, end attemptEnd) {
 // defaultRetryOn is what is retried when a job's policy names nothing.
 var defaultRetryOn = []store.FailureClass{store.FailExitCode, store.FailTimeout, store.FailKilled, store.FailOOM, store.FailLostWorker}
 
-func (d *dispatcher) retryable(rec *jobRec, class store.FailureClass) bool {
+func (d *Dispatcher) retryable(rec *jobRec, class store.FailureClass) bool {
 	if rec.job.ChargedAttempts() >= rec.job.MaxAttempts {
 		return false
 	}
@@ -101,7 +102,7 @@ func (d *dispatcher) retryable(rec *jobRec, class store.FailureClass) bool {
 }
 
 // retry puts the job in retry_wait until its back-off has passed.
-func (d *dispatcher) retry(tx *txn, rec *jobRec, end attemptEnd) {
+func (d *Dispatcher) retry(tx *txn, rec *jobRec, end attemptEnd) {
 	runAt := tx.now.Add(d.backoff(rec.job.Retry, rec.job.Attempt))
 	d.writeEnd(tx, rec, end)
 	set := store.JobSet{
@@ -129,7 +130,7 @@ func (d *dispatcher) retry(tx *txn, rec *jobRec, end attemptEnd) {
 const DefaultMaxBackoff = time.Hour
 
 // backoff is the delay before attempt+1.
-func (d *dispatcher) backoff(p store.RetryPolicy, attempt int) time.Duration {
+func (d *Dispatcher) backoff(p store.RetryPolicy, attempt int) time.Duration {
 	return backoffDelay(p, attempt, d.rng.Int64N)
 }
 
@@ -175,7 +176,7 @@ func startedBetweenReports(rec *jobRec, end attemptEnd) *time.Time {
 }
 
 // finish ends the job for good.
-func (d *dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attemptEnd) {
+func (d *Dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attemptEnd) {
 	running := rec.job.State == store.StateLeased || rec.job.State == store.StateRunning
 	if running {
 		d.writeEnd(tx, rec, end)
@@ -217,7 +218,7 @@ func (d *dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attempt
 // leased or running job without a worker was found at restart with its
 // worker gone: it was never restored into the engine, so there is nothing
 // to end there.
-func (d *dispatcher) releaseFromWorker(tx *txn, rec *jobRec, out policy.Outcome) []policy.Dropped {
+func (d *Dispatcher) releaseFromWorker(tx *txn, rec *jobRec, out policy.Outcome) []policy.Dropped {
 	if rec.worker == nil {
 		return nil
 	}
@@ -232,13 +233,13 @@ func (d *dispatcher) releaseFromWorker(tx *txn, rec *jobRec, out policy.Outcome)
 
 // forget drops a finished job from the index and wakes its waiters once
 // the transaction commits.
-func (d *dispatcher) forget(tx *txn, rec *jobRec) {
+func (d *Dispatcher) forget(tx *txn, rec *jobRec) {
 	delete(d.jobs, rec.job.ID)
 	d.byTenant[rec.job.Tenant]--
 	if d.byTenant[rec.job.Tenant] <= 0 {
 		delete(d.byTenant, rec.job.Tenant)
 	}
-	job := apiJob(rec.job)
+	job := wire.Job(rec.job)
 	tx.then(func() {
 		for _, ch := range d.waiters[job.ID] {
 			ch <- job
@@ -248,7 +249,7 @@ func (d *dispatcher) forget(tx *txn, rec *jobRec) {
 }
 
 // writeEnd records the attempt's execution with its outcome and SLA.
-func (d *dispatcher) writeEnd(tx *txn, rec *jobRec, end attemptEnd) {
+func (d *Dispatcher) writeEnd(tx *txn, rec *jobRec, end attemptEnd) {
 	e := store.Execution{
 		StartedAt: end.started, FinishedAt: tx.now, Outcome: end.outcome, ExitCode: end.exitCode,
 		FailureClass: end.class, Error: end.err, Duration: end.duration,
@@ -281,7 +282,7 @@ func slaOf(j store.Job, dur time.Duration) (*bool, float64) {
 }
 
 // leaseLost ends an attempt whose worker vanished.
-func (d *dispatcher) leaseLost(tx *txn, rec *jobRec, reason string) {
+func (d *Dispatcher) leaseLost(tx *txn, rec *jobRec, reason string) {
 	end := attemptEnd{outcome: store.OutcomeLost, class: store.FailLostWorker, err: reason, started: rec.job.StartedAt, actor: "system"}
 	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventLeaseExpired, "system", map[string]string{"reason": reason})
 	d.endAttempt(tx, rec, end)
@@ -289,7 +290,7 @@ func (d *dispatcher) leaseLost(tx *txn, rec *jobRec, reason string) {
 
 // dropDependent cancels a job whose dependency ended in a way that can
 // never satisfy it. The engine has already dropped it.
-func (d *dispatcher) dropDependent(tx *txn, rec *jobRec, depID string) {
+func (d *Dispatcher) dropDependent(tx *txn, rec *jobRec, depID string) {
 	msg := "dependency " + depID + " did not end as required"
 	set := store.JobSet{State: store.Ptr(store.StateCancelled), FinishedAt: &tx.now, LastError: &msg}
 	if !d.transition(tx, rec, []store.State{rec.job.State}, set) {

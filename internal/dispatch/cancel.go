@@ -1,4 +1,4 @@
-package server
+package dispatch
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // longer current); a running one is asked to stop through its worker's next
 // heartbeat; a finished one is left alone. It returns false when the job is
 // not in the index (finished, or unknown).
-func (d *dispatcher) cancel(tx *txn, id, actor string) (string, bool) {
+func (d *Dispatcher) cancel(tx *txn, id, actor string) (string, bool) {
 	rec := d.jobs[id]
 	if rec == nil {
 		return api.ResultAlreadyFinished, false
@@ -38,7 +38,7 @@ func (d *dispatcher) cancel(tx *txn, id, actor string) (string, bool) {
 }
 
 // reprioritize changes a pending job's priority; it keeps its age.
-func (d *dispatcher) reprioritize(tx *txn, id string, prio int, actor string) (string, bool) {
+func (d *Dispatcher) reprioritize(tx *txn, id string, prio int, actor string) (string, bool) {
 	rec := d.jobs[id]
 	if rec == nil {
 		return api.ResultAlreadyFinished, false
@@ -61,7 +61,7 @@ func (d *dispatcher) reprioritize(tx *txn, id string, prio int, actor string) (s
 }
 
 // extendSLA adds by to the job's max and expected time.
-func (d *dispatcher) extendSLA(tx *txn, id string, by time.Duration, actor string) bool {
+func (d *Dispatcher) extendSLA(tx *txn, id string, by time.Duration, actor string) bool {
 	rec := d.jobs[id]
 	if rec == nil {
 		return false

@@ -1,4 +1,4 @@
-package server
+package dispatch
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // rebuilds the engine, as at start. Workers get one lease TTL from now to
 // call in. Repairs that need a write (a job whose worker is gone, a job
 // whose dependency can no longer be met) are queued for the first batch.
-func (d *dispatcher) rebuild(ctx context.Context) error {
+func (d *Dispatcher) rebuild(ctx context.Context) error {
 	if err := d.reset(); err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func (d *dispatcher) rebuild(ctx context.Context) error {
 	return nil
 }
 
-func (d *dispatcher) addWorker(w store.Worker, now time.Time) error {
+func (d *Dispatcher) addWorker(w store.Worker, now time.Time) error {
 	if err := d.eng.AddWorker(policy.Worker{ID: w.ID, Types: w.Types, Labels: w.Labels, Slots: w.Slots, Resources: w.Resources}); err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (d *dispatcher) addWorker(w store.Worker, now time.Time) error {
 	return nil
 }
 
-func (d *dispatcher) restoreJob(ctx context.Context, j store.Job) error {
+func (d *Dispatcher) restoreJob(ctx context.Context, j store.Job) error {
 	rec := &jobRec{job: j}
 	d.jobs[j.ID] = rec
 	d.byTenant[j.Tenant]++
@@ -77,7 +77,7 @@ func (d *dispatcher) restoreJob(ctx context.Context, j store.Job) error {
 
 // restoreRunning puts a leased or running job back on its worker, or, when
 // the worker is gone, queues a repair that treats the lease as lost.
-func (d *dispatcher) restoreRunning(rec *jobRec) error {
+func (d *Dispatcher) restoreRunning(rec *jobRec) error {
 	wk := d.workers[rec.job.WorkerID]
 	if wk == nil {
 		d.pending = append(d.pending, func(tx *txn) { d.leaseLost(tx, rec, "worker gone at restart") })
@@ -100,7 +100,7 @@ func (d *dispatcher) restoreRunning(rec *jobRec) error {
 // liveDependencies keeps the dependencies still unfinished; a finished one
 // is checked against its condition, and an unmet one queues a repair that
 // cancels the dependent (ok false: the job must not be queued).
-func (d *dispatcher) liveDependencies(ctx context.Context, rec *jobRec) ([]policy.Dependency, bool, error) {
+func (d *Dispatcher) liveDependencies(ctx context.Context, rec *jobRec) ([]policy.Dependency, bool, error) {
 	var live []policy.Dependency
 	for _, dep := range rec.job.DependsOn {
 		if _, ok := d.jobs[dep.JobID]; ok {

@@ -1,4 +1,4 @@
-package server
+package dispatch
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 )
 
 // register adds a worker with a fresh identity.
-func (d *dispatcher) register(tx *txn, req api.RegisterRequest) (string, error) {
+func (d *Dispatcher) register(tx *txn, req api.RegisterRequest) (string, error) {
 	w := store.Worker{
 		ID: "w-" + store.NewID(tx.now), Name: req.Name, Types: req.Types, Handlers: req.Handlers, Labels: req.Labels, Slots: req.Slots,
 		Resources: policy.Resources{MilliCPU: int64(req.CPU*1000 + 0.5), MemoryMB: req.MemoryMB, GPU: req.GPU},
@@ -30,7 +30,7 @@ func (d *dispatcher) register(tx *txn, req api.RegisterRequest) (string, error) 
 // stop, or a forced one), and it reports every attempt that ended: the
 // ones it still holds either never started or were stopped by the
 // shutdown, so they all go back to the queue uncharged.
-func (d *dispatcher) deregister(tx *txn, wk *workerRec) {
+func (d *Dispatcher) deregister(tx *txn, wk *workerRec) {
 	for _, rec := range sortedRecs(wk.jobs) {
 		if rec.job.State == store.StateLeased {
 			d.handBack(tx, rec, "worker drained before starting it")
@@ -55,7 +55,7 @@ func (d *dispatcher) deregister(tx *txn, wk *workerRec) {
 // against max_attempts: returned_leases grows by one. The job's start time
 // is cleared (it is the current attempt's), and no error or run_at is
 // recorded: nothing went wrong with the job.
-func (d *dispatcher) handBack(tx *txn, rec *jobRec, reason string) {
+func (d *Dispatcher) handBack(tx *txn, rec *jobRec, reason string) {
 	wk := rec.worker
 	returned := rec.job.ReturnedLeases + 1
 	set := store.JobSet{State: store.Ptr(store.StatePending), WorkerID: store.Ptr(""), LeaseExpiresAt: &time.Time{},
@@ -76,7 +76,7 @@ func (d *dispatcher) handBack(tx *txn, rec *jobRec, reason string) {
 	}
 }
 
-func (d *dispatcher) removeWorker(tx *txn, wk *workerRec, ev store.EventType) {
+func (d *Dispatcher) removeWorker(tx *txn, wk *workerRec, ev store.EventType) {
 	if _, err := d.eng.RemoveWorker(wk.w.ID); err != nil {
 		tx.fatal(fmt.Errorf("engine remove worker %s: %w", wk.w.ID, err))
 		return
@@ -96,7 +96,7 @@ func (d *dispatcher) removeWorker(tx *txn, wk *workerRec, ev store.EventType) {
 }
 
 // housekeep runs every batch: lost workers, SLA watch.
-func (d *dispatcher) housekeep(tx *txn) {
+func (d *Dispatcher) housekeep(tx *txn) {
 	ttl := d.leaseTTL()
 	var lost map[string]*workerRec
 	for id, wk := range d.workers {
@@ -127,7 +127,7 @@ const (
 
 // purge forgets idempotency claims past their window and, with a retention
 // configured, finished jobs older than it.
-func (d *dispatcher) purge(tx *txn) {
+func (d *Dispatcher) purge(tx *txn) {
 	if tx.now.Sub(d.lastPurge) < purgeEvery {
 		return
 	}
@@ -146,7 +146,7 @@ func (d *dispatcher) purge(tx *txn) {
 // watchSLA records SLA warnings (past expected time) and violations (past
 // max time) of running attempts, once each; a strict violation asks the
 // worker to stop the job.
-func (d *dispatcher) watchSLA(tx *txn) {
+func (d *Dispatcher) watchSLA(tx *txn) {
 	for _, wk := range d.workers {
 		for _, rec := range wk.jobs {
 			d.checkSLA(tx, rec)
@@ -154,7 +154,7 @@ func (d *dispatcher) watchSLA(tx *txn) {
 	}
 }
 
-func (d *dispatcher) checkSLA(tx *txn, rec *jobRec) {
+func (d *Dispatcher) checkSLA(tx *txn, rec *jobRec) {
 	j := &rec.job
 	if j.State != store.StateRunning || j.StartedAt.IsZero() {
 		return
@@ -180,7 +180,7 @@ func (d *dispatcher) checkSLA(tx *txn, rec *jobRec) {
 // recordSLAViolation writes the attempt's sla_violation event, once: when
 // the server sees it run past its limit, or when the worker reports it
 // killed at the limit, whichever comes first.
-func (d *dispatcher) recordSLAViolation(tx *txn, rec *jobRec, ran time.Duration) {
+func (d *Dispatcher) recordSLAViolation(tx *txn, rec *jobRec, ran time.Duration) {
 	if rec.slaViolated {
 		return
 	}

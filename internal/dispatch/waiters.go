@@ -1,4 +1,4 @@
-package server
+package dispatch
 
 import (
 	"github.com/fairwayhq/fairway/api"
@@ -23,7 +23,7 @@ next:
 
 // addWaiter returns a channel that receives the job once it is terminal;
 // a job not in the index is already terminal and answered from the store.
-func (d *dispatcher) addWaiter(id string) chan api.Job {
+func (d *Dispatcher) addWaiter(id string) chan api.Job {
 	ch := make(chan api.Job, 1)
 	if _, ok := d.jobs[id]; !ok {
 		close(ch)
@@ -33,7 +33,7 @@ func (d *dispatcher) addWaiter(id string) chan api.Job {
 	return ch
 }
 
-func (d *dispatcher) removeWaiter(id string, ch chan api.Job) {
+func (d *Dispatcher) removeWaiter(id string, ch chan api.Job) {
 	ws := d.waiters[id]
 	for i, w := range ws {
 		if w == ch {

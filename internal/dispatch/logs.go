@@ -1,4 +1,4 @@
-package server
+package dispatch
 
 import (
 	"github.com/fairwayhq/fairway/internal/store"
@@ -6,7 +6,7 @@ import (
 
 // appendLogs stores the chunks of jobs this worker holds or held: the
 // attempt must not be newer than the job's current one.
-func (d *dispatcher) appendLogs(tx *txn, wk *workerRec, chunks []store.LogChunk) int {
+func (d *Dispatcher) appendLogs(tx *txn, wk *workerRec, chunks []store.LogChunk) int {
 	keep := chunks[:0]
 	for _, c := range chunks {
 		rec := d.jobs[c.JobID]
@@ -42,7 +42,7 @@ const outputSlack = 4 << 10
 // head and the tail within the limit itself; this is the backstop against
 // one that does not, so that no worker can fill the disk: past the limit
 // chunks are refused, with one output_truncated event per attempt.
-func (d *dispatcher) withinOutputLimit(tx *txn, rec *jobRec, n int) bool {
+func (d *Dispatcher) withinOutputLimit(tx *txn, rec *jobRec, n int) bool {
 	limit := d.outputLimit(rec) + outputSlack
 	if rec.outputBytes+int64(n) > limit {
 		if !rec.outputCut {

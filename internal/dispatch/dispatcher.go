@@ -1,4 +1,4 @@
-package server
+package dispatch
 
 import (
 	"log/slog"
@@ -8,10 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fairwayhq/fairway/internal/config"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
+
+	"github.com/fairwayhq/fairway/internal/config"
 
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/policy"
@@ -107,14 +108,14 @@ func (t *txn) event(jobID string, attempt int, tenant string, typ store.EventTyp
 	t.events = append(t.events, store.Event{JobID: jobID, Attempt: attempt, Tenant: tenant, Type: typ, At: t.now, Actor: actor, Detail: raw})
 }
 
-// dispatcher owns the engine and the in-memory index of unfinished jobs
+// Dispatcher owns the engine and the in-memory index of unfinished jobs
 // and workers. Only its goroutine touches them.
-type dispatcher struct {
+type Dispatcher struct {
 	st       store.Store
 	cfg      config.Config
 	log      *slog.Logger
 	clock    Clock
-	done     chan struct{} // closed when the dispatcher has stopped
+	done     chan struct{} // closed when the Dispatcher has stopped
 	doneOnce sync.Once
 	cmds     chan command
 	maxBatch int
@@ -130,7 +131,7 @@ type dispatcher struct {
 	inflight  []committed  // committed batches waiting for the disk, oldest first
 	seq       uint64       // batches started
 	durable   uint64       // the last batch known durable: its leases and those before may leave
-	queued    atomic.Int64 // commands handed to the dispatcher so far
+	queued    atomic.Int64 // commands handed to the Dispatcher so far
 }
 
 // committed is a batch whose transaction committed but may not be durable
@@ -150,8 +151,38 @@ type committed struct {
 // the dispatcher waits for the oldest.
 const maxInflight = 64
 
-func newDispatcher(st store.Store, cfg config.Config, log *slog.Logger, clock Clock, maxBatch int) (*dispatcher, error) {
-	d := &dispatcher{
+// Options configures a Dispatcher.
+type Options struct {
+	Store  store.Store
+	Config config.Config
+	Logger *slog.Logger
+	Clock  Clock
+	// MaxBatch bounds the commands applied in one transaction.
+	MaxBatch int
+}
+
+// New builds a dispatcher; Rebuild loads its state, Run applies commands.
+func New(o Options) (*Dispatcher, error) {
+	return newDispatcher(o.Store, o.Config, o.Logger, o.Clock, o.MaxBatch)
+}
+
+// Rebuild loads the unfinished jobs and the workers from the store.
+func (d *Dispatcher) Rebuild(ctx context.Context) error { return d.rebuild(ctx) }
+
+// Run applies commands until ctx ends, then stops the dispatcher.
+func (d *Dispatcher) Run(ctx context.Context) {
+	defer d.stopped()
+	d.run(ctx)
+}
+
+// Stop marks a dispatcher that never ran as stopped.
+func (d *Dispatcher) Stop() { d.stopped() }
+
+// Done is closed once the dispatcher has stopped.
+func (d *Dispatcher) Done() <-chan struct{} { return d.done }
+
+func newDispatcher(st store.Store, cfg config.Config, log *slog.Logger, clock Clock, maxBatch int) (*Dispatcher, error) {
+	d := &Dispatcher{
 		st: st, cfg: cfg, log: log, clock: clock, done: make(chan struct{}),
 		cmds: make(chan command, maxBatch), maxBatch: maxBatch,
 		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5eed)),
@@ -161,9 +192,9 @@ func newDispatcher(st store.Store, cfg config.Config, log *slog.Logger, clock Cl
 
 // stopped marks the dispatcher as stopped: commands sent from now on fail
 // with ErrClosed.
-func (d *dispatcher) stopped() { d.doneOnce.Do(func() { close(d.done) }) }
+func (d *Dispatcher) stopped() { d.doneOnce.Do(func() { close(d.done) }) }
 
-func (d *dispatcher) reset() error {
+func (d *Dispatcher) reset() error {
 	eng, err := policy.New(d.cfg.PolicyConfig())
 	if err != nil {
 		return fmt.Errorf("server: engine: %w", err)
@@ -181,16 +212,16 @@ func (d *dispatcher) reset() error {
 
 // submit sends a command and waits for its reply; it fails fast once the
 // server is closed.
-func (d *dispatcher) submit(ctx context.Context, apply func(tx *txn)) error {
+func (d *Dispatcher) submit(ctx context.Context, apply func(tx *txn)) error {
 	return d.send(ctx, command{apply: apply})
 }
 
 // submitArriving is submit for a command that brings new jobs.
-func (d *dispatcher) submitArriving(ctx context.Context, arriving []arrival, apply func(tx *txn)) error {
+func (d *Dispatcher) submitArriving(ctx context.Context, arriving []arrival, apply func(tx *txn)) error {
 	return d.send(ctx, command{apply: apply, arriving: arriving})
 }
 
-func (d *dispatcher) send(ctx context.Context, c command) error {
+func (d *Dispatcher) send(ctx context.Context, c command) error {
 	done := make(chan error, 1)
 	c.reply = func(err error) { done <- err }
 	select {
@@ -209,7 +240,7 @@ func (d *dispatcher) send(ctx context.Context, c command) error {
 	}
 }
 
-func (d *dispatcher) run(ctx context.Context) {
+func (d *Dispatcher) run(ctx context.Context) {
 	tick := time.NewTicker(housekeepEvery)
 	defer tick.Stop()
 	for {
@@ -252,7 +283,7 @@ func (d *dispatcher) run(ctx context.Context) {
 // only after the commit carrying the lease is durable and the lease has
 // left, and the job would wait for the next free slot while the lower
 // job starts.
-func (d *dispatcher) coalesce(ctx context.Context, batch []command) []command {
+func (d *Dispatcher) coalesce(ctx context.Context, batch []command) []command {
 	if d.urgent(batch[len(batch)-1]) {
 		return batch
 	}
@@ -278,7 +309,7 @@ func (d *dispatcher) coalesce(ctx context.Context, batch []command) []command {
 // answered, or, if the commit could not be made durable, they get the
 // error. (The store then refuses every write: the server can only be
 // restarted, and recovers from what the disk holds.)
-func (d *dispatcher) settle(err error) {
+func (d *Dispatcher) settle(err error) {
 	c := d.inflight[0]
 	d.inflight[0] = committed{}
 	d.inflight = d.inflight[1:]
@@ -302,7 +333,7 @@ func (d *dispatcher) settle(err error) {
 }
 
 // settleReady settles, oldest first, the batches already durable.
-func (d *dispatcher) settleReady() {
+func (d *Dispatcher) settleReady() {
 	for len(d.inflight) > 0 {
 		select {
 		case err := <-d.inflight[0].durable:
@@ -314,14 +345,14 @@ func (d *dispatcher) settleReady() {
 }
 
 // settleAll waits for every committed batch to be durable and settles it.
-func (d *dispatcher) settleAll() {
+func (d *Dispatcher) settleAll() {
 	for len(d.inflight) > 0 {
 		d.settle(<-d.inflight[0].durable)
 	}
 }
 
 // gather takes whatever else is already waiting, up to the batch limit.
-func (d *dispatcher) gather(batch []command) []command {
+func (d *Dispatcher) gather(batch []command) []command {
 	for len(batch) < d.maxBatch {
 		select {
 		case c := <-d.cmds:
@@ -333,7 +364,7 @@ func (d *dispatcher) gather(batch []command) []command {
 	return batch
 }
 
-func (d *dispatcher) drainClosed() {
+func (d *Dispatcher) drainClosed() {
 	for {
 		select {
 		case c := <-d.cmds:
@@ -347,7 +378,7 @@ func (d *dispatcher) drainClosed() {
 
 // step applies a batch in one transaction and queues it to be answered
 // once the commit is durable.
-func (d *dispatcher) step(ctx context.Context, batch []command) {
+func (d *Dispatcher) step(ctx context.Context, batch []command) {
 	d.seq++
 	tx := &txn{ctx: ctx, now: d.clock.Now(), seq: d.seq}
 	durable, err := d.st.WriteDeferred(ctx, func(w store.Writer) error {
@@ -387,7 +418,7 @@ func (d *dispatcher) step(ctx context.Context, batch []command) {
 
 // recover answers a failed batch and rebuilds the state from the store,
 // which holds exactly what was committed.
-func (d *dispatcher) recover(ctx context.Context, batch []command, err error) {
+func (d *Dispatcher) recover(ctx context.Context, batch []command, err error) {
 	if ctx.Err() == nil {
 		d.log.Error("dispatcher: transaction failed; rebuilding from the store", "err", err, "commands", len(batch))
 	}
@@ -407,7 +438,7 @@ func (d *dispatcher) recover(ctx context.Context, batch []command, err error) {
 }
 
 // dispatch admits what the engine allows and leases it.
-func (d *dispatcher) dispatch(tx *txn) {
+func (d *Dispatcher) dispatch(tx *txn) {
 	if tx.err != nil {
 		return
 	}
@@ -420,7 +451,7 @@ func (d *dispatcher) dispatch(tx *txn) {
 }
 
 // admit leases every job the engine admits now.
-func (d *dispatcher) admit(tx *txn) {
+func (d *Dispatcher) admit(tx *txn) {
 	for _, a := range d.eng.Dispatch(tx.now, 0) {
 		rec, wk := d.jobs[a.JobID], d.workers[a.WorkerID]
 		if rec == nil || wk == nil {
@@ -433,12 +464,12 @@ func (d *dispatcher) admit(tx *txn) {
 
 // errInconsistent marks a guard miss the dispatcher did not expect: its
 // index and the store disagree, so the batch is rolled back and rebuilt.
-var errInconsistent = errors.New("dispatcher index out of step with the store")
+var errInconsistent = errors.New("Dispatcher index out of step with the store")
 
 // transition writes a fenced change of rec's row and mirrors it in the
 // index. A guard miss means the index and the store disagree: the batch is
 // rolled back and the state rebuilt.
-func (d *dispatcher) transition(tx *txn, rec *jobRec, from []store.State, set store.JobSet) bool {
+func (d *Dispatcher) transition(tx *txn, rec *jobRec, from []store.State, set store.JobSet) bool {
 	if tx.err != nil {
 		return false
 	}
@@ -460,7 +491,7 @@ func (d *dispatcher) transition(tx *txn, rec *jobRec, from []store.State, set st
 // transitions of jobs the engine found runnable in this batch: their run_at
 // came, their back-off passed or their dependencies were met. A job leased
 // in the same batch has already left that state.
-func (d *dispatcher) recordReleased(tx *txn) {
+func (d *Dispatcher) recordReleased(tx *txn) {
 	for _, id := range d.eng.TakeReleased() {
 		if rec := d.jobs[id]; rec != nil {
 			d.markRunnable(tx, rec)
@@ -468,7 +499,7 @@ func (d *dispatcher) recordReleased(tx *txn) {
 	}
 }
 
-func (d *dispatcher) markRunnable(tx *txn, rec *jobRec) {
+func (d *Dispatcher) markRunnable(tx *txn, rec *jobRec) {
 	from := rec.job.State
 	if from != store.StateBlocked && from != store.StateRetryWait {
 		return
@@ -481,3 +512,6 @@ func (d *dispatcher) markRunnable(tx *txn, rec *jobRec) {
 		tx.arrive(rec)
 	}
 }
+
+// Queued is the number of commands handed to the dispatcher so far.
+func (d *Dispatcher) Queued() int64 { return d.queued.Load() }

@@ -1,4 +1,4 @@
-package server
+package dispatch
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/policy"
 	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/wire"
 )
 
 // The dispatcher's read-only views: explain, lanes, workers.
@@ -15,7 +16,7 @@ import (
 // explain asks the engine why the job is not running, with a rough
 // estimated start: its position over the pool's slots, times the learned
 // cost of its kind of work.
-func (d *dispatcher) explain(id string, now time.Time) (api.Explanation, bool) {
+func (d *Dispatcher) explain(id string, now time.Time) (api.Explanation, bool) {
 	rec := d.jobs[id]
 	if rec == nil {
 		return api.Explanation{}, false
@@ -39,9 +40,9 @@ func (d *dispatcher) explain(id string, now time.Time) (api.Explanation, bool) {
 // estimateStart fills the explanation's estimated start: run_at for a job
 // not yet due, else the engine's estimate from the running jobs' and the
 // jobs ahead's expected run times (policy.EstimateStart), with its basis.
-func (d *dispatcher) estimateStart(x *api.Explanation, e policy.Explanation, now time.Time) {
+func (d *Dispatcher) estimateStart(x *api.Explanation, e policy.Explanation, now time.Time) {
 	if e.Code == policy.CodeNotYetDue {
-		x.EstimatedStart, x.EstimateBasis = timePtr(e.RunAt), "run_at"
+		x.EstimatedStart, x.EstimateBasis = wire.TimePtr(e.RunAt), "run_at"
 		return
 	}
 	if e.Code != policy.CodeQueued && e.Code != policy.CodeNoFreeSlot && e.Code != policy.CodeLaneOverShare {
@@ -51,11 +52,11 @@ func (d *dispatcher) estimateStart(x *api.Explanation, e policy.Explanation, now
 	if !ok {
 		return
 	}
-	x.EstimatedStart, x.EstimateBasis = timePtr(est.At), string(est.Basis)
+	x.EstimatedStart, x.EstimateBasis = wire.TimePtr(est.At), string(est.Basis)
 }
 
 // tenantLanes is lanes() counting only tenant's unfinished jobs.
-func (d *dispatcher) tenantLanes(tenant string) api.LaneList {
+func (d *Dispatcher) tenantLanes(tenant string) api.LaneList {
 	byLane := map[string]*api.LaneInfo{}
 	out := api.LaneList{}
 	for _, l := range d.eng.Lanes() {
@@ -82,24 +83,24 @@ func (d *dispatcher) tenantLanes(tenant string) api.LaneList {
 		}
 	}
 	for name, u := range usage {
-		byLane[name].Usage = apiResources(u)
+		byLane[name].Usage = wire.Resources(u)
 	}
 	return out
 }
 
-func (d *dispatcher) lanes() api.LaneList {
+func (d *Dispatcher) lanes() api.LaneList {
 	capRes, slots := d.eng.Capacity()
-	out := api.LaneList{Capacity: api.Capacity{Resources: apiResources(capRes), Slots: slots}}
+	out := api.LaneList{Capacity: api.Capacity{Resources: wire.Resources(capRes), Slots: slots}}
 	for _, l := range d.eng.Lanes() {
 		out.Lanes = append(out.Lanes, api.LaneInfo{
 			Name: l.Name, Weight: l.Weight, Pending: l.Pending, Queued: l.Queued, Running: l.Running,
-			Usage: apiResources(l.Usage), DominantShare: l.DominantShare,
+			Usage: wire.Resources(l.Usage), DominantShare: l.DominantShare,
 		})
 	}
 	return out
 }
 
-func (d *dispatcher) workerList() api.WorkerList {
+func (d *Dispatcher) workerList() api.WorkerList {
 	out := api.WorkerList{Workers: []api.WorkerInfo{}}
 	for _, wk := range d.workers {
 		state := string(store.WorkerActive)
@@ -113,5 +114,21 @@ func (d *dispatcher) workerList() api.WorkerList {
 		})
 	}
 	sort.Slice(out.Workers, func(i, j int) bool { return out.Workers[i].ID < out.Workers[j].ID })
+	return out
+}
+
+// reasons returns the engine's reason code for each job of ids that it
+// still holds and that is not leased or running.
+func (d *Dispatcher) reasons(ids []string, now time.Time) map[string]string {
+	out := make(map[string]string, len(ids))
+	for _, id := range ids {
+		rec := d.jobs[id]
+		if rec == nil || rec.job.State == store.StateLeased || rec.job.State == store.StateRunning {
+			continue
+		}
+		if code, err := d.eng.Reason(id, now); err == nil {
+			out[id] = string(code)
+		}
+	}
 	return out
 }

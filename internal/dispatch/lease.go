@@ -1,4 +1,4 @@
-package server
+package dispatch
 
 import (
 	"cmp"
@@ -10,13 +10,14 @@ import (
 
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/wire"
 )
 
-func (d *dispatcher) leaseTTL() time.Duration { return d.cfg.Server.LeaseTTL.D() }
+func (d *Dispatcher) leaseTTL() time.Duration { return d.cfg.Server.LeaseTTL.D() }
 
 // outputLimit is the output kept of one of the job's attempts: its own
 // limit, or the server's default for a job stored before it had one.
-func (d *dispatcher) outputLimit(rec *jobRec) int64 {
+func (d *Dispatcher) outputLimit(rec *jobRec) int64 {
 	if rec.job.OutputLimit > 0 {
 		return rec.job.OutputLimit
 	}
@@ -27,7 +28,7 @@ func (d *dispatcher) outputLimit(rec *jobRec) int64 {
 // lease records the engine's admission of rec on wk: a new attempt, and
 // the lease in the worker's mailbox, which it leaves once this batch is
 // durable.
-func (d *dispatcher) lease(tx *txn, rec *jobRec, wk *workerRec) {
+func (d *Dispatcher) lease(tx *txn, rec *jobRec, wk *workerRec) {
 	attempt := rec.job.Attempt + 1
 	exp := tx.now.Add(d.leaseTTL())
 	from := []store.State{rec.job.State}
@@ -41,14 +42,14 @@ func (d *dispatcher) lease(tx *txn, rec *jobRec, wk *workerRec) {
 	wk.jobs[rec.job.ID] = rec
 	tx.event(rec.job.ID, attempt, rec.job.Tenant, store.EventLeased, "system", map[string]string{"worker": wk.w.ID})
 	rec.outputBytes, rec.outputCut = 0, false
-	l := api.Lease{Job: apiJob(rec.job), Attempt: attempt, LeaseExpiresAt: exp.UTC()}
+	l := api.Lease{Job: wire.Job(rec.job), Attempt: attempt, LeaseExpiresAt: exp.UTC()}
 	l.Job.OutputLimitBytes = d.outputLimit(rec)
 	wk.mailbox = append(wk.mailbox, mailItem{lease: l, seq: tx.seq})
 }
 
 // deliver answers, once their leases may leave, the completion reports
 // owed leases (oldest first), then the worker's long-poll.
-func (d *dispatcher) deliver(wk *workerRec) {
+func (d *Dispatcher) deliver(wk *workerRec) {
 	kept := wk.owed[:0]
 	for _, p := range wk.owed {
 		if !d.answer(wk, p, true) {
@@ -64,7 +65,7 @@ func (d *dispatcher) deliver(wk *workerRec) {
 
 // oweLeases answers a completion report's request for up to max leases,
 // now or, when it is held back (see takeMail), at a later delivery.
-func (d *dispatcher) oweLeases(wk *workerRec, p *poller) {
+func (d *Dispatcher) oweLeases(wk *workerRec, p *poller) {
 	if !d.answer(wk, p, true) {
 		wk.owed = append(wk.owed, p)
 	}
@@ -72,7 +73,7 @@ func (d *dispatcher) oweLeases(wk *workerRec, p *poller) {
 
 // answer sends p the leases that may leave and reports whether it did;
 // empty answers only when always.
-func (d *dispatcher) answer(wk *workerRec, p *poller, always bool) bool {
+func (d *Dispatcher) answer(wk *workerRec, p *poller, always bool) bool {
 	if p.heldFor > d.durable {
 		return false
 	}
@@ -98,7 +99,7 @@ func (d *dispatcher) answer(wk *workerRec, p *poller, always bool) bool {
 // for is returned instead: the answer then carries both, and the worker
 // starts the higher job first. Sent now, the lower jobs would start
 // while the higher one, already accepted, waits for the next request.
-func (d *dispatcher) takeMail(wk *workerRec, max int, mayHold bool) ([]api.Lease, uint64) {
+func (d *Dispatcher) takeMail(wk *workerRec, max int, mayHold bool) ([]api.Lease, uint64) {
 	var ready []int // indexes into the mailbox
 	kept := 0
 	for _, it := range wk.mailbox {
@@ -140,7 +141,7 @@ func (d *dispatcher) takeMail(wk *workerRec, max int, mayHold bool) ([]api.Lease
 // higherOnTheWay returns the latest batch, not yet durable, holding a
 // lease of wk's that outranks a ready one or, with none ready, that took
 // a withdrawn lease's slot; 0 if there is none.
-func (d *dispatcher) higherOnTheWay(wk *workerRec, ready []int) uint64 {
+func (d *Dispatcher) higherOnTheWay(wk *workerRec, ready []int) uint64 {
 	lowest := math.MaxInt
 	for _, i := range ready {
 		lowest = min(lowest, wk.mailbox[i].lease.Job.Priority)
@@ -159,7 +160,7 @@ func (d *dispatcher) higherOnTheWay(wk *workerRec, ready []int) uint64 {
 
 // mailRec returns the job of a mailbox item whose lease is still wk's live
 // attempt, or nil for one cancelled, withdrawn or expired meanwhile.
-func (d *dispatcher) mailRec(wk *workerRec, it mailItem) *jobRec {
+func (d *Dispatcher) mailRec(wk *workerRec, it mailItem) *jobRec {
 	if !d.current(wk, it.lease.Job.ID, it.lease.Attempt) {
 		return nil
 	}
@@ -167,14 +168,14 @@ func (d *dispatcher) mailRec(wk *workerRec, it mailItem) *jobRec {
 }
 
 // current reports whether (id, attempt) is the live attempt held by wk.
-func (d *dispatcher) current(wk *workerRec, id string, attempt int) bool {
+func (d *Dispatcher) current(wk *workerRec, id string, attempt int) bool {
 	rec := d.jobs[id]
 	return rec != nil && rec.worker == wk && rec.job.Attempt == attempt
 }
 
 // openPoll registers a long-poll; a previous one of the same worker is
 // answered empty.
-func (d *dispatcher) openPoll(wk *workerRec, p *poller) {
+func (d *Dispatcher) openPoll(wk *workerRec, p *poller) {
 	if wk.poll != nil {
 		wk.poll.ch <- nil
 	}
@@ -183,14 +184,14 @@ func (d *dispatcher) openPoll(wk *workerRec, p *poller) {
 }
 
 // withdrawPoll ends a long-poll that timed out, unless it was answered.
-func (d *dispatcher) withdrawPoll(wk *workerRec, p *poller) {
+func (d *Dispatcher) withdrawPoll(wk *workerRec, p *poller) {
 	if wk != nil && wk.poll == p {
 		wk.poll = nil
 		p.ch <- nil
 	}
 }
 
-func (d *dispatcher) closePollers() {
+func (d *Dispatcher) closePollers() {
 	for _, wk := range d.workers {
 		wk.closePolls()
 	}
@@ -209,7 +210,7 @@ func (wk *workerRec) closePolls() {
 }
 
 // startAttempt moves a leased attempt to running.
-func (d *dispatcher) startAttempt(tx *txn, wk *workerRec, a api.JobAttempt) api.ItemResult {
+func (d *Dispatcher) startAttempt(tx *txn, wk *workerRec, a api.JobAttempt) api.ItemResult {
 	rec := d.jobs[a.JobID]
 	if rec == nil || rec.worker != wk || rec.job.Attempt != a.Attempt {
 		return staleResult(a.JobID, a.Attempt)
@@ -237,7 +238,7 @@ func staleResult(id string, attempt int) api.ItemResult {
 // heartbeat extends the worker's liveness and tells it which of the jobs it
 // holds must be cancelled or are no longer its own. It also reconciles the
 // other way (reconcile).
-func (d *dispatcher) heartbeat(tx *txn, wk *workerRec, held []api.JobAttempt) api.HeartbeatResponse {
+func (d *Dispatcher) heartbeat(tx *txn, wk *workerRec, held []api.JobAttempt) api.HeartbeatResponse {
 	resp := api.HeartbeatResponse{LeaseExpiresAt: tx.now.Add(d.leaseTTL()).UTC()}
 	d.reconcile(tx, wk, held)
 	for _, a := range held {
@@ -276,7 +277,7 @@ func (wk *workerRec) news(resp api.HeartbeatResponse) bool {
 // writeExecution upserts the current attempt's execution row, filling the
 // identity fields from the record. It is written once, when the attempt
 // ends; while it runs, the job row holds what the execution would.
-func (d *dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) {
+func (d *Dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) {
 	e.JobID, e.Attempt = rec.job.ID, rec.job.Attempt
 	if rec.worker != nil {
 		e.WorkerID = rec.worker.w.ID
@@ -296,7 +297,7 @@ func (d *dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) {
 // lost, e.g. the server crashed before sending it): it goes back to the
 // queue without being charged (handBack). One reported started was lost
 // on the worker and ends as lost.
-func (d *dispatcher) reconcile(tx *txn, wk *workerRec, held []api.JobAttempt) {
+func (d *Dispatcher) reconcile(tx *txn, wk *workerRec, held []api.JobAttempt) {
 	listed := make(map[api.JobAttempt]bool, len(held))
 	for _, a := range held {
 		listed[api.JobAttempt{JobID: a.JobID, Attempt: a.Attempt}] = true

@@ -1,4 +1,4 @@
-package server
+package dispatch
 
 import (
 	"time"
@@ -141,65 +141,4 @@ func policyJob(j store.Job) policy.Job {
 		pj.EnqueuedAt = j.CreatedAt
 	}
 	return pj
-}
-
-func timePtr(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	t = t.UTC()
-	return &t
-}
-
-// apiJob renders a stored job for the API.
-func apiJob(j store.Job) api.Job {
-	out := api.Job{
-		ID: j.ID, Type: j.Type, Tenant: j.Tenant, Name: j.Name, Lane: j.Lane, Key: j.Key,
-		FairnessKey: j.FairnessKey, Priority: j.Priority, OnDemand: j.OnDemand,
-		Resources: apiResources(j.Resources), Labels: j.Labels, Command: j.Command,
-		Env: j.Env, Dir: j.Dir, Payload: rawJSON(j.Payload), IdempotencyKey: j.IdempotencyKey,
-		MaxAttempts: j.MaxAttempts, Retry: apiRetry(j.Retry),
-		TimeoutMS: j.Timeout.Milliseconds(), ExpectedMS: j.Expected.Milliseconds(),
-		SLAPolicy: string(j.SLAPolicy), RunAt: timePtr(j.RunAt),
-		State: string(j.State), Attempt: j.Attempt, ReturnedLeases: j.ReturnedLeases,
-		CreatedAt: j.CreatedAt.UTC(), UpdatedAt: j.UpdatedAt.UTC(),
-		EnqueuedAt: timePtr(j.EnqueuedAt), StartedAt: timePtr(j.StartedAt), FinishedAt: timePtr(j.FinishedAt),
-		WorkerID: j.WorkerID, LeaseExpiresAt: timePtr(j.LeaseExpiresAt),
-		CancelRequested: j.CancelRequested, LastError: j.LastError, ExitCode: j.ExitCode,
-		FailureClass: string(j.FailureClass), Result: rawJSON(j.Result),
-		OutputLimitBytes: j.OutputLimit,
-	}
-	for _, dep := range j.DependsOn {
-		out.DependsOn = append(out.DependsOn, api.Dependency{JobID: dep.JobID, Condition: string(dep.Condition)})
-	}
-	out.Shell = j.Shell
-	return out
-}
-
-func rawJSON(b []byte) []byte {
-	if len(b) == 0 {
-		return nil
-	}
-	return b
-}
-
-func apiResources(r policy.Resources) api.Resources {
-	return api.Resources{CPU: float64(r.MilliCPU) / 1000, MemoryMB: r.MemoryMB, GPU: r.GPU}
-}
-
-func apiRetry(r store.RetryPolicy) api.RetryPolicy {
-	out := api.RetryPolicy{Kind: string(r.Kind), DelayMS: r.Delay.Milliseconds(), MaxDelayMS: r.MaxDelay.Milliseconds(), Jitter: r.Jitter}
-	for _, c := range r.RetryOn {
-		out.RetryOn = append(out.RetryOn, string(c))
-	}
-	return out
-}
-
-func apiExecution(e store.Execution) api.Execution {
-	return api.Execution{
-		JobID: e.JobID, Attempt: e.Attempt, WorkerID: e.WorkerID,
-		LeasedAt: timePtr(e.LeasedAt), StartedAt: timePtr(e.StartedAt), FinishedAt: timePtr(e.FinishedAt),
-		Outcome: string(e.Outcome), ExitCode: e.ExitCode, FailureClass: string(e.FailureClass),
-		Error: e.Error, DurationMS: e.Duration.Milliseconds(), SLAMet: e.SLAMet, SLAViolationPct: e.SLAViolationPct,
-	}
 }

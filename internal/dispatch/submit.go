@@ -1,4 +1,4 @@
-package server
+package dispatch
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/policy"
 	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/wire"
 )
 
 // submitted is the outcome of one spec of a submit.
@@ -15,17 +16,12 @@ type submitted struct {
 	job          store.Job
 	rec          *jobRec // nil when deduplicated
 	deduplicated bool
-	err          error // a client error (*fieldError, *quotaError)
+	err          error // a client error (*FieldError, *QuotaError)
 }
-
-// unrunnableError refuses a job no registered worker could ever run.
-type unrunnableError struct{ msg string }
-
-func (e *unrunnableError) Error() string { return e.msg }
 
 // checkRunnable refuses a job that no registered worker could ever run
 // (server.accept_unrunnable turns the check off).
-func (d *dispatcher) checkRunnable(j store.Job, idx int, batch bool) error {
+func (d *Dispatcher) checkRunnable(j store.Job, idx int, batch bool) error {
 	if d.cfg.Server.AcceptUnrunnable {
 		return nil
 	}
@@ -33,7 +29,7 @@ func (d *dispatcher) checkRunnable(j store.Job, idx int, batch bool) error {
 		e := badField("command", "the job has no command, and no registered worker has a handler for type %q that runs jobs without one: "+
 			`give the command to run ("command": ["echo","hi"]; with the CLI, after --: fairway submit %s -- echo hi)`, j.Type, j.Type)
 		if batch {
-			e.field = fmt.Sprintf("jobs[%d].command", idx)
+			e.Field = fmt.Sprintf("jobs[%d].command", idx)
 		}
 		return e
 	}
@@ -45,7 +41,7 @@ func (d *dispatcher) checkRunnable(j store.Job, idx int, batch bool) error {
 	if batch {
 		msg = fmt.Sprintf("jobs[%d]: %s", idx, msg)
 	}
-	return &unrunnableError{msg}
+	return &UnrunnableError{msg}
 }
 
 // someWorkerRunsWithoutCommand says whether a job of typ without a
@@ -53,7 +49,7 @@ func (d *dispatcher) checkRunnable(j store.Job, idx int, batch bool) error {
 // (or for every type), or did not say (workers before handlers were
 // reported). With no worker registered the job is accepted and waits, as
 // checkRunnable does for capacity.
-func (d *dispatcher) someWorkerRunsWithoutCommand(typ string) bool {
+func (d *Dispatcher) someWorkerRunsWithoutCommand(typ string) bool {
 	if len(d.workers) == 0 {
 		return true
 	}
@@ -65,16 +61,11 @@ func (d *dispatcher) someWorkerRunsWithoutCommand(typ string) bool {
 	return false
 }
 
-// quotaError refuses a submit past a queue limit.
-type quotaError struct{ msg string }
-
-func (e *quotaError) Error() string { return e.msg }
-
 type idemKey struct{ tenant, key string }
 
 // submitJobs inserts jobs in the batch's transaction. Every job is checked
 // first (quotas, dependencies); if any fails, none is inserted.
-func (d *dispatcher) submitJobs(tx *txn, jobs []store.Job) []submitted {
+func (d *Dispatcher) submitJobs(tx *txn, jobs []store.Job) []submitted {
 	out := make([]submitted, len(jobs))
 	deps := make([][]policy.Dependency, len(jobs))
 	adding := map[string]int{}
@@ -110,12 +101,12 @@ func failAll(out []submitted, err error) []submitted {
 }
 
 // checkQuota applies the tenant's and the server's max_queued.
-func (d *dispatcher) checkQuota(tenant string, adding int) error {
+func (d *Dispatcher) checkQuota(tenant string, adding int) error {
 	if m := d.cfg.Tenants[tenant].MaxQueued; m > 0 && d.byTenant[tenant]+adding > m {
-		return &quotaError{fmt.Sprintf("tenant %s has %d unfinished jobs; its limit is %d", tenant, d.byTenant[tenant], m)}
+		return &QuotaError{fmt.Sprintf("tenant %s has %d unfinished jobs; its limit is %d", tenant, d.byTenant[tenant], m)}
 	}
 	if m := d.cfg.Server.MaxQueued; m > 0 && len(d.jobs)+adding > m {
-		return &quotaError{fmt.Sprintf("the server holds %d unfinished jobs; its limit is %d", len(d.jobs), m)}
+		return &QuotaError{fmt.Sprintf("the server holds %d unfinished jobs; its limit is %d", len(d.jobs), m)}
 	}
 	return nil
 }
@@ -123,7 +114,7 @@ func (d *dispatcher) checkQuota(tenant string, adding int) error {
 // checkDependencies returns the dependencies the engine must wait for. A
 // dependency must be a job of the same tenant, unfinished, or finished in
 // a way that meets its condition; earlier jobs of the same batch count.
-func (d *dispatcher) checkDependencies(tx *txn, j store.Job, earlier []store.Job, idx int, batch bool) ([]policy.Dependency, error) {
+func (d *Dispatcher) checkDependencies(tx *txn, j store.Job, earlier []store.Job, idx int, batch bool) ([]policy.Dependency, error) {
 	var live []policy.Dependency
 	for i, dep := range j.DependsOn {
 		field := fmt.Sprintf("depends_on[%d].job_id", i)
@@ -153,7 +144,7 @@ func (d *dispatcher) checkDependencies(tx *txn, j store.Job, earlier []store.Job
 
 // insertJob stores one job and queues it, or finds the job that holds its
 // idempotency key.
-func (d *dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, inBatch map[idemKey]store.Job) submitted {
+func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, inBatch map[idemKey]store.Job) submitted {
 	j.ID = store.NewID(tx.now)
 	j.CreatedAt, j.UpdatedAt, j.EnqueuedAt = tx.now, tx.now, tx.now
 	j.State = store.StatePending
@@ -188,7 +179,7 @@ func (d *dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 	return submitted{job: j, rec: rec}
 }
 
-func (d *dispatcher) duplicate(tx *txn, j store.Job, dup *store.DuplicateError, inBatch map[idemKey]store.Job) submitted {
+func (d *Dispatcher) duplicate(tx *txn, j store.Job, dup *store.DuplicateError, inBatch map[idemKey]store.Job) submitted {
 	orig, ok := inBatch[idemKey{j.Tenant, j.IdempotencyKey}]
 	if rec := d.jobs[dup.JobID]; !ok && rec != nil {
 		orig, ok = rec.job, true
@@ -205,14 +196,14 @@ func (d *dispatcher) duplicate(tx *txn, j store.Job, dup *store.DuplicateError, 
 }
 
 // response renders a submit's outcome once its batch has committed.
-func (s submitted) response(d *dispatcher) api.SubmitResponse {
+func (s submitted) response(d *Dispatcher) api.SubmitResponse {
 	job := s.job
 	if s.rec != nil {
 		job = s.rec.job
 	}
-	r := api.SubmitResponse{Job: apiJob(job), Deduplicated: s.deduplicated}
+	r := api.SubmitResponse{Job: wire.Job(job), Deduplicated: s.deduplicated}
 	if job.State == store.StateLeased || job.State == store.StateRunning {
-		r.EstimatedStart = timePtr(job.UpdatedAt)
+		r.EstimatedStart = wire.TimePtr(job.UpdatedAt)
 	}
 	return r
 }

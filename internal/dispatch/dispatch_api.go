@@ -1,4 +1,4 @@
-package server
+package dispatch
 
 import (
 	"context"
@@ -17,19 +17,13 @@ import (
 // SubmitResult is the outcome of one job of a submit.
 type SubmitResult struct {
 	Response api.SubmitResponse
-	Err      error // a client error (*fieldError, *quotaError, *unrunnableError)
+	Err      error // a client error (*FieldError, *QuotaError, *UnrunnableError)
 }
-
-// errUnknownWorker answers a worker call from a worker the dispatcher does
-// not know (expired, deregistered, or from before a restart that lost it).
-type errUnknownWorker struct{ id string }
-
-func (e *errUnknownWorker) Error() string { return "no worker " + e.id + " (register again)" }
 
 // Submit inserts the jobs in one transaction (all or none, see
 // submitJobs); with wait it also returns a channel that receives the
 // (single) job once it ends.
-func (d *dispatcher) Submit(ctx context.Context, jobs []store.Job, wait bool) ([]SubmitResult, chan api.Job, error) {
+func (d *Dispatcher) Submit(ctx context.Context, jobs []store.Job, wait bool) ([]SubmitResult, chan api.Job, error) {
 	out := make([]SubmitResult, len(jobs))
 	var waitCh chan api.Job
 	err := d.submitArriving(ctx, arrivals(jobs), func(tx *txn) {
@@ -50,28 +44,28 @@ func (d *dispatcher) Submit(ctx context.Context, jobs []store.Job, wait bool) ([
 }
 
 // StopWaiting drops a waiter that Submit returned.
-func (d *dispatcher) StopWaiting(id string, ch chan api.Job) {
+func (d *Dispatcher) StopWaiting(id string, ch chan api.Job) {
 	_ = d.submit(context.Background(), func(tx *txn) { d.removeWaiter(id, ch) })
 }
 
 // Cancel cancels a job; the result is api.ResultCancelled,
 // ResultCancelRequested or ResultAlreadyFinished, "" when the job changed
 // meanwhile.
-func (d *dispatcher) Cancel(ctx context.Context, id, actor string) (string, error) {
+func (d *Dispatcher) Cancel(ctx context.Context, id, actor string) (string, error) {
 	var result string
 	err := d.submit(ctx, func(tx *txn) { result, _ = d.cancel(tx, id, actor) })
 	return result, err
 }
 
 // Reprioritize sets a queued job's priority; results as for Cancel.
-func (d *dispatcher) Reprioritize(ctx context.Context, id string, priority int, actor string) (string, error) {
+func (d *Dispatcher) Reprioritize(ctx context.Context, id string, priority int, actor string) (string, error) {
 	var result string
 	err := d.submit(ctx, func(tx *txn) { result, _ = d.reprioritize(tx, id, priority, actor) })
 	return result, err
 }
 
 // ExtendSLA adds to an unfinished job's timeout; false when it has ended.
-func (d *dispatcher) ExtendSLA(ctx context.Context, id string, by time.Duration, actor string) (bool, error) {
+func (d *Dispatcher) ExtendSLA(ctx context.Context, id string, by time.Duration, actor string) (bool, error) {
 	var live bool
 	err := d.submit(ctx, func(tx *txn) { live = d.extendSLA(tx, id, by, actor) })
 	return live, err
@@ -79,7 +73,7 @@ func (d *dispatcher) ExtendSLA(ctx context.Context, id string, by time.Duration,
 
 // Explain says why an unfinished job is not running; false when the
 // dispatcher no longer holds it (it has ended).
-func (d *dispatcher) Explain(ctx context.Context, id string) (api.Explanation, bool, error) {
+func (d *Dispatcher) Explain(ctx context.Context, id string) (api.Explanation, bool, error) {
 	var x api.Explanation
 	var live bool
 	err := d.submit(ctx, func(tx *txn) { x, live = d.explain(id, tx.now) })
@@ -87,7 +81,7 @@ func (d *dispatcher) Explain(ctx context.Context, id string) (api.Explanation, b
 }
 
 // Reasons returns explain's code for each job of ids that waits.
-func (d *dispatcher) Reasons(ctx context.Context, ids []string) (map[string]string, error) {
+func (d *Dispatcher) Reasons(ctx context.Context, ids []string) (map[string]string, error) {
 	var out map[string]string
 	err := d.submit(ctx, func(tx *txn) { out = d.reasons(ids, tx.now) })
 	return out, err
@@ -95,7 +89,7 @@ func (d *dispatcher) Reasons(ctx context.Context, ids []string) (map[string]stri
 
 // Lanes shows every lane's load; with a tenant, only that tenant's jobs
 // are counted and the shares and capacity are left out.
-func (d *dispatcher) Lanes(ctx context.Context, tenant string) (api.LaneList, error) {
+func (d *Dispatcher) Lanes(ctx context.Context, tenant string) (api.LaneList, error) {
 	var out api.LaneList
 	err := d.submit(ctx, func(tx *txn) {
 		if tenant != "" {
@@ -108,14 +102,14 @@ func (d *dispatcher) Lanes(ctx context.Context, tenant string) (api.LaneList, er
 }
 
 // Workers lists the registered workers.
-func (d *dispatcher) Workers(ctx context.Context) (api.WorkerList, error) {
+func (d *Dispatcher) Workers(ctx context.Context) (api.WorkerList, error) {
 	var out api.WorkerList
 	err := d.submit(ctx, func(tx *txn) { out = d.workerList() })
 	return out, err
 }
 
 // Register records a new worker and returns its id.
-func (d *dispatcher) Register(ctx context.Context, req api.RegisterRequest) (string, error) {
+func (d *Dispatcher) Register(ctx context.Context, req api.RegisterRequest) (string, error) {
 	var id string
 	var regErr error
 	err := d.submit(ctx, func(tx *txn) {
@@ -127,7 +121,7 @@ func (d *dispatcher) Register(ctx context.Context, req api.RegisterRequest) (str
 
 // workerCall runs fn for a known worker, counting the call as a sign of
 // life; an unknown worker gets *errUnknownWorker.
-func (d *dispatcher) workerCall(ctx context.Context, id string, fn func(tx *txn, wk *workerRec)) error {
+func (d *Dispatcher) workerCall(ctx context.Context, id string, fn func(tx *txn, wk *workerRec)) error {
 	known := true
 	err := d.submit(ctx, func(tx *txn) {
 		wk := d.workers[id]
@@ -139,14 +133,14 @@ func (d *dispatcher) workerCall(ctx context.Context, id string, fn func(tx *txn,
 		fn(tx, wk)
 	})
 	if err == nil && !known {
-		return &errUnknownWorker{id}
+		return &UnknownWorkerError{id}
 	}
 	return err
 }
 
 // Lease long-polls for up to max leases for the worker, waiting at most
 // wait for them.
-func (d *dispatcher) Lease(ctx context.Context, workerID string, max int, wait time.Duration) ([]api.Lease, error) {
+func (d *Dispatcher) Lease(ctx context.Context, workerID string, max int, wait time.Duration) ([]api.Lease, error) {
 	poll := &poller{max: max, ch: make(chan []api.Lease, 1)}
 	if err := d.workerCall(ctx, workerID, func(tx *txn, wk *workerRec) { d.openPoll(wk, poll) }); err != nil {
 		return nil, err
@@ -157,7 +151,7 @@ func (d *dispatcher) Lease(ctx context.Context, workerID string, max int, wait t
 // awaitLeases waits for the poll to be answered; past the wait (or when
 // the client goes away) it withdraws the poll and takes whatever answer
 // the dispatcher gives — leases handed over meanwhile are never lost.
-func (d *dispatcher) awaitLeases(ctx context.Context, workerID string, poll *poller, wait time.Duration) []api.Lease {
+func (d *Dispatcher) awaitLeases(ctx context.Context, workerID string, poll *poller, wait time.Duration) []api.Lease {
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
@@ -181,7 +175,7 @@ func (d *dispatcher) awaitLeases(ctx context.Context, workerID string, poll *pol
 }
 
 // Start records that the worker started these attempts.
-func (d *dispatcher) Start(ctx context.Context, workerID string, attempts []api.JobAttempt) ([]api.ItemResult, error) {
+func (d *Dispatcher) Start(ctx context.Context, workerID string, attempts []api.JobAttempt) ([]api.ItemResult, error) {
 	out := make([]api.ItemResult, len(attempts))
 	err := d.workerCall(ctx, workerID, func(tx *txn, wk *workerRec) {
 		for i, a := range attempts {
@@ -196,7 +190,7 @@ func (d *dispatcher) Start(ctx context.Context, workerID string, attempts []api.
 // (its nudge), the wait (at most a heartbeat interval, so that liveness is
 // unchanged) passes, or the client goes. On a nudge the heartbeat is
 // applied again, so the answer reflects the news.
-func (d *dispatcher) Heartbeat(ctx context.Context, workerID string, req api.HeartbeatRequest) (api.HeartbeatResponse, error) {
+func (d *Dispatcher) Heartbeat(ctx context.Context, workerID string, req api.HeartbeatRequest) (api.HeartbeatResponse, error) {
 	var out api.HeartbeatResponse
 	var news bool
 	var nudge chan struct{}
@@ -262,7 +256,7 @@ func drain(ch chan struct{}) {
 // Complete applies the worker's reports of ended attempts; with leaseMax
 // it also returns the leases made, in the same batch, into the slots the
 // reports freed.
-func (d *dispatcher) Complete(ctx context.Context, workerID string, results []api.Completion, leaseMax int) ([]api.ItemResult, []api.Lease, error) {
+func (d *Dispatcher) Complete(ctx context.Context, workerID string, results []api.Completion, leaseMax int) ([]api.ItemResult, []api.Lease, error) {
 	out := make([]api.ItemResult, len(results))
 	var owed *poller
 	err := d.workerCall(ctx, workerID, func(tx *txn, wk *workerRec) {
@@ -289,7 +283,7 @@ func (d *dispatcher) Complete(ctx context.Context, workerID string, results []ap
 }
 
 // AppendLogs stores the worker's log chunks; it returns how many it kept.
-func (d *dispatcher) AppendLogs(ctx context.Context, workerID string, chunks []store.LogChunk) (int, error) {
+func (d *Dispatcher) AppendLogs(ctx context.Context, workerID string, chunks []store.LogChunk) (int, error) {
 	accepted := 0
 	err := d.workerCall(ctx, workerID, func(tx *txn, wk *workerRec) { accepted = d.appendLogs(tx, wk, chunks) })
 	return accepted, err
@@ -297,6 +291,6 @@ func (d *dispatcher) AppendLogs(ctx context.Context, workerID string, chunks []s
 
 // Deregister removes the worker, handing its unstarted and interrupted
 // jobs back uncharged.
-func (d *dispatcher) Deregister(ctx context.Context, workerID string) error {
+func (d *Dispatcher) Deregister(ctx context.Context, workerID string) error {
 	return d.workerCall(ctx, workerID, func(tx *txn, wk *workerRec) { d.deregister(tx, wk) })
 }

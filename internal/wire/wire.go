@@ -1,0 +1,78 @@
+// Package wire renders the store's records as the API's wire types (package
+// api): the one place where a stored job, execution or policy becomes what
+// clients read. The dispatcher and the HTTP API both answer with them.
+package wire
+
+import (
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/policy"
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// TimePtr is t in UTC, or nil for the zero time.
+func TimePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+// Job renders a stored job for the API.
+func Job(j store.Job) api.Job {
+	out := api.Job{
+		ID: j.ID, Type: j.Type, Tenant: j.Tenant, Name: j.Name, Lane: j.Lane, Key: j.Key,
+		FairnessKey: j.FairnessKey, Priority: j.Priority, OnDemand: j.OnDemand,
+		Resources: Resources(j.Resources), Labels: j.Labels, Command: j.Command,
+		Env: j.Env, Dir: j.Dir, Payload: RawJSON(j.Payload), IdempotencyKey: j.IdempotencyKey,
+		MaxAttempts: j.MaxAttempts, Retry: Retry(j.Retry),
+		TimeoutMS: j.Timeout.Milliseconds(), ExpectedMS: j.Expected.Milliseconds(),
+		SLAPolicy: string(j.SLAPolicy), RunAt: TimePtr(j.RunAt),
+		State: string(j.State), Attempt: j.Attempt, ReturnedLeases: j.ReturnedLeases,
+		CreatedAt: j.CreatedAt.UTC(), UpdatedAt: j.UpdatedAt.UTC(),
+		EnqueuedAt: TimePtr(j.EnqueuedAt), StartedAt: TimePtr(j.StartedAt), FinishedAt: TimePtr(j.FinishedAt),
+		WorkerID: j.WorkerID, LeaseExpiresAt: TimePtr(j.LeaseExpiresAt),
+		CancelRequested: j.CancelRequested, LastError: j.LastError, ExitCode: j.ExitCode,
+		FailureClass: string(j.FailureClass), Result: RawJSON(j.Result),
+		OutputLimitBytes: j.OutputLimit,
+	}
+	for _, dep := range j.DependsOn {
+		out.DependsOn = append(out.DependsOn, api.Dependency{JobID: dep.JobID, Condition: string(dep.Condition)})
+	}
+	out.Shell = j.Shell
+	return out
+}
+
+// RawJSON is b, or nil when it is empty (so that the field is left out).
+func RawJSON(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+// Resources renders a resource demand: cpu in cores.
+func Resources(r policy.Resources) api.Resources {
+	return api.Resources{CPU: float64(r.MilliCPU) / 1000, MemoryMB: r.MemoryMB, GPU: r.GPU}
+}
+
+// Retry renders a retry policy.
+func Retry(r store.RetryPolicy) api.RetryPolicy {
+	out := api.RetryPolicy{Kind: string(r.Kind), DelayMS: r.Delay.Milliseconds(), MaxDelayMS: r.MaxDelay.Milliseconds(), Jitter: r.Jitter}
+	for _, c := range r.RetryOn {
+		out.RetryOn = append(out.RetryOn, string(c))
+	}
+	return out
+}
+
+// Execution renders one attempt's record.
+func Execution(e store.Execution) api.Execution {
+	return api.Execution{
+		JobID: e.JobID, Attempt: e.Attempt, WorkerID: e.WorkerID,
+		LeasedAt: TimePtr(e.LeasedAt), StartedAt: TimePtr(e.StartedAt), FinishedAt: TimePtr(e.FinishedAt),
+		Outcome: string(e.Outcome), ExitCode: e.ExitCode, FailureClass: string(e.FailureClass),
+		Error: e.Error, DurationMS: e.Duration.Milliseconds(), SLAMet: e.SLAMet, SLAViolationPct: e.SLAViolationPct,
+	}
+}
