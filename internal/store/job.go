@@ -173,7 +173,8 @@ type Job struct {
 	SLAPolicy      SLAPolicy
 	RunAt          time.Time
 	DependsOn      []Dependency
-	ScheduleID     string // the schedule that created the job, if any
+	ScheduleID     string    // the schedule that created the job, if any
+	ScheduledFor   time.Time // the nominal time of its schedule's slot
 	// OutputLimit is the most output (stdout and stderr together, bytes)
 	// kept of one attempt; 0 means the server's default.
 	OutputLimit int64

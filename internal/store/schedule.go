@@ -6,30 +6,29 @@ import (
 	"time"
 )
 
-// MisfirePolicy is what a schedule does with runs missed while the server
-// was down.
-type MisfirePolicy string
-
-// Misfire policies.
-const (
-	MisfireSkip    MisfirePolicy = "skip"     // drop missed runs
-	MisfireRunOnce MisfirePolicy = "run_once" // run once for all missed runs
-)
-
-// Schedule creates jobs from Template at the times Spec names.
+// Schedule creates jobs from Template at the times Spec names (package
+// internal/schedule reads Spec and applies the policies).
 type Schedule struct {
-	ID            string
-	Tenant        string
-	Name          string
-	Spec          string // cron expression, "@every 5m", or "@once 2025-11-03T10:00:00Z"
-	Timezone      string // IANA name; "" = UTC
-	Template      json.RawMessage
-	MisfirePolicy MisfirePolicy
-	Enabled       bool
-	NextRunAt     time.Time
-	LastRunAt     time.Time
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	ID       string
+	Tenant   string
+	Name     string
+	Spec     string // cron expression, "every 15m offset 5m", or "at 2026-12-01T09:00:00Z"
+	Timezone string // IANA name; "" = UTC
+	Template json.RawMessage
+	// Overlap is what a slot does while a job of the schedule has not
+	// finished: skip, buffer_one, buffer_all, cancel_other, allow_all.
+	Overlap        string
+	CatchupWindow  time.Duration // 0: the default window
+	Jitter         time.Duration
+	StartAt, EndAt time.Time // no slot outside them (zero: unbounded)
+	Enabled        bool      // false: paused
+	PauseNote      string
+	PauseOnFailure bool
+	NextRunAt      time.Time   // the next nominal time not yet handled; zero: none left
+	Buffered       []time.Time // slots waiting for the running job, oldest first
+	LastRunAt      time.Time   // the nominal time of the last job fired
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 // Validate checks the id, tenant, spec and template.
@@ -43,8 +42,8 @@ func (s *Schedule) Validate() error {
 		return fmt.Errorf("%w: schedule %s: empty spec", ErrInvalid, s.ID)
 	case len(s.Template) > 0 && !json.Valid(s.Template):
 		return fmt.Errorf("%w: schedule %s: template is not JSON", ErrInvalid, s.ID)
-	case s.MisfirePolicy != "" && s.MisfirePolicy != MisfireSkip && s.MisfirePolicy != MisfireRunOnce:
-		return fmt.Errorf("%w: schedule %s: unknown misfire policy %q", ErrInvalid, s.ID, s.MisfirePolicy)
+	case s.CatchupWindow < 0 || s.Jitter < 0:
+		return fmt.Errorf("%w: schedule %s: negative catch-up window or jitter", ErrInvalid, s.ID)
 	case s.CreatedAt.IsZero():
 		return fmt.Errorf("%w: schedule %s: zero created_at", ErrInvalid, s.ID)
 	}

@@ -22,6 +22,27 @@ func timeArg(t time.Time) any {
 	return t.UnixMicro()
 }
 
+// timesArg is a list of times as unix microseconds, for a JSON column.
+func timesArg(ts []time.Time) []int64 {
+	out := make([]int64, len(ts))
+	for i, t := range ts {
+		out[i] = t.UnixMicro()
+	}
+	return out
+}
+
+// timesCol is the inverse of timesArg.
+func timesCol(us []int64) []time.Time {
+	if len(us) == 0 {
+		return nil
+	}
+	out := make([]time.Time, len(us))
+	for i, u := range us {
+		out[i] = time.UnixMicro(u).UTC()
+	}
+	return out
+}
+
 func strArg(s string) any {
 	if s == "" {
 		return nil

@@ -75,7 +75,9 @@
 //	workers           PRIMARY KEY id; types/labels JSON, slots, resources,
 //	                  state, registered_at, last_seen_at.
 //	schedules         PRIMARY KEY id; spec, timezone, template JSON,
-//	                  misfire_policy, enabled, next/last run; index on
+//	                  overlap, catch-up window, jitter, start/end, enabled
+//	                  (paused when 0) with a note, buffered slots JSON,
+//	                  next/last run; index on
 //	                  next_run_at where enabled.
 //	api_keys          PRIMARY KEY key_hash; tenant, role (CHECKed), name.
 //

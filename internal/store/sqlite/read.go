@@ -516,14 +516,18 @@ func (s *Store) WorkerList(ctx context.Context) ([]store.Worker, error) {
 	return ws, nil
 }
 
-const scheduleSelect = `SELECT id, tenant, name, spec, timezone, template, misfire_policy, enabled,
-	next_run_at, last_run_at, created_at, updated_at FROM schedules`
+const scheduleSelect = `SELECT id, tenant, name, spec, timezone, template, overlap, enabled,
+	next_run_at, last_run_at, created_at, updated_at, catchup_window_ms, jitter_ms, start_at, end_at,
+	pause_note, pause_on_failure, buffered FROM schedules`
 
 func scanSchedule(sc scanner) (store.Schedule, error) {
 	var v store.Schedule
+	var buffered []int64
 	err := sc.Scan(&v.ID, &v.Tenant, &v.Name, &v.Spec, &v.Timezone, rawJSONCol{&v.Template},
-		strCol[store.MisfirePolicy]{&v.MisfirePolicy}, &v.Enabled, timeCol{&v.NextRunAt},
-		timeCol{&v.LastRunAt}, timeCol{&v.CreatedAt}, timeCol{&v.UpdatedAt})
+		&v.Overlap, &v.Enabled, timeCol{&v.NextRunAt},
+		timeCol{&v.LastRunAt}, timeCol{&v.CreatedAt}, timeCol{&v.UpdatedAt}, msCol{&v.CatchupWindow}, msCol{&v.Jitter},
+		timeCol{&v.StartAt}, timeCol{&v.EndAt}, &v.PauseNote, &v.PauseOnFailure, jsonCol{&buffered})
+	v.Buffered = timesCol(buffered)
 	return v, err
 }
 

@@ -67,14 +67,18 @@ var stmtSQL = [numStmts]string{
 			registered_at = excluded.registered_at, last_seen_at = excluded.last_seen_at`,
 	stmtWorkerTouch:  `UPDATE workers SET last_seen_at = ? WHERE id = ?`,
 	stmtWorkerDelete: `DELETE FROM workers WHERE id = ?`,
-	stmtScheduleUpsert: `INSERT INTO schedules (id, tenant, name, spec, timezone, template, misfire_policy,
-			enabled, next_run_at, last_run_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	stmtScheduleUpsert: `INSERT INTO schedules (id, tenant, name, spec, timezone, template, overlap,
+			enabled, next_run_at, last_run_at, created_at, updated_at, catchup_window_ms, jitter_ms,
+			start_at, end_at, pause_note, pause_on_failure, buffered)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET tenant = excluded.tenant, name = excluded.name,
 			spec = excluded.spec, timezone = excluded.timezone, template = excluded.template,
-			misfire_policy = excluded.misfire_policy, enabled = excluded.enabled,
+			overlap = excluded.overlap, enabled = excluded.enabled,
 			next_run_at = excluded.next_run_at, last_run_at = excluded.last_run_at,
-			created_at = excluded.created_at, updated_at = excluded.updated_at`,
+			created_at = excluded.created_at, updated_at = excluded.updated_at,
+			catchup_window_ms = excluded.catchup_window_ms, jitter_ms = excluded.jitter_ms,
+			start_at = excluded.start_at, end_at = excluded.end_at, pause_note = excluded.pause_note,
+			pause_on_failure = excluded.pause_on_failure, buffered = excluded.buffered`,
 	stmtScheduleDelete: `DELETE FROM schedules WHERE id = ?`,
 	stmtAPIKeyInsert:   `INSERT INTO api_keys (key_hash, tenant, role, name, created_at) VALUES (?, ?, ?, ?, ?)`,
 	stmtAPIKeyDelete:   `DELETE FROM api_keys WHERE key_hash = ?`,
@@ -532,9 +536,14 @@ func (w *writer) ScheduleUpsert(ctx context.Context, s store.Schedule) (err erro
 	if err := s.Validate(); err != nil {
 		return err
 	}
+	buffered, err := jsonArg(timesArg(s.Buffered))
+	if err != nil {
+		return err
+	}
 	_, err = w.exec(stmtScheduleUpsert, s.ID, s.Tenant, s.Name, s.Spec, s.Timezone, rawJSONArg(s.Template),
-		string(s.MisfirePolicy), s.Enabled, timeArg(s.NextRunAt), timeArg(s.LastRunAt),
-		timeArg(s.CreatedAt), timeArg(s.UpdatedAt))
+		s.Overlap, s.Enabled, timeArg(s.NextRunAt), timeArg(s.LastRunAt),
+		timeArg(s.CreatedAt), timeArg(s.UpdatedAt), msArg(s.CatchupWindow), msArg(s.Jitter),
+		timeArg(s.StartAt), timeArg(s.EndAt), s.PauseNote, s.PauseOnFailure, buffered)
 	if err != nil {
 		return fmt.Errorf("sqlite: upsert schedule %s: %w", s.ID, err)
 	}

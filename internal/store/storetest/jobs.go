@@ -47,6 +47,7 @@ func fullJob(id string) store.Job {
 			{JobID: "dep-b", Condition: store.CondAny},
 		},
 		ScheduleID:      "sched-1",
+		ScheduledFor:    us(8),
 		OutputLimit:     64 << 10,
 		CreatedAt:       us(2),
 		UpdatedAt:       us(3),

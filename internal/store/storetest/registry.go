@@ -64,13 +64,16 @@ func testWorkers(t *testing.T, s store.Store) {
 func testSchedules(t *testing.T, s store.Store) {
 	mk := func(id, tenant string, enabled bool, next time.Time) store.Schedule {
 		return store.Schedule{ID: id, Tenant: tenant, Name: "sched " + id, Spec: "0 * * * *", Timezone: "Europe/Paris",
-			Template: json.RawMessage(`{"type":"report","priority":700}`), MisfirePolicy: store.MisfireRunOnce,
+			Template: json.RawMessage(`{"type":"report","priority":700}`), Overlap: "buffer_one",
+			CatchupWindow: 10 * time.Minute, Jitter: 30 * time.Second, StartAt: T0, EndAt: T0.Add(30 * 24 * time.Hour),
+			PauseNote: "note " + id, PauseOnFailure: true, Buffered: []time.Time{next.Add(-2 * time.Hour), next.Add(-time.Hour)},
 			Enabled: enabled, NextRunAt: next, LastRunAt: next.Add(-time.Hour), CreatedAt: T0, UpdatedAt: T0}
 	}
 	a := mk("a", "acme", true, T0.Add(time.Hour))
 	b := mk("b", "acme", false, T0)
 	c := mk("c", "globex", true, T0.Add(time.Minute))
-	c.Spec, c.Template, c.MisfirePolicy, c.LastRunAt = "@every 5m", nil, store.MisfireSkip, time.Time{}
+	c.Spec, c.Template, c.Overlap, c.LastRunAt = "every 5m", nil, "skip", time.Time{}
+	c.CatchupWindow, c.Jitter, c.StartAt, c.EndAt, c.PauseNote, c.PauseOnFailure, c.Buffered = 0, 0, time.Time{}, time.Time{}, "", false, nil
 	write(t, s, func(w store.Writer) error {
 		for _, sc := range []store.Schedule{c, b, a} {
 			if err := w.ScheduleUpsert(ctx, sc); err != nil {
@@ -104,7 +107,7 @@ func testSchedules(t *testing.T, s store.Store) {
 		diff(t, name, tc.want, got)
 	}
 
-	a.Enabled, a.NextRunAt, a.UpdatedAt = false, T0.Add(2*time.Hour), T0.Add(time.Minute)
+	a.Enabled, a.NextRunAt, a.UpdatedAt, a.Buffered = false, T0.Add(2*time.Hour), T0.Add(time.Minute), nil
 	write(t, s, func(w store.Writer) error {
 		if err := w.ScheduleUpsert(ctx, a); err != nil {
 			return err
