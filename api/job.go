@@ -122,6 +122,10 @@ type Job struct {
 	ExitCode        *int            `json:"exit_code,omitempty"`
 	FailureClass    string          `json:"failure_class,omitempty"`
 	Result          json.RawMessage `json:"result,omitempty"`
+	// ScheduleID and ScheduledFor name the slot of a job a schedule
+	// created: the schedule and the slot's nominal time.
+	ScheduleID   string     `json:"schedule_id,omitempty"`
+	ScheduledFor *time.Time `json:"scheduled_for,omitempty"`
 	// Reason is why a job that waits (blocked, pending, retry_wait) is not
 	// running: explain's code (not_yet_due, no_free_slot, conflict, ...).
 	// Set in GET /jobs and GET /jobs/{id} answers.

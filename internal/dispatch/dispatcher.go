@@ -122,6 +122,8 @@ type Dispatcher struct {
 	rng      *rand.Rand
 
 	eng       *policy.Engine
+	build     JobBuilder
+	scheds    map[string]*schedRec
 	jobs      map[string]*jobRec
 	workers   map[string]*workerRec
 	waiters   map[string][]chan api.Job
@@ -159,11 +161,17 @@ type Options struct {
 	Clock  Clock
 	// MaxBatch bounds the commands applied in one transaction.
 	MaxBatch int
+	// BuildJob resolves a schedule's job template at each slot.
+	BuildJob JobBuilder
 }
 
 // New builds a dispatcher; Rebuild loads its state, Run applies commands.
 func New(o Options) (*Dispatcher, error) {
-	return newDispatcher(o.Store, o.Config, o.Logger, o.Clock, o.MaxBatch)
+	d, err := newDispatcher(o.Store, o.Config, o.Logger, o.Clock, o.MaxBatch)
+	if err == nil {
+		d.build = o.BuildJob
+	}
+	return d, err
 }
 
 // Rebuild loads the unfinished jobs and the workers from the store.
@@ -202,6 +210,7 @@ func (d *Dispatcher) reset() error {
 	eng.TrackReleased(true)
 	d.eng = eng
 	d.jobs = map[string]*jobRec{}
+	d.scheds = map[string]*schedRec{}
 	d.workers = map[string]*workerRec{}
 	d.byTenant = map[string]int{}
 	if d.waiters == nil {

@@ -235,6 +235,9 @@ func (d *Dispatcher) releaseFromWorker(tx *txn, rec *jobRec, out policy.Outcome)
 // the transaction commits.
 func (d *Dispatcher) forget(tx *txn, rec *jobRec) {
 	delete(d.jobs, rec.job.ID)
+	if rec.job.ScheduleID != "" {
+		d.scheduledJobEnded(tx, rec)
+	}
 	d.byTenant[rec.job.Tenant]--
 	if d.byTenant[rec.job.Tenant] <= 0 {
 		delete(d.byTenant, rec.job.Tenant)

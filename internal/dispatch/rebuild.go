@@ -40,7 +40,10 @@ func (d *Dispatcher) rebuild(ctx context.Context) error {
 			return fmt.Errorf("rebuild: job %s: %w", j.ID, err)
 		}
 	}
-	d.log.Info("dispatcher: state rebuilt", "jobs", len(jobs), "workers", len(d.workers))
+	if err := d.loadSchedules(ctx); err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	d.log.Info("dispatcher: state rebuilt", "jobs", len(jobs), "workers", len(d.workers), "schedules", len(d.scheds))
 	return nil
 }
 

@@ -115,6 +115,7 @@ func (d *Dispatcher) housekeep(tx *txn) {
 		d.removeWorker(tx, wk, store.EventWorkerLost)
 	}
 	d.watchSLA(tx)
+	d.fireSchedules(tx)
 	d.purge(tx)
 }
 

@@ -77,6 +77,7 @@ func (s *Server) classify(err error) *apiError {
 	var qe *dispatch.QuotaError
 	var ue *dispatch.UnrunnableError
 	var uw *dispatch.UnknownWorkerError
+	var us *dispatch.ScheduleNotFoundError
 	switch {
 	case errors.As(err, &ae):
 		return ae
@@ -88,6 +89,8 @@ func (s *Server) classify(err error) *apiError {
 		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeOverloaded, Message: qe.Msg}, retryAfter: 5}
 	case errors.As(err, &ue):
 		return &apiError{status: http.StatusUnprocessableEntity, body: api.ErrorBody{Code: api.CodeUnrunnable, Message: ue.Msg}}
+	case errors.As(err, &us):
+		return notFound("schedule", us.ID)
 	case errors.As(err, &uw):
 		return notFound("worker", uw.ID+" (register again)")
 	case errors.Is(err, ErrClosed):

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/dispatch"
 	"github.com/fairwayhq/fairway/internal/store"
@@ -75,7 +76,10 @@ func New(opts Options) (*Server, error) {
 		auth:   newAuthenticator(opts.Config),
 		limits: newLimiter(opts.Config),
 	}
-	d, err := dispatch.New(dispatch.Options{Store: opts.Store, Config: opts.Config, Logger: opts.Logger, Clock: opts.Clock, MaxBatch: opts.MaxBatch})
+	d, err := dispatch.New(dispatch.Options{
+		Store: opts.Store, Config: opts.Config, Logger: opts.Logger, Clock: opts.Clock, MaxBatch: opts.MaxBatch,
+		BuildJob: s.buildScheduledJob,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +115,15 @@ func (s *Server) Close() error {
 		<-s.done
 	})
 	return nil
+}
+
+// buildScheduledJob resolves a schedule's template as a submit would.
+func (s *Server) buildScheduledJob(spec api.JobSpec, tenant string) (store.Job, error) {
+	j, fe := s.buildJob(spec, tenant)
+	if fe != nil {
+		return j, &dispatch.FieldError{Field: fe.field, Msg: fe.msg}
+	}
+	return j, nil
 }
 
 // Handler is the HTTP API.

@@ -37,6 +37,14 @@ const (
 	EventWorkerDrained    EventType = "worker_drained"
 	EventScheduleFired    EventType = "schedule_fired"
 	EventScheduleMisfired EventType = "schedule_misfired"
+	EventScheduleMissed   EventType = "schedule_missed"  // slots older than the catch-up window
+	EventScheduleSkipped  EventType = "schedule_skipped" // slots dropped by the overlap policy
+	EventScheduleFailed   EventType = "schedule_failed"  // a slot's job could not be created
+	EventScheduleCreated  EventType = "schedule_created"
+	EventScheduleUpdated  EventType = "schedule_updated"
+	EventSchedulePaused   EventType = "schedule_paused"
+	EventScheduleResumed  EventType = "schedule_resumed"
+	EventScheduleDeleted  EventType = "schedule_deleted"
 )
 
 // Event is one entry of the audit trail. ID is assigned by EventAppend and

@@ -56,5 +56,6 @@ type ScheduleListParams struct {
 	Tenant      string
 	EnabledOnly bool
 	DueBefore   time.Time // enabled, with next_run_at <= DueBefore
+	AfterID     string    // only ids after it (paging)
 	Limit       int       // 0 = DefaultListLimit; capped at MaxListLimit
 }

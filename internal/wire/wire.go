@@ -37,6 +37,7 @@ func Job(j store.Job) api.Job {
 		CancelRequested: j.CancelRequested, LastError: j.LastError, ExitCode: j.ExitCode,
 		FailureClass: string(j.FailureClass), Result: RawJSON(j.Result),
 		OutputLimitBytes: j.OutputLimit,
+		ScheduleID:       j.ScheduleID, ScheduledFor: TimePtr(j.ScheduledFor),
 	}
 	for _, dep := range j.DependsOn {
 		out.DependsOn = append(out.DependsOn, api.Dependency{JobID: dep.JobID, Condition: string(dep.Condition)})

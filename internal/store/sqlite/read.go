@@ -548,6 +548,9 @@ func (s *Store) ScheduleList(ctx context.Context, p store.ScheduleListParams) ([
 	if !p.DueBefore.IsZero() {
 		w.add("next_run_at <= ?", timeArg(p.DueBefore))
 	}
+	if p.AfterID != "" {
+		w.add("id > ?", p.AfterID)
+	}
 	limit := store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
 	scs, err := queryAll(ctx, s, scanSchedule, scheduleSelect+w.sql()+" ORDER BY id LIMIT ?", append(w.args, limit)...)
 	if err != nil {

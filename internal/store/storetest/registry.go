@@ -98,6 +98,7 @@ func testSchedules(t *testing.T, s store.Store) {
 		"enabled": {store.ScheduleListParams{EnabledOnly: true}, []store.Schedule{a, c}},
 		"due":     {store.ScheduleListParams{DueBefore: T0.Add(30 * time.Minute)}, []store.Schedule{c}},
 		"limit":   {store.ScheduleListParams{Limit: 1}, []store.Schedule{a}},
+		"after":   {store.ScheduleListParams{AfterID: "a", Limit: 1}, []store.Schedule{b}},
 	}
 	for name, tc := range cases {
 		got, err := s.ScheduleList(ctx, tc.p)
