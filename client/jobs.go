@@ -115,7 +115,7 @@ func (c *Client) ListAll(ctx context.Context, opts ListOptions, fn func(api.Job)
 }
 
 // Cancel cancels a job. Result says what happened: cancelled,
-// cancel_requested (running: its worker kills it at its next heartbeat) or
+// cancel_requested (running: its worker is told at once and kills it) or
 // already_finished.
 func (c *Client) Cancel(ctx context.Context, id string) (api.ActionResponse, error) {
 	var out api.ActionResponse

@@ -112,7 +112,12 @@ func (c *cli) usageErr(format string, args ...any) int {
 // oneJob parses a command's single job ID and makes its client. A code
 // >= 0 means the command ends with it.
 func (c *cli) oneJob(args []string) (string, *client.Client, int) {
-	pos, code := c.parseN(args, 1, "one job ID")
+	return c.oneID(args, "one job ID")
+}
+
+// oneID is oneJob for a command whose one argument is what.
+func (c *cli) oneID(args []string, what string) (string, *client.Client, int) {
+	pos, code := c.parseN(args, 1, what)
 	if code >= 0 {
 		return "", nil, code
 	}
