@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
@@ -65,7 +67,7 @@ func (h commandHandler) Run(ctx context.Context, job Job) (json.RawMessage, erro
 		return nil, Fail(api.FailStartError, errNoShell)
 	}
 	spec := runner.Spec{
-		Argv: job.Command, Env: job.Env, Dir: job.Dir, Shell: job.Shell,
+		Argv: job.Command, Env: jobEnv(job), Dir: job.Dir, Shell: job.Shell,
 		InheritEnv: h.opts.InheritEnv, KillGrace: h.opts.KillGrace,
 	}
 	stdout, stderr := job.Stdout(), job.Stderr()
@@ -80,6 +82,22 @@ func (h commandHandler) Run(ctx context.Context, job Job) (json.RawMessage, erro
 		job.setExitCode(res.ExitCode)
 	}
 	return nil, runFailure(res)
+}
+
+// jobEnv is the job's environment plus what it may want to know of
+// itself: FAIRWAY_JOB_ID, FAIRWAY_ATTEMPT, and for a schedule's job
+// FAIRWAY_SCHEDULE_ID and FAIRWAY_SCHEDULED_FOR (RFC 3339, UTC). The
+// job's own env wins.
+func jobEnv(job Job) map[string]string {
+	env := map[string]string{"FAIRWAY_JOB_ID": job.ID, "FAIRWAY_ATTEMPT": strconv.Itoa(job.Attempt)}
+	if job.ScheduleID != "" {
+		env["FAIRWAY_SCHEDULE_ID"] = job.ScheduleID
+	}
+	if job.ScheduledFor != nil {
+		env["FAIRWAY_SCHEDULED_FOR"] = job.ScheduledFor.UTC().Format(time.RFC3339Nano)
+	}
+	maps.Copy(env, job.Env)
+	return env
 }
 
 // runFailure maps a runner result to the error a handler returns.

@@ -2,10 +2,14 @@ package e2e
 
 import (
 	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/client"
 )
 
@@ -60,5 +64,111 @@ func TestAOneSecondScheduleRunsOneJobPerSlot(t *testing.T) {
 	}
 	if code, _ := runCLI(t, url, "schedule", "get", id); code != 3 {
 		t.Errorf("get of a deleted schedule: exit %d, want 3", code)
+	}
+}
+
+// The crash acceptance: a one-second schedule (allow_all, so that
+// every slot makes a job) runs while the server is SIGKILLed and restarted
+// 5 times. Afterwards every slot from the first job to the last has
+// exactly one job, or was recorded missed; no slot has two; and the
+// witness file the jobs append to shows each job ran once.
+func TestAScheduleSurvivesServerKillsWithOneJobPerSlot(t *testing.T) {
+	cl := newCluster(t, testConfig)
+	cl.worker("w1", "--slots", "4")
+	witness := filepath.Join(t.TempDir(), "witness")
+	ctx := context.Background()
+	sc, err := cl.c.CreateSchedule(ctx, api.ScheduleSpec{Spec: "every 1s", Overlap: "allow_all", Template: api.JobSpec{
+		Type: "crash", MaxAttempts: 1,
+		Command: []string{"sh", "-c", "echo \"start $FAIRWAY_JOB_ID $FAIRWAY_SCHEDULED_FOR\" >> " + witness +
+			"; sleep 0.05; echo \"end $FAIRWAY_JOB_ID $FAIRWAY_SCHEDULED_FOR\" >> " + witness},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for kill := range 5 {
+		cl.server.kill()
+		time.Sleep(time.Duration(200+rng.IntN(800)) * time.Millisecond)
+		cl.startServer()
+		time.Sleep(time.Duration(1000+rng.IntN(2000)) * time.Millisecond)
+		t.Logf("kill %d done", kill+1)
+	}
+	if _, err := cl.c.PauseSchedule(ctx, sc.ID, "test over"); err != nil {
+		t.Fatal(err)
+	}
+	// Every job of the schedule, waited for.
+	bySlot := map[time.Time][]string{}
+	var all []api.Job
+	err = cl.c.ListAll(ctx, client.ListOptions{}, func(j api.Job) error {
+		if j.ScheduleID == sc.ID {
+			all = append(all, j)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range all {
+		bySlot[*j.ScheduledFor] = append(bySlot[*j.ScheduledFor], j.ID)
+		if done := cl.wait(j.ID, 60*time.Second); done.State != api.StateSucceeded {
+			t.Errorf("job %s of slot %s ended %s: %s", j.ID, j.ScheduledFor, done.State, done.LastError)
+		}
+	}
+	var first, last time.Time
+	for slot, ids := range bySlot {
+		if len(ids) != 1 {
+			t.Errorf("slot %s has %d jobs: %v", slot, len(ids), ids)
+		}
+		if first.IsZero() || slot.Before(first) {
+			first = slot
+		}
+		if slot.After(last) {
+			last = slot
+		}
+	}
+	// Each downtime is far inside the default 15-minute catch-up window:
+	// no slot may be missed, so every second from the first slot to the
+	// last has its job.
+	for slot := first; !slot.After(last); slot = slot.Add(time.Second) {
+		if len(bySlot[slot]) == 0 {
+			t.Errorf("slot %s has no job", slot)
+		}
+	}
+	checkScheduleWitness(t, witness, all)
+	t.Logf("%d slots from %s to %s: %d jobs across 5 server kills, one per slot, each ran once",
+		int(last.Sub(first)/time.Second)+1, first.Format(time.TimeOnly), last.Format(time.TimeOnly), len(all))
+}
+
+// checkScheduleWitness reads "start ID SLOT" and "end ID SLOT" lines: every
+// job ran exactly once, with its own slot.
+func checkScheduleWitness(t *testing.T, path string, jobs []api.Job) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts, ends := map[string]int{}, map[string]int{}
+	slotOf := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			t.Fatalf("witness line %q", line)
+		}
+		if f[0] == "start" {
+			starts[f[1]]++
+		} else {
+			ends[f[1]]++
+		}
+		slotOf[f[1]] = f[2]
+	}
+	for _, j := range jobs {
+		want := j.ScheduledFor.UTC().Format(time.RFC3339Nano)
+		if starts[j.ID] != 1 || ends[j.ID] != 1 || slotOf[j.ID] != want {
+			t.Errorf("job %s: %d starts, %d ends, slot %q in the witness; want 1, 1, %q", j.ID, starts[j.ID], ends[j.ID], slotOf[j.ID], want)
+		}
+	}
+	if len(starts) != len(jobs) {
+		t.Errorf("%d jobs ran by the witness, %d by the server", len(starts), len(jobs))
 	}
 }
