@@ -124,6 +124,8 @@ type Dispatcher struct {
 	eng       *policy.Engine
 	build     JobBuilder
 	scheds    map[string]*schedRec
+	slotDue   slotHeap        // schedules' next slots, earliest first
+	slotReady map[string]bool // schedules whose buffered slot may run
 	jobs      map[string]*jobRec
 	workers   map[string]*workerRec
 	waiters   map[string][]chan api.Job
@@ -211,6 +213,7 @@ func (d *Dispatcher) reset() error {
 	d.eng = eng
 	d.jobs = map[string]*jobRec{}
 	d.scheds = map[string]*schedRec{}
+	d.slotDue, d.slotReady = nil, map[string]bool{}
 	d.workers = map[string]*workerRec{}
 	d.byTenant = map[string]int{}
 	if d.waiters == nil {
@@ -252,7 +255,10 @@ func (d *Dispatcher) send(ctx context.Context, c command) error {
 func (d *Dispatcher) run(ctx context.Context) {
 	tick := time.NewTicker(housekeepEvery)
 	defer tick.Stop()
+	slot := time.NewTimer(time.Hour)
+	defer slot.Stop()
 	for {
+		d.wakeForSlot(slot)
 		var batch []command
 		var oldest <-chan error
 		if len(d.inflight) > 0 {
@@ -273,9 +279,22 @@ func (d *Dispatcher) run(ctx context.Context) {
 				batch = d.coalesce(ctx, batch)
 			}
 		case <-tick.C:
+		case <-slot.C:
 		}
 		d.step(ctx, d.gather(batch))
 	}
+}
+
+// wakeForSlot sets the slot timer to the earliest schedule slot, when it
+// comes before the next housekeeping tick: a slot's job is then created
+// at its time, not up to a tick later.
+func (d *Dispatcher) wakeForSlot(slot *time.Timer) {
+	at, ok := d.nextSlot()
+	if !ok {
+		slot.Reset(time.Hour)
+		return
+	}
+	slot.Reset(max(0, at.Sub(d.clock.Now())))
 }
 
 // coalesce gathers the commands that arrive while earlier commits are

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"container/heap"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -82,14 +83,84 @@ func (d *Dispatcher) loadSchedules(ctx context.Context) error {
 			sr.running++
 		}
 	}
+	for _, sr := range d.scheds {
+		d.armSchedule(sr)
+	}
 	return nil
 }
 
-// fireSchedules fires the slots due at tx.now (housekeeping).
+// slotAt is a schedule's next nominal time in the due heap. Entries are
+// not removed when a schedule changes: an entry whose time is no longer
+// the schedule's next_run_at is stale and skipped.
+type slotAt struct {
+	at time.Time
+	id string
+}
+
+type slotHeap []slotAt
+
+func (h slotHeap) Len() int { return len(h) }
+func (h slotHeap) Less(i, j int) bool {
+	if !h[i].at.Equal(h[j].at) {
+		return h[i].at.Before(h[j].at)
+	}
+	return h[i].id < h[j].id
+}
+func (h slotHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *slotHeap) Push(x any)   { *h = append(*h, x.(slotAt)) }
+func (h *slotHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// armSchedule puts a schedule's next slot in the due heap.
+func (d *Dispatcher) armSchedule(sr *schedRec) {
+	if sr.s.Enabled && !sr.s.NextRunAt.IsZero() {
+		heap.Push(&d.slotDue, slotAt{at: sr.s.NextRunAt, id: sr.s.ID})
+	}
+	if sr.s.Enabled && len(sr.s.Buffered) > 0 && sr.running == 0 {
+		d.slotReady[sr.s.ID] = true
+	}
+}
+
+// live says whether a heap entry is still its schedule's next slot.
+func (d *Dispatcher) live(e slotAt) bool {
+	sr := d.scheds[e.id]
+	return sr != nil && sr.s.Enabled && sr.s.NextRunAt.Equal(e.at)
+}
+
+// NextSlot is the earliest pending slot of any schedule, so that the run
+// loop can wake for it rather than at its next housekeeping tick.
+func (d *Dispatcher) nextSlot() (time.Time, bool) {
+	for d.slotDue.Len() > 0 {
+		if top := d.slotDue[0]; d.live(top) {
+			return top.at, true
+		}
+		heap.Pop(&d.slotDue)
+	}
+	return time.Time{}, false
+}
+
+// fireSchedules fires the slots due at tx.now (housekeeping): those whose
+// next slot has come, and those whose buffered slot may run now that
+// nothing of theirs runs. Only they are looked at, whatever the number of
+// schedules.
 func (d *Dispatcher) fireSchedules(tx *txn) {
-	for _, id := range sortedKeysOf(d.scheds) {
+	ids := map[string]bool{}
+	for d.slotDue.Len() > 0 && !d.slotDue[0].at.After(tx.now) {
+		if e := heap.Pop(&d.slotDue).(slotAt); d.live(e) {
+			ids[e.id] = true
+		}
+	}
+	for id := range d.slotReady {
+		ids[id] = true
+	}
+	clear(d.slotReady)
+	for _, id := range sortedKeysOf(ids) {
 		sr := d.scheds[id]
-		if !sr.s.Enabled {
+		if sr == nil || !sr.s.Enabled {
 			continue
 		}
 		due := !sr.s.NextRunAt.IsZero() && !sr.s.NextRunAt.After(tx.now)
@@ -126,9 +197,13 @@ func (d *Dispatcher) applySlots(tx *txn, sr *schedRec, a schedule.Action, actor 
 			"schedule_id": sr.s.ID, "slots": utcTimes(a.Skipped[:min(len(a.Skipped), 100)]), "count": len(a.Skipped),
 			"overlap": string(sr.pol.Overlap)})
 	}
-	sr.s.NextRunAt, sr.s.Buffered, sr.s.UpdatedAt = a.State.Next, a.State.Buffered, tx.now
+	next := a.State.Next
+	sr.s.NextRunAt, sr.s.Buffered, sr.s.UpdatedAt = next, a.State.Buffered, tx.now
 	if err := tx.w.ScheduleUpsert(tx.ctx, sr.s); err != nil {
 		tx.fatal(fmt.Errorf("store schedule %s: %w", sr.s.ID, err))
+	}
+	if !next.IsZero() {
+		heap.Push(&d.slotDue, slotAt{at: next, id: sr.s.ID})
 	}
 	return fired
 }
@@ -203,6 +278,9 @@ func (d *Dispatcher) scheduledJobEnded(tx *txn, rec *jobRec) {
 		return
 	}
 	sr.running--
+	if sr.running == 0 && len(sr.s.Buffered) > 0 {
+		d.slotReady[sr.s.ID] = true
+	}
 	if rec.job.State != store.StateFailed || !sr.s.PauseOnFailure || !sr.s.Enabled {
 		return
 	}
@@ -244,6 +322,7 @@ func (d *Dispatcher) CreateSchedule(ctx context.Context, s store.Schedule, actor
 		}
 		tx.event("", 0, sr.s.Tenant, store.EventScheduleCreated, actor, map[string]any{"schedule_id": sr.s.ID, "spec": sr.s.Spec})
 		d.scheds[sr.s.ID] = sr
+		d.armSchedule(sr)
 		out = sr.s
 	})
 	return out, err
@@ -304,6 +383,7 @@ func (d *Dispatcher) UpdateSchedule(ctx context.Context, id string, change func(
 		}
 		tx.event("", 0, sr.s.Tenant, scheduleEvent(old.s, sr.s), actor, map[string]any{"schedule_id": id, "note": sr.s.PauseNote})
 		d.scheds[id] = sr
+		d.armSchedule(sr)
 		out = sr.s
 	})
 	if err != nil {
