@@ -319,14 +319,9 @@ func (f *fairwaySystem) Insert(ctx context.Context, j Job) error {
 // slots over them, each with its own client (connection pool) as separate
 // worker processes would have.
 func (f *fairwaySystem) StartWorkers(ctx context.Context, cfg WorkerConfig) (func(context.Context) error, error) {
-	r, err := f.current()
-	if err != nil {
-		return nil, err
-	}
 	if cfg.Concurrency < 1 {
 		return nil, errors.New("concurrency must be at least 1")
 	}
-	n := min(f.workers(), cfg.Concurrency)
 	onStart := cfg.OnStart
 	h := worker.HandlerFunc(func(_ context.Context, job worker.Job) (json.RawMessage, error) {
 		var p payload
@@ -338,6 +333,20 @@ func (f *fairwaySystem) StartWorkers(ctx context.Context, cfg WorkerConfig) (fun
 		}
 		return nil, nil
 	})
+	return f.startWorkers(ctx, cfg.Concurrency, h)
+}
+
+// startWorkers starts worker instances sharing concurrency slots, all
+// running h for the bench job type, and waits until they are registered.
+func (f *fairwaySystem) startWorkers(ctx context.Context, concurrency int, h worker.Handler) (func(context.Context) error, error) {
+	r, err := f.current()
+	if err != nil {
+		return nil, err
+	}
+	if concurrency < 1 {
+		return nil, errors.New("concurrency must be at least 1")
+	}
+	n := min(f.workers(), concurrency)
 	var ws []*runningWorker
 	stopAll := func(sctx context.Context) error {
 		var wg sync.WaitGroup
@@ -349,8 +358,8 @@ func (f *fairwaySystem) StartWorkers(ctx context.Context, cfg WorkerConfig) (fun
 		return errors.Join(errs...)
 	}
 	for i := range n {
-		slots := cfg.Concurrency / n
-		if i < cfg.Concurrency%n {
+		slots := concurrency / n
+		if i < concurrency%n {
 			slots++
 		}
 		rw, err := f.startWorker(r.url, fmt.Sprintf("bench-%d", i+1), slots, h)

@@ -24,6 +24,8 @@ workloads:
   latency   one producer at --rate jobs/s for --duration, idle workers; submit->start latency
   priority  --low low-priority jobs, workers (--prio-concurrency) draining, then --high high-priority jobs
   all       the four above in turn
+  schedules fairway's own: --schedules schedules each every --schedule-every, for --schedule-window;
+            one line with slots, duplicates, missed and the lag from nominal time to job start
 
 The server, the workers and the producers run in this process and talk HTTP
 over 127.0.0.1; each run starts a fresh server on a new SQLite file.
@@ -66,6 +68,9 @@ func newFlagSet(name string, stderr io.Writer, c *runConfig) *flag.FlagSet {
 	fs.IntVar(&p.MaxJobs, "max-jobs", 1_000_000, "steady: bound on jobs inserted")
 	fs.DurationVar(&p.DrainTimeout, "drain-timeout", 2*time.Minute, "bound on each wait for jobs to start / the queue to empty")
 	fs.DurationVar(&p.StopTimeout, "stop-timeout", 10*time.Second, "bound on a graceful worker shutdown")
+	fs.IntVar(&p.Schedules.Schedules, "schedules", 10_000, "schedules: how many schedules")
+	fs.DurationVar(&p.Schedules.Every, "schedule-every", 10*time.Second, "schedules: each one's interval (phases spread over it)")
+	fs.DurationVar(&p.Schedules.Window, "schedule-window", time.Minute, "schedules: how long the slots are counted")
 	// fairway's own settings.
 	fs.IntVar(&fw.InsertParallel, "insert-parallel", 2, "batch-insert requests in flight at once")
 	fs.IntVar(&fw.Workers, "workers", 0, fmt.Sprintf("worker instances sharing the concurrency (0: %d)", defaultWorkers))
@@ -92,6 +97,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var selected []workload
 	for _, w := range workloads {
 		if cmd == w.name || cmd == "all" {
+			selected = append(selected, w)
+		}
+	}
+	for _, w := range fairwayWorkloads {
+		if cmd == w.name {
 			selected = append(selected, w)
 		}
 	}

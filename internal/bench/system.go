@@ -102,4 +102,5 @@ type Params struct {
 	MaxJobs         int           // steady: bound on jobs inserted
 	DrainTimeout    time.Duration // bound on waiting for the queue to empty
 	StopTimeout     time.Duration // bound on a graceful worker shutdown
+	Schedules       SchedulesParams
 }

@@ -36,6 +36,12 @@ var workloads = []workload{
 	{"priority", runPriority},
 }
 
+// fairwayWorkloads are fairway's own, outside peerbench's four (and
+// outside "all"): they are selected by name.
+var fairwayWorkloads = []workload{
+	{"schedules", runSchedules},
+}
+
 var errUnsupported = errors.New("unsupported")
 
 // stopWorkers stops the workers, bounded by --stop-timeout.
