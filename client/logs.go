@@ -25,6 +25,10 @@ type LogOptions struct {
 	AfterAttempt int    // with AfterSeq: resume after this chunk (Attempt 0 only)
 	AfterSeq     int64  // only chunks past this seq
 	Limit        int    // at most this many chunks (a page; Logs only)
+	// Grep, with Logs, asks for the lines that contain it instead of the
+	// chunks: each matching line comes as a chunk of its own, all of them
+	// in one answer (up to 10,000).
+	Grep string
 }
 
 func (o LogOptions) query() url.Values {
@@ -34,6 +38,7 @@ func (o LogOptions) query() url.Values {
 	setInt(q, "after_attempt", int64(o.AfterAttempt))
 	setInt(q, "after_seq", o.AfterSeq)
 	setInt(q, "limit", int64(o.Limit))
+	setIf(q, "q", o.Grep)
 	return q
 }
 

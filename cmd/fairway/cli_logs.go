@@ -32,6 +32,7 @@ func (f *logsFlags) register(c *cli) {
 	c.fs.BoolVar(&f.follow, "follow", false, "same as -f")
 	c.fs.IntVar(&f.opts.Attempt, "attempt", 0, "only this attempt (default: all)")
 	c.fs.StringVar(&f.opts.Stream, "stream", "", "only this stream: stdout or stderr (default: both)")
+	c.fs.StringVar(&f.opts.Grep, "grep", "", "only the lines that contain this `text` (case-sensitive; searched by the server)")
 }
 
 func runLogs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -51,6 +52,9 @@ func runLogs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cl, code := c.client()
 	if code >= 0 {
 		return code
+	}
+	if f.follow && f.opts.Grep != "" {
+		return c.usageErr("--grep searches the output so far; it does not go with -f")
 	}
 	if f.follow {
 		return c.followLogs(ctx, cl, pos[0], f.opts)
@@ -77,7 +81,12 @@ func (c *cli) printLogs(ctx context.Context, cl *client.Client, id string, opts 
 			return nil
 		}
 	}
-	err := cl.LogsAll(ctx, id, opts, emit)
+	var err error
+	if opts.Grep != "" {
+		err = grepLogs(ctx, cl, id, opts, emit)
+	} else {
+		err = cl.LogsAll(ctx, id, opts, emit)
+	}
 	if err == nil && headers != nil {
 		headers.through(headers.total)
 	}
@@ -214,4 +223,18 @@ func (h *attemptHeaders) describe(n int) string {
 		outcome += fmt.Sprintf(", exit code %d", *e.ExitCode)
 	}
 	return s + ": " + outcome
+}
+
+// grepLogs prints the matching lines the server found, in order.
+func grepLogs(ctx context.Context, cl *client.Client, id string, opts client.LogOptions, emit func(api.LogChunk) error) error {
+	list, err := cl.Logs(ctx, id, opts)
+	if err != nil {
+		return err
+	}
+	for _, ch := range list.Chunks {
+		if err := emit(ch); err != nil {
+			return err
+		}
+	}
+	return nil
 }

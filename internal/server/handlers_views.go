@@ -30,8 +30,14 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request, p principal)
 		e.body.Field = "attempt"
 		return e
 	}
+	if follow && r.URL.Query().Get("q") != "" {
+		return badField("q", "a search reads the output so far; it does not follow")
+	}
 	if follow {
 		return s.followLogs(w, r, lp)
+	}
+	if q := r.URL.Query().Get("q"); q != "" {
+		return s.searchLogs(r.Context(), w, lp, q)
 	}
 	chunks, err := s.st.LogList(r.Context(), lp)
 	if err != nil {

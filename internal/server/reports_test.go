@@ -1,6 +1,8 @@
 package server
 
 import (
+	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -50,5 +52,42 @@ func TestFailuresAndSuccessesReportTheirOwnSide(t *testing.T) {
 		P50DurationMS: 200, P95DurationMS: 400, P99DurationMS: 400}
 	if oks != want {
 		t.Errorf("successes = %+v, want %+v", oks, want)
+	}
+}
+
+// Log search: lines are reassembled across chunks, per attempt and
+// stream; each matching line comes back whole.
+func TestLogSearchFindsLinesAcrossChunks(t *testing.T) {
+	h := newHarness(t, defaultConfig())
+	w := h.register(api.RegisterRequest{Name: "w", Slots: 1})
+	job := h.submit(api.JobSpec{Type: "a", Command: []string{"true"}})
+	h.lease(w, 1)
+	chunks := []api.LogChunk{
+		{JobID: job.ID, Attempt: 1, Stream: "stdout", Seq: 1, Data: "alp"},
+		{JobID: job.ID, Attempt: 1, Stream: "stderr", Seq: 2, Data: "oops: alpha failed\n"},
+		{JobID: job.ID, Attempt: 1, Stream: "stdout", Seq: 3, Data: "ha\nbe"},
+		{JobID: job.ID, Attempt: 1, Stream: "stdout", Seq: 4, Data: "ta\ngamma"},
+	}
+	if code := h.do("POST", "/workers/"+w+"/logs", api.LogAppendRequest{Chunks: chunks}, nil); code != http.StatusOK {
+		t.Fatalf("append logs: HTTP %d", code)
+	}
+	var got api.LogList
+	if code := h.do("GET", "/jobs/"+job.ID+"/logs?q=pha", nil, &got); code != http.StatusOK {
+		t.Fatalf("search: HTTP %d", code)
+	}
+	var lines []string
+	for _, c := range got.Chunks {
+		lines = append(lines, c.Stream+":"+c.Data)
+	}
+	if want := []string{"stderr:oops: alpha failed\n", "stdout:alpha\n"}; !slices.Equal(lines, want) {
+		t.Errorf("q=pha: %q, want %q", lines, want)
+	}
+	h.do("GET", "/jobs/"+job.ID+"/logs?q=mm&stream=stdout", nil, &got)
+	if len(got.Chunks) != 1 || got.Chunks[0].Data != "gamma\n" {
+		t.Errorf("q=mm on stdout (a last line without its newline): %+v", got.Chunks)
+	}
+	var e api.ErrorResponse
+	if code := h.do("GET", "/jobs/"+job.ID+"/logs?q=a&follow=true", nil, &e); code != http.StatusBadRequest || e.Error.Field != "q" {
+		t.Errorf("q with follow: HTTP %d %+v", code, e.Error)
 	}
 }
