@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -197,15 +198,10 @@ func (s *Server) handleWorkers(w http.ResponseWriter, r *http.Request, p princip
 	return nil
 }
 
-func (s *Server) summary(r *http.Request, p principal) (store.Summary, error) {
-	sp, err := summaryParams(r, p)
-	if err != nil {
-		return store.Summary{}, err
-	}
-	return s.st.ExecutionSummary(r.Context(), sp)
-}
-
-// summaryParams reads the report filters; a tenant key sees its own tenant.
+// summaryParams reads the report filters; a tenant key sees its own
+// tenant. The time range is since/until (RFC 3339) or start_date/end_date
+// (seed 002's names), which also take plain dates: end_date 2026-11-24
+// covers that whole day (UTC).
 func summaryParams(r *http.Request, p principal) (store.SummaryParams, error) {
 	q := r.URL.Query()
 	sp := store.SummaryParams{Tenant: q.Get("tenant"), Type: q.Get("type"), Lane: q.Get("lane")}
@@ -213,12 +209,56 @@ func summaryParams(r *http.Request, p principal) (store.SummaryParams, error) {
 		sp.Tenant = p.tenant
 	}
 	var err error
-	if sp.FinishedAfter, err = timeParam(q.Get("since"), "since"); err != nil {
+	if sp.FinishedAfter, err = rangeParam(q, "since", "start_date", false); err != nil {
 		return sp, err
 	}
-	sp.FinishedBefore, err = timeParam(q.Get("until"), "until")
+	sp.FinishedBefore, err = rangeParam(q, "until", "end_date", true)
 	return sp, err
 }
+
+// rangeParam reads one end of a report's range from name or its seed-002
+// alias; a plain date is the start of that day, or with end the start of
+// the next day.
+func rangeParam(q url.Values, name, alias string, end bool) (time.Time, error) {
+	v, field := q.Get(name), name
+	if a := q.Get(alias); a != "" {
+		if v != "" {
+			return time.Time{}, badField(alias, "give %s or %s, not both", name, alias)
+		}
+		v, field = a, alias
+	}
+	if d, err := time.Parse(time.DateOnly, v); err == nil {
+		if end {
+			d = d.AddDate(0, 0, 1)
+		}
+		return d, nil
+	}
+	t, err := timeParam(v, field)
+	if err != nil {
+		return t, badField(field, "must be a date (2026-11-24) or an RFC 3339 time, got %q", v)
+	}
+	return t, nil
+}
+
+// scopedReport answers a report for one job or one schedule: the same
+// report as the server-wide one, narrowed to its executions.
+func (s *Server) scopedReport(h func(w http.ResponseWriter, r *http.Request, p principal, scope func(*store.SummaryParams)) error, schedule bool) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, p principal) error {
+		id := r.PathValue("id")
+		if schedule {
+			if _, err := s.visibleSchedule(r.Context(), p, id); err != nil {
+				return err
+			}
+			return h(w, r, p, func(sp *store.SummaryParams) { sp.ScheduleID = id })
+		}
+		if _, err := s.visibleJob(r.Context(), p, id); err != nil {
+			return err
+		}
+		return h(w, r, p, func(sp *store.SummaryParams) { sp.JobID = id })
+	}
+}
+
+func unscoped(*store.SummaryParams) {}
 
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
@@ -233,10 +273,15 @@ func ratio(n, total int64) float64 {
 var failedOutcomes = []store.Outcome{store.OutcomeFailed, store.OutcomeTimeout, store.OutcomeLost, store.OutcomeCancelled}
 
 func (s *Server) handleFailures(w http.ResponseWriter, r *http.Request, p principal) error {
+	return s.failures(w, r, p, unscoped)
+}
+
+func (s *Server) failures(w http.ResponseWriter, r *http.Request, p principal, scope func(*store.SummaryParams)) error {
 	sp, err := summaryParams(r, p)
 	if err != nil {
 		return err
 	}
+	scope(&sp)
 	limit, err := intParam(r.URL.Query().Get("limit"), "limit", 1, 1000, 20)
 	if err != nil {
 		return err
@@ -245,8 +290,9 @@ func (s *Server) handleFailures(w http.ResponseWriter, r *http.Request, p princi
 	if err != nil {
 		return err
 	}
-	recent, err := s.st.ExecutionList(r.Context(), store.ExecutionListParams{Tenant: sp.Tenant, Type: sp.Type,
-		Outcomes: failedOutcomes, FinishedAfter: sp.FinishedAfter, FinishedBefore: sp.FinishedBefore, Limit: limit})
+	recent, err := s.st.ExecutionList(r.Context(), store.ExecutionListParams{JobID: sp.JobID, ScheduleID: sp.ScheduleID,
+		Tenant: sp.Tenant, Type: sp.Type, Outcomes: failedOutcomes, FinishedAfter: sp.FinishedAfter,
+		FinishedBefore: sp.FinishedBefore, Limit: limit})
 	if err != nil {
 		return err
 	}
@@ -275,10 +321,15 @@ func failureReport(sum store.Summary, recent []store.Execution) api.FailureRepor
 }
 
 func (s *Server) handleSuccesses(w http.ResponseWriter, r *http.Request, p principal) error {
+	return s.successes(w, r, p, unscoped)
+}
+
+func (s *Server) successes(w http.ResponseWriter, r *http.Request, p principal, scope func(*store.SummaryParams)) error {
 	sp, err := summaryParams(r, p)
 	if err != nil {
 		return err
 	}
+	scope(&sp)
 	all, err := s.st.ExecutionSummary(r.Context(), sp)
 	if err != nil {
 		return err
@@ -297,7 +348,16 @@ func (s *Server) handleSuccesses(w http.ResponseWriter, r *http.Request, p princ
 }
 
 func (s *Server) handleSLACompliance(w http.ResponseWriter, r *http.Request, p principal) error {
-	sum, err := s.summary(r, p)
+	return s.slaCompliance(w, r, p, unscoped)
+}
+
+func (s *Server) slaCompliance(w http.ResponseWriter, r *http.Request, p principal, scope func(*store.SummaryParams)) error {
+	sp, err := summaryParams(r, p)
+	if err != nil {
+		return err
+	}
+	scope(&sp)
+	sum, err := s.st.ExecutionSummary(r.Context(), sp)
 	if err != nil {
 		return err
 	}

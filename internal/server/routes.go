@@ -18,7 +18,8 @@ func (s *Server) routes() http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.HandleFunc("GET /api/v1/openapi.json", s.handleOpenAPI)
-	summary := []string{"since", "until", "type", "tenant", "lane"}
+	summary := []string{"since", "until", "start_date", "end_date", "type", "tenant", "lane"}
+	scoped := []string{"since", "until", "start_date", "end_date"}
 	for _, rt := range []struct {
 		pattern string
 		h       handlerFunc
@@ -36,6 +37,12 @@ func (s *Server) routes() http.Handler {
 		{"GET /api/v1/jobs/{id}/events", s.handleEvents, nil},
 		{"GET /api/v1/jobs/{id}/logs", s.handleLogs, []string{"follow", "stream", "attempt", "after_attempt", "after_seq", "limit", "q"}},
 		{"GET /api/v1/jobs/{id}/explain", s.handleExplain, nil},
+		{"GET /api/v1/jobs/{id}/failures", s.scopedReport(s.failures, false), append([]string{"limit"}, scoped...)},
+		{"GET /api/v1/jobs/{id}/successes", s.scopedReport(s.successes, false), scoped},
+		{"GET /api/v1/jobs/{id}/sla-compliance", s.scopedReport(s.slaCompliance, false), scoped},
+		{"GET /api/v1/schedules/{id}/failures", s.scopedReport(s.failures, true), append([]string{"limit"}, scoped...)},
+		{"GET /api/v1/schedules/{id}/successes", s.scopedReport(s.successes, true), scoped},
+		{"GET /api/v1/schedules/{id}/sla-compliance", s.scopedReport(s.slaCompliance, true), scoped},
 		{"GET /api/v1/failures", s.handleFailures, append([]string{"limit"}, summary...)},
 		{"GET /api/v1/successes", s.handleSuccesses, summary},
 		{"GET /api/v1/sla-compliance", s.handleSLACompliance, summary},

@@ -198,3 +198,49 @@ func TestBadSchedulesAreRefusedNamingTheField(t *testing.T) {
 func storeEventParams(typ string) store.EventListParams {
 	return store.EventListParams{Types: []store.EventType{store.EventType(typ)}}
 }
+
+// Seed 002's reports, narrowed to one job or one schedule; plain dates
+// are taken for the range.
+func TestReportsForOneJobAndOneSchedule(t *testing.T) {
+	h := newHarness(t, defaultConfig())
+	w := h.register(api.RegisterRequest{Name: "w", Slots: 1})
+	other := h.runOnce(w, api.JobSpec{Type: "a", Command: []string{"true"}, MaxAttempts: 1}, api.OutcomeFailed, "exit_code", 10)
+	spec := everyMinute
+	spec.Spec = "every 20s" // within the worker's lease TTL, so that it stays alive between slots
+	sc := h.createSchedule(spec)
+	for i, outcome := range []string{api.OutcomeFailed, api.OutcomeSucceeded} {
+		h.clock.Advance(20 * time.Second)
+		h.tick()
+		leases := h.lease(w, 1)
+		if len(leases) != 1 || leases[0].Job.ScheduleID != sc.ID {
+			t.Fatalf("slot %d: leases %+v", i, leases)
+		}
+		end := h.clock.Now()
+		began := end.Add(-time.Duration(100*(i+1)) * time.Millisecond)
+		h.complete(w, api.Completion{JobID: leases[0].Job.ID, Attempt: leases[0].Attempt, Outcome: outcome,
+			FailureClass: map[string]string{api.OutcomeFailed: "exit_code"}[outcome], ExitCode: intp(i), StartedAt: &began, FinishedAt: &end})
+	}
+	var f api.FailureReport
+	if code := h.do("GET", "/schedules/"+sc.ID+"/failures", nil, &f); code != http.StatusOK || f.Total != 2 || f.Failed != 1 || len(f.Recent) != 1 {
+		t.Errorf("schedule failures: HTTP %d %+v", code, f)
+	}
+	var s api.SuccessReport
+	if code := h.do("GET", "/schedules/"+sc.ID+"/successes", nil, &s); code != http.StatusOK || s.Total != 2 || s.Succeeded != 1 || s.P50DurationMS != 200 {
+		t.Errorf("schedule successes: HTTP %d %+v", code, s)
+	}
+	if code := h.do("GET", "/jobs/"+other.ID+"/failures", nil, &f); code != http.StatusOK || f.Total != 1 || f.Failed != 1 || f.Recent[0].JobID != other.ID {
+		t.Errorf("job failures: HTTP %d %+v", code, f)
+	}
+	day := h.clock.Now().Format(time.DateOnly)
+	var sla api.SLAReport
+	if code := h.do("GET", "/schedules/"+sc.ID+"/sla-compliance?start_date="+day+"&end_date="+day, nil, &sla); code != http.StatusOK {
+		t.Errorf("sla-compliance with plain dates: HTTP %d", code)
+	}
+	if code := h.do("GET", "/jobs/"+other.ID+"/failures?start_date="+day+"&end_date="+h.clock.Now().AddDate(0, 0, -1).Format(time.DateOnly), nil, &f); code != http.StatusOK || f.Total != 0 {
+		t.Errorf("a range ending the day before: HTTP %d %+v", code, f)
+	}
+	var e api.ErrorResponse
+	if code := h.do("GET", "/schedules/"+sc.ID+"/failures?start_date=yesterday", nil, &e); code != http.StatusBadRequest || e.Error.Field != "start_date" {
+		t.Errorf("a bad date: HTTP %d %+v", code, e.Error)
+	}
+}

@@ -62,6 +62,7 @@ func (e *Execution) Validate() error {
 // (finished_at, job_id, attempt) descending.
 type ExecutionListParams struct {
 	JobID          string
+	ScheduleID     string // executions of the schedule's jobs
 	Tenant         string
 	Type           string
 	Outcomes       []Outcome
@@ -72,6 +73,8 @@ type ExecutionListParams struct {
 
 // SummaryParams selects the finished executions a Summary covers.
 type SummaryParams struct {
+	JobID          string // one job's executions
+	ScheduleID     string // the executions of a schedule's jobs
 	Tenant         string
 	Type           string
 	Lane           string

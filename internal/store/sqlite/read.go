@@ -222,11 +222,14 @@ func scanExecution(sc scanner) (store.Execution, error) {
 
 // executionFilter returns the FROM tail (a join with jobs when a job
 // column is filtered) and the conditions shared by the execution queries.
-func executionFilter(tenant, typ, lane string, after, before time.Time) (string, where) {
+func executionFilter(tenant, typ, lane, scheduleID string, after, before time.Time) (string, where) {
 	var w where
 	join := ""
-	if tenant != "" || typ != "" || lane != "" {
+	if tenant != "" || typ != "" || lane != "" || scheduleID != "" {
 		join = " JOIN jobs j ON j.id = e.job_id"
+	}
+	if scheduleID != "" {
+		w.add("j.schedule_id = ?", scheduleID)
 	}
 	if tenant != "" {
 		w.add("j.tenant = ?", tenant)
@@ -251,7 +254,7 @@ func (s *Store) ExecutionList(ctx context.Context, p store.ExecutionListParams) 
 	if err := s.readCheck(); err != nil {
 		return nil, err
 	}
-	join, w := executionFilter(p.Tenant, p.Type, "", p.FinishedAfter, p.FinishedBefore)
+	join, w := executionFilter(p.Tenant, p.Type, "", p.ScheduleID, p.FinishedAfter, p.FinishedBefore)
 	in(&w, "e.outcome", p.Outcomes)
 	var order string
 	var limit int
@@ -345,8 +348,11 @@ func (s *Store) ExecutionSummary(ctx context.Context, p store.SummaryParams) (st
 }
 
 func summarize(ctx context.Context, tx *sql.Tx, p store.SummaryParams) (store.Summary, error) {
-	join, w := executionFilter(p.Tenant, p.Type, p.Lane, p.FinishedAfter, p.FinishedBefore)
+	join, w := executionFilter(p.Tenant, p.Type, p.Lane, p.ScheduleID, p.FinishedAfter, p.FinishedBefore)
 	w.add("e.finished_at IS NOT NULL AND e.outcome IS NOT NULL")
+	if p.JobID != "" {
+		w.add("e.job_id = ?", p.JobID)
+	}
 	if p.Outcome != "" {
 		w.add("e.outcome = ?", string(p.Outcome))
 	}
