@@ -39,6 +39,7 @@ type JobSpec struct {
 	OnDemand       bool              `json:"on_demand,omitempty"`
 	Resources      *Resources        `json:"resources,omitempty"`
 	Labels         []string          `json:"labels,omitempty"`
+	Tags           []string          `json:"tags,omitempty"` // free-form, for people and list filters
 	Command        []string          `json:"command,omitempty"`
 	Shell          bool              `json:"shell,omitempty"`
 	Env            map[string]string `json:"env,omitempty"`
@@ -88,6 +89,7 @@ type Job struct {
 	OnDemand       bool              `json:"on_demand,omitempty"`
 	Resources      Resources         `json:"resources"`
 	Labels         []string          `json:"labels,omitempty"`
+	Tags           []string          `json:"tags,omitempty"` // free-form, for people and list filters
 	Command        []string          `json:"command,omitempty"`
 	Shell          bool              `json:"shell,omitempty"`
 	Env            map[string]string `json:"env,omitempty"`

@@ -5,11 +5,12 @@ import "time"
 // ScheduleSpec is the body of POST /schedules and PUT /schedules/{id}: a
 // job template and when to run it (docs/schedules.md).
 type ScheduleSpec struct {
-	Tenant   string  `json:"tenant,omitempty"` // admin keys only; default the key's tenant
-	Name     string  `json:"name,omitempty"`
-	Spec     string  `json:"spec"`               // "0 9 * * 1-5", "every 15m offset 5m", "at 2026-12-01T09:00:00+01:00"
-	Timezone string  `json:"timezone,omitempty"` // IANA zone of cron expressions; default UTC
-	Template JobSpec `json:"template"`           // the job each slot creates, as POST /jobs takes it
+	Tenant   string   `json:"tenant,omitempty"` // admin keys only; default the key's tenant
+	Name     string   `json:"name,omitempty"`
+	Tags     []string `json:"tags,omitempty"`     // the schedule's own, for list filters
+	Spec     string   `json:"spec"`               // "0 9 * * 1-5", "every 15m offset 5m", "at 2026-12-01T09:00:00+01:00"
+	Timezone string   `json:"timezone,omitempty"` // IANA zone of cron expressions; default UTC
+	Template JobSpec  `json:"template"`           // the job each slot creates, as POST /jobs takes it
 	// Overlap: skip (default), buffer_one, buffer_all, cancel_other, allow_all.
 	Overlap         string     `json:"overlap,omitempty"`
 	CatchupWindowMS int64      `json:"catchup_window_ms,omitempty"` // default 15 minutes
@@ -26,6 +27,7 @@ type Schedule struct {
 	ID              string      `json:"id"`
 	Tenant          string      `json:"tenant"`
 	Name            string      `json:"name,omitempty"`
+	Tags            []string    `json:"tags,omitempty"`
 	Spec            string      `json:"spec"`
 	Timezone        string      `json:"timezone"`
 	Template        JobSpec     `json:"template"`

@@ -62,6 +62,8 @@ type ListOptions struct {
 	Type          string
 	Lane          string
 	Tenant        string // admin keys only
+	Tag           string // jobs that carry this tag
+	ScheduleID    string // the jobs of this schedule
 	CreatedAfter  time.Time
 	CreatedBefore time.Time
 	Limit         int    // 1..1000; 0: the server's default (100)
@@ -76,6 +78,8 @@ func (o ListOptions) query() url.Values {
 	setIf(q, "type", o.Type)
 	setIf(q, "lane", o.Lane)
 	setIf(q, "tenant", o.Tenant)
+	setIf(q, "tag", o.Tag)
+	setIf(q, "schedule_id", o.ScheduleID)
 	setTime(q, "created_after", o.CreatedAfter)
 	setTime(q, "created_before", o.CreatedBefore)
 	setInt(q, "limit", int64(o.Limit))

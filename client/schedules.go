@@ -32,6 +32,7 @@ func (c *Client) GetSchedule(ctx context.Context, id string) (api.Schedule, erro
 // ScheduleListOptions filter GET /schedules; zero values do not filter.
 type ScheduleListOptions struct {
 	Tenant string
+	Tag    string
 	Limit  int
 	Cursor string
 }
@@ -41,6 +42,9 @@ func (c *Client) ListSchedules(ctx context.Context, o ScheduleListOptions) (api.
 	q := url.Values{}
 	if o.Tenant != "" {
 		q.Set("tenant", o.Tenant)
+	}
+	if o.Tag != "" {
+		q.Set("tag", o.Tag)
 	}
 	if o.Limit > 0 {
 		q.Set("limit", strconv.Itoa(o.Limit))

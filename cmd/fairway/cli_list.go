@@ -36,6 +36,8 @@ func (f *listFlags) register(c *cli) {
 	c.fs.StringVar(&f.opts.Type, "type", "", "only jobs of this type")
 	c.fs.StringVar(&f.opts.Lane, "lane", "", "only jobs in this lane")
 	c.fs.StringVar(&f.opts.Tenant, "tenant", "", "only jobs of this tenant (admin keys)")
+	c.fs.StringVar(&f.opts.Tag, "tag", "", "only jobs that carry this tag")
+	c.fs.StringVar(&f.opts.ScheduleID, "schedule", "", "only the jobs of this schedule `ID`")
 	c.fs.IntVar(&f.opts.Limit, "limit", 0, "jobs per page, 1..1000 (default: the server's, 100)")
 	c.fs.StringVar(&f.opts.Cursor, "cursor", "", "start at this page (from a previous list)")
 	c.fs.BoolVar(&f.all, "all", false, "read every page")
@@ -89,6 +91,8 @@ func (f *listFlags) nextPage(cursor string) string {
 	add("--type", f.opts.Type)
 	add("--lane", f.opts.Lane)
 	add("--tenant", f.opts.Tenant)
+	add("--tag", f.opts.Tag)
+	add("--schedule", f.opts.ScheduleID)
 	if f.opts.Limit > 0 {
 		add("--limit", strconv.Itoa(f.opts.Limit))
 	}

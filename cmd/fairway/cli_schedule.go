@@ -30,7 +30,7 @@ const scheduleAbout = `Manages schedules: a job template and when to run it (doc
 
 SPEC is a cron expression ("0 9 * * 1-5"), an interval ("every 15m offset
 5m") or one time ("at 2026-12-01T09:00:00+01:00"). The job flags are
-submit's; --name names the schedule and its jobs.`
+submit's; --name names the schedule and its jobs, --tag tags both.`
 
 // scheduleVerbs are the subcommands of fairway schedule.
 var scheduleVerbs = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
@@ -93,7 +93,7 @@ func scheduleSpec(f *scheduleFlags, jf *submitFlags, typ string, command []strin
 		return api.ScheduleSpec{}, err
 	}
 	out := api.ScheduleSpec{
-		Tenant: tmpl.Tenant, Name: tmpl.Name, Spec: f.spec, Timezone: f.timezone, Overlap: f.overlap,
+		Tenant: tmpl.Tenant, Name: tmpl.Name, Tags: tmpl.Tags, Spec: f.spec, Timezone: f.timezone, Overlap: f.overlap,
 		CatchupWindowMS: f.catchup.Milliseconds(), JitterMS: f.jitter.Milliseconds(),
 		PauseOnFailure: f.pauseOnFailure, Paused: f.paused, Note: f.note,
 	}
@@ -174,6 +174,7 @@ func scheduleList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	c := newCLI("schedule list", "[flags]", "Lists schedules, by id.", stdout, stderr)
 	var opts client.ScheduleListOptions
 	c.fs.StringVar(&opts.Tenant, "tenant", "", "only this tenant's (admin keys)")
+	c.fs.StringVar(&opts.Tag, "tag", "", "only schedules that carry this tag")
 	c.fs.IntVar(&opts.Limit, "limit", 0, "schedules per page, 1..1000 (default 100)")
 	c.fs.StringVar(&opts.Cursor, "cursor", "", "start after this schedule id (from a previous page)")
 	if _, code := c.parseN(args, 0, "no arguments"); code >= 0 {

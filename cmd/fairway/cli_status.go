@@ -52,7 +52,7 @@ func jobFields(j api.Job) []field {
 		{"id", j.ID}, {"name", j.Name}, {"type", j.Type}, {"state", jobStateText(j)}, {"waits for", reasonText(j)},
 		{"tenant", j.Tenant}, {"lane", j.Lane}, {"key", j.Key}, {"fairness key", j.FairnessKey},
 		{"priority", strconv.Itoa(j.Priority) + onDemandText(j.OnDemand)},
-		{"resources", resourcesText(j.Resources)}, {"labels", strings.Join(j.Labels, ",")},
+		{"resources", resourcesText(j.Resources)}, {"labels", strings.Join(j.Labels, ",")}, {"tags", strings.Join(j.Tags, ",")},
 		{"command", commandText(j.Command, j.Shell)}, {"dir", j.Dir},
 		{"attempts", attemptsLine(j)},
 		{"timeout", msOrEmpty(j.TimeoutMS)}, {"expected", msOrEmpty(j.ExpectedMS)}, {"sla policy", j.SLAPolicy},

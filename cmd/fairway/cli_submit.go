@@ -31,7 +31,7 @@ type submitFlags struct {
 	onDemand, shell, wait                bool
 	cpu                                  float64
 	memoryMB, gpu                        int64
-	labels, env, after                   stringList
+	labels, env, after, tags             stringList
 	dir, idempotencyKey                  string
 	maxAttempts                          int
 	retry                                string
@@ -72,6 +72,7 @@ func (f *submitFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.memoryMB, "memory-mb", 0, "memory in MB it needs (default: the type's)")
 	fs.Int64Var(&f.gpu, "gpu", 0, "GPUs it needs (default: the type's)")
 	fs.Var(&f.labels, "label", "worker `label` it needs (repeatable)")
+	fs.Var(&f.tags, "tag", "a `tag` for people and list filters (repeatable)")
 	fs.Var(&f.env, "env", "environment variable `K=V` (repeatable)")
 	fs.StringVar(&f.dir, "dir", "", "working directory on the worker")
 	fs.BoolVar(&f.shell, "shell", false, "run COMMAND through the shell (if the type allows it)")
@@ -134,7 +135,7 @@ func (c *cli) printSubmitted(res api.SubmitResponse) error {
 func (f *submitFlags) spec(typ string, command []string, now time.Time) (api.JobSpec, error) {
 	s := api.JobSpec{
 		Type: typ, Tenant: f.tenant, Name: f.name, Lane: f.lane, Key: f.key, FairnessKey: f.fairnessKey,
-		OnDemand: f.onDemand, Labels: f.labels, Command: command, Shell: f.shell, Dir: f.dir,
+		OnDemand: f.onDemand, Labels: f.labels, Tags: f.tags, Command: command, Shell: f.shell, Dir: f.dir,
 		IdempotencyKey: f.idempotencyKey, MaxAttempts: f.maxAttempts, SLAPolicy: f.sla,
 		TimeoutMS: f.timeout.Milliseconds(), ExpectedMS: f.expected.Milliseconds(),
 		OutputLimitBytes: int64(f.outputLimit),

@@ -244,7 +244,8 @@ func boolParam(v, field string) (bool, error) {
 
 func listParams(r *http.Request, p principal) (store.JobListParams, error) {
 	q := r.URL.Query()
-	lp := store.JobListParams{Type: q.Get("type"), Lane: q.Get("lane"), Tenant: q.Get("tenant"), Cursor: q.Get("cursor")}
+	lp := store.JobListParams{Type: q.Get("type"), Lane: q.Get("lane"), Tenant: q.Get("tenant"), Cursor: q.Get("cursor"),
+		Tag: q.Get("tag"), ScheduleID: q.Get("schedule_id")}
 	if p.role == roleTenant {
 		if lp.Tenant != "" && lp.Tenant != p.tenant {
 			return lp, errf(http.StatusForbidden, api.CodePermissionDenied, "a key of tenant %s cannot list tenant %s", p.tenant, lp.Tenant)

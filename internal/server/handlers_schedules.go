@@ -63,6 +63,9 @@ func scheduleRecord(spec api.ScheduleSpec, tenant string) (store.Schedule, error
 	case len(spec.Note) > 1024:
 		return store.Schedule{}, badField("note", "longer than 1024 characters")
 	}
+	if err := checkTags(spec.Tags, "tags"); err != nil {
+		return store.Schedule{}, err
+	}
 	if _, err := schedule.ParseOverlap(spec.Overlap); err != nil {
 		return store.Schedule{}, badField("overlap", "%s", err.(*schedule.FieldError).Msg)
 	}
@@ -72,7 +75,7 @@ func scheduleRecord(spec api.ScheduleSpec, tenant string) (store.Schedule, error
 	}
 	overlap, _ := schedule.ParseOverlap(spec.Overlap)
 	sc := store.Schedule{
-		Tenant: tenant, Name: spec.Name, Spec: spec.Spec, Timezone: spec.Timezone, Template: template,
+		Tenant: tenant, Name: spec.Name, Tags: spec.Tags, Spec: spec.Spec, Timezone: spec.Timezone, Template: template,
 		Overlap: string(overlap), CatchupWindow: time.Duration(spec.CatchupWindowMS) * time.Millisecond,
 		Jitter: time.Duration(spec.JitterMS) * time.Millisecond, PauseOnFailure: spec.PauseOnFailure,
 		Enabled: !spec.Paused, PauseNote: spec.Note,
@@ -112,7 +115,7 @@ func (s *Server) handleScheduleGet(w http.ResponseWriter, r *http.Request, p pri
 // its last runs.
 func (s *Server) scheduleView(ctx context.Context, sc store.Schedule, detail bool) (api.Schedule, error) {
 	out := api.Schedule{
-		ID: sc.ID, Tenant: sc.Tenant, Name: sc.Name, Spec: sc.Spec, Timezone: firstOr(sc.Timezone, "UTC"),
+		ID: sc.ID, Tenant: sc.Tenant, Name: sc.Name, Tags: sc.Tags, Spec: sc.Spec, Timezone: firstOr(sc.Timezone, "UTC"),
 		Overlap: sc.Overlap, CatchupWindowMS: sc.CatchupWindow.Milliseconds(), JitterMS: sc.Jitter.Milliseconds(),
 		StartAt: wire.TimePtr(sc.StartAt), EndAt: wire.TimePtr(sc.EndAt), PauseOnFailure: sc.PauseOnFailure,
 		Paused: !sc.Enabled, Note: sc.PauseNote, NextRunAt: wire.TimePtr(sc.NextRunAt), LastRunAt: wire.TimePtr(sc.LastRunAt),
@@ -156,7 +159,7 @@ func firstOr(s, def string) string {
 
 func (s *Server) handleScheduleList(w http.ResponseWriter, r *http.Request, p principal) error {
 	q := r.URL.Query()
-	params := store.ScheduleListParams{Tenant: q.Get("tenant"), AfterID: q.Get("cursor")}
+	params := store.ScheduleListParams{Tenant: q.Get("tenant"), AfterID: q.Get("cursor"), Tag: q.Get("tag")}
 	if p.role == roleTenant {
 		if params.Tenant != "" && params.Tenant != p.tenant {
 			return errf(http.StatusForbidden, api.CodePermissionDenied, "a key of tenant %s cannot list tenant %s", p.tenant, params.Tenant)
@@ -205,7 +208,7 @@ func (s *Server) handleScheduleUpdate(w http.ResponseWriter, r *http.Request, p 
 		return err
 	}
 	return s.changeSchedule(w, r, p, old.ID, func(sc *store.Schedule) error {
-		sc.Name, sc.Spec, sc.Timezone, sc.Template = rec.Name, rec.Spec, rec.Timezone, rec.Template
+		sc.Name, sc.Tags, sc.Spec, sc.Timezone, sc.Template = rec.Name, rec.Tags, rec.Spec, rec.Timezone, rec.Template
 		sc.Overlap, sc.CatchupWindow, sc.Jitter = rec.Overlap, rec.CatchupWindow, rec.Jitter
 		sc.StartAt, sc.EndAt, sc.PauseOnFailure = rec.StartAt, rec.EndAt, rec.PauseOnFailure
 		sc.Enabled, sc.PauseNote = rec.Enabled, rec.PauseNote

@@ -30,7 +30,7 @@ func filterDigest(lp store.JobListParams) string {
 	states = slices.Compact(states)
 	canonical := strings.Join([]string{
 		strings.Join(states, ","), lp.Type, lp.Lane, lp.Tenant,
-		timeKey(lp.CreatedAfter), timeKey(lp.CreatedBefore),
+		timeKey(lp.CreatedAfter), timeKey(lp.CreatedBefore), lp.Tag, lp.ScheduleID,
 	}, "\x00")
 	sum := sha256.Sum256([]byte(canonical))
 	return hex.EncodeToString(sum[:6])
@@ -63,7 +63,7 @@ func openCursor(cursor string, lp store.JobListParams) (string, error) {
 	}
 	if digest != filterDigest(lp) {
 		e := errf(http.StatusBadRequest, api.CodeCursorMismatch,
-			"this cursor belongs to a list with other filters: send the same state, type, lane, tenant and created_after/created_before filters as the request that returned it, or start again without a cursor")
+			"this cursor belongs to a list with other filters: send the same state, type, lane, tenant, tag, schedule_id and created_after/created_before filters as the request that returned it, or start again without a cursor")
 		e.body.Field = "cursor"
 		return "", e
 	}

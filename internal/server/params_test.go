@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -170,5 +171,29 @@ func TestListCursorIsBoundToItsFilters(t *testing.T) {
 	}
 	if code := h.do("GET", "/jobs?cursor=bm9wZQ", nil, &e); code != http.StatusBadRequest || e.Error.Code != api.CodeInvalidArgument {
 		t.Errorf("a made-up cursor: HTTP %d %+v", code, e.Error)
+	}
+}
+
+// Seed 002's tags: on jobs and schedules, filterable in lists.
+func TestTagsFilterJobsAndSchedules(t *testing.T) {
+	h := newHarness(t, defaultConfig())
+	tagged := h.submit(api.JobSpec{Type: "a", Command: []string{"true"}, Tags: []string{"nightly", "team:data"}})
+	h.submit(api.JobSpec{Type: "a", Command: []string{"true"}, Tags: []string{"adhoc"}})
+	var list api.JobList
+	if code := h.do("GET", "/jobs?tag=nightly", nil, &list); code != http.StatusOK || len(list.Jobs) != 1 ||
+		list.Jobs[0].ID != tagged.ID || !slices.Equal(list.Jobs[0].Tags, []string{"nightly", "team:data"}) {
+		t.Fatalf("tag=nightly: HTTP %d %+v", code, list.Jobs)
+	}
+	var e api.ErrorResponse
+	if code := h.do("POST", "/jobs", api.JobSpec{Type: "a", Command: []string{"true"}, Tags: []string{"x", "x"}}, &e); code != http.StatusBadRequest || e.Error.Field != "tags[1]" {
+		t.Errorf("a repeated tag: HTTP %d %+v", code, e.Error)
+	}
+	spec := everyMinute
+	spec.Tags = []string{"billing"}
+	sc := h.createSchedule(spec)
+	h.createSchedule(everyMinute)
+	var scs api.ScheduleList
+	if code := h.do("GET", "/schedules?tag=billing", nil, &scs); code != http.StatusOK || len(scs.Schedules) != 1 || scs.Schedules[0].ID != sc.ID {
+		t.Errorf("schedules tag=billing: HTTP %d %+v", code, scs.Schedules)
 	}
 }

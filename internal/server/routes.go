@@ -27,7 +27,7 @@ func (s *Server) routes() http.Handler {
 	}{
 		{"POST /api/v1/jobs", s.handleSubmit, []string{"wait", "timeout_ms"}},
 		{"POST /api/v1/jobs/batch", s.handleBatch, nil},
-		{"GET /api/v1/jobs", s.handleList, []string{"type", "lane", "tenant", "cursor", "state", "status", "limit", "created_after", "created_before", "count"}},
+		{"GET /api/v1/jobs", s.handleList, []string{"type", "lane", "tenant", "cursor", "state", "status", "limit", "created_after", "created_before", "count", "tag", "schedule_id"}},
 		{"GET /api/v1/jobs/{id}", s.handleGet, nil},
 		{"DELETE /api/v1/jobs/{id}", s.handleCancel, nil},
 		{"POST /api/v1/jobs/{id}/cancel", s.handleCancel, nil},
@@ -47,7 +47,7 @@ func (s *Server) routes() http.Handler {
 		{"GET /api/v1/successes", s.handleSuccesses, summary},
 		{"GET /api/v1/sla-compliance", s.handleSLACompliance, summary},
 		{"POST /api/v1/schedules", s.handleScheduleCreate, nil},
-		{"GET /api/v1/schedules", s.handleScheduleList, []string{"tenant", "cursor", "limit"}},
+		{"GET /api/v1/schedules", s.handleScheduleList, []string{"tenant", "cursor", "limit", "tag"}},
 		{"GET /api/v1/schedules/{id}", s.handleScheduleGet, nil},
 		{"PUT /api/v1/schedules/{id}", s.handleScheduleUpdate, nil},
 		{"DELETE /api/v1/schedules/{id}", s.handleScheduleDelete, nil},

@@ -22,6 +22,8 @@ const (
 	maxArgs         = 1024
 	maxEnv          = 256
 	maxLabels       = 64
+	maxTags         = 32
+	maxTagLen       = 64
 	maxDeps         = 100
 	maxAttemptsCap  = 100
 	defaultAttempts = 3
@@ -38,6 +40,26 @@ func badField(field, format string, args ...any) *fieldError {
 	return &fieldError{field: field, msg: fmt.Sprintf(format, args...)}
 }
 
+// checkTags refuses empty, overlong or repeated tags.
+func checkTags(tags []string, field string) *fieldError {
+	if len(tags) > maxTags {
+		return badField(field, "more than %d tags", maxTags)
+	}
+	seen := map[string]bool{}
+	for i, t := range tags {
+		switch {
+		case strings.TrimSpace(t) == "":
+			return badField(fmt.Sprintf("%s[%d]", field, i), "is empty")
+		case len(t) > maxTagLen:
+			return badField(fmt.Sprintf("%s[%d]", field, i), "longer than %d characters", maxTagLen)
+		case seen[t]:
+			return badField(fmt.Sprintf("%s[%d]", field, i), "repeats %q", t)
+		}
+		seen[t] = true
+	}
+	return nil
+}
+
 // buildJob validates a spec and resolves it against the config into the
 // job to store, everything but id, state and times. tenant is the tenant
 // the caller acts for.
@@ -51,7 +73,7 @@ func (s *Server) buildJob(spec api.JobSpec, tenant string) (store.Job, *fieldErr
 	}
 	j := store.Job{
 		Tenant: tenant, Name: spec.Name, Type: spec.Type, Key: spec.Key, FairnessKey: spec.FairnessKey,
-		OnDemand: spec.OnDemand, Labels: spec.Labels, Command: spec.Command, Env: spec.Env, Dir: spec.Dir,
+		OnDemand: spec.OnDemand, Labels: spec.Labels, Tags: spec.Tags, Command: spec.Command, Env: spec.Env, Dir: spec.Dir,
 		Payload: spec.Payload, IdempotencyKey: spec.IdempotencyKey,
 	}
 	if j.FairnessKey == "" {
@@ -145,6 +167,8 @@ func checkStrings(j *store.Job, spec api.JobSpec, _ config.Type) *fieldError {
 		return badField("env", "more than %d variables", maxEnv)
 	case len(spec.Labels) > maxLabels:
 		return badField("labels", "more than %d labels", maxLabels)
+	case len(spec.Tags) > maxTags:
+		return badField("tags", "more than %d tags", maxTags)
 	case len(spec.Payload) > maxPayload:
 		return badField("payload", "larger than %d bytes", maxPayload)
 	}
@@ -152,6 +176,9 @@ func checkStrings(j *store.Job, spec api.JobSpec, _ config.Type) *fieldError {
 		if strings.TrimSpace(l) == "" {
 			return badField(fmt.Sprintf("labels[%d]", i), "is empty")
 		}
+	}
+	if err := checkTags(spec.Tags, "tags"); err != nil {
+		return err
 	}
 	for k, v := range spec.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.Contains(v, "\x00") {

@@ -150,6 +150,7 @@ type Job struct {
 	OnDemand    bool
 	Resources   policy.Resources
 	Labels      []string // worker labels the job needs
+	Tags        []string // free-form, for people and list filters
 	Command     []string // argv
 	Env         map[string]string
 	Dir         string
@@ -302,6 +303,7 @@ type JobListParams struct {
 	Type          string
 	Lane          string
 	ScheduleID    string
+	Tag           string    // jobs that carry this tag
 	CreatedAfter  time.Time // created_at > CreatedAfter
 	CreatedBefore time.Time // created_at < CreatedBefore
 	Limit         int       // 0 = DefaultListLimit; capped at MaxListLimit

@@ -12,6 +12,7 @@ type Schedule struct {
 	ID       string
 	Tenant   string
 	Name     string
+	Tags     []string
 	Spec     string // cron expression, "every 15m offset 5m", or "at 2026-12-01T09:00:00Z"
 	Timezone string // IANA name; "" = UTC
 	Template json.RawMessage
@@ -55,6 +56,7 @@ func (s *Schedule) Validate() error {
 type ScheduleListParams struct {
 	Tenant      string
 	EnabledOnly bool
+	Tag         string    // schedules that carry this tag
 	DueBefore   time.Time // enabled, with next_run_at <= DueBefore
 	AfterID     string    // only ids after it (paging)
 	Limit       int       // 0 = DefaultListLimit; capped at MaxListLimit

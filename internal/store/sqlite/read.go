@@ -301,6 +301,9 @@ func jobFilter(p store.JobListParams) where {
 	if p.ScheduleID != "" {
 		w.add("schedule_id = ?", p.ScheduleID)
 	}
+	if p.Tag != "" {
+		w.add("EXISTS (SELECT 1 FROM json_each(jobs.tags) WHERE json_each.value = ?)", p.Tag)
+	}
 	if !p.CreatedAfter.IsZero() {
 		w.add("created_at > ?", timeArg(p.CreatedAfter))
 	}
@@ -524,7 +527,7 @@ func (s *Store) WorkerList(ctx context.Context) ([]store.Worker, error) {
 
 const scheduleSelect = `SELECT id, tenant, name, spec, timezone, template, overlap, enabled,
 	next_run_at, last_run_at, created_at, updated_at, catchup_window_ms, jitter_ms, start_at, end_at,
-	pause_note, pause_on_failure, buffered FROM schedules`
+	pause_note, pause_on_failure, buffered, tags FROM schedules`
 
 func scanSchedule(sc scanner) (store.Schedule, error) {
 	var v store.Schedule
@@ -532,7 +535,7 @@ func scanSchedule(sc scanner) (store.Schedule, error) {
 	err := sc.Scan(&v.ID, &v.Tenant, &v.Name, &v.Spec, &v.Timezone, rawJSONCol{&v.Template},
 		&v.Overlap, &v.Enabled, timeCol{&v.NextRunAt},
 		timeCol{&v.LastRunAt}, timeCol{&v.CreatedAt}, timeCol{&v.UpdatedAt}, msCol{&v.CatchupWindow}, msCol{&v.Jitter},
-		timeCol{&v.StartAt}, timeCol{&v.EndAt}, &v.PauseNote, &v.PauseOnFailure, jsonCol{&buffered})
+		timeCol{&v.StartAt}, timeCol{&v.EndAt}, &v.PauseNote, &v.PauseOnFailure, jsonCol{&buffered}, jsonCol{&v.Tags})
 	v.Buffered = timesCol(buffered)
 	return v, err
 }
@@ -556,6 +559,9 @@ func (s *Store) ScheduleList(ctx context.Context, p store.ScheduleListParams) ([
 	}
 	if p.AfterID != "" {
 		w.add("id > ?", p.AfterID)
+	}
+	if p.Tag != "" {
+		w.add("EXISTS (SELECT 1 FROM json_each(schedules.tags) WHERE json_each.value = ?)", p.Tag)
 	}
 	limit := store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
 	scs, err := queryAll(ctx, s, scanSchedule, scheduleSelect+w.sql()+" ORDER BY id LIMIT ?", append(w.args, limit)...)

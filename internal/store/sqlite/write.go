@@ -69,8 +69,8 @@ var stmtSQL = [numStmts]string{
 	stmtWorkerDelete: `DELETE FROM workers WHERE id = ?`,
 	stmtScheduleUpsert: `INSERT INTO schedules (id, tenant, name, spec, timezone, template, overlap,
 			enabled, next_run_at, last_run_at, created_at, updated_at, catchup_window_ms, jitter_ms,
-			start_at, end_at, pause_note, pause_on_failure, buffered)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			start_at, end_at, pause_note, pause_on_failure, buffered, tags)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET tenant = excluded.tenant, name = excluded.name,
 			spec = excluded.spec, timezone = excluded.timezone, template = excluded.template,
 			overlap = excluded.overlap, enabled = excluded.enabled,
@@ -78,7 +78,7 @@ var stmtSQL = [numStmts]string{
 			created_at = excluded.created_at, updated_at = excluded.updated_at,
 			catchup_window_ms = excluded.catchup_window_ms, jitter_ms = excluded.jitter_ms,
 			start_at = excluded.start_at, end_at = excluded.end_at, pause_note = excluded.pause_note,
-			pause_on_failure = excluded.pause_on_failure, buffered = excluded.buffered`,
+			pause_on_failure = excluded.pause_on_failure, buffered = excluded.buffered, tags = excluded.tags`,
 	stmtScheduleDelete: `DELETE FROM schedules WHERE id = ?`,
 	stmtAPIKeyInsert:   `INSERT INTO api_keys (key_hash, tenant, role, name, created_at) VALUES (?, ?, ?, ?, ?)`,
 	stmtAPIKeyDelete:   `DELETE FROM api_keys WHERE key_hash = ?`,
@@ -540,10 +540,14 @@ func (w *writer) ScheduleUpsert(ctx context.Context, s store.Schedule) (err erro
 	if err != nil {
 		return err
 	}
+	tags, err := jsonArg(s.Tags)
+	if err != nil {
+		return err
+	}
 	_, err = w.exec(stmtScheduleUpsert, s.ID, s.Tenant, s.Name, s.Spec, s.Timezone, rawJSONArg(s.Template),
 		s.Overlap, s.Enabled, timeArg(s.NextRunAt), timeArg(s.LastRunAt),
 		timeArg(s.CreatedAt), timeArg(s.UpdatedAt), msArg(s.CatchupWindow), msArg(s.Jitter),
-		timeArg(s.StartAt), timeArg(s.EndAt), s.PauseNote, s.PauseOnFailure, buffered)
+		timeArg(s.StartAt), timeArg(s.EndAt), s.PauseNote, s.PauseOnFailure, buffered, tags)
 	if err != nil {
 		return fmt.Errorf("sqlite: upsert schedule %s: %w", s.ID, err)
 	}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"sync"
@@ -60,6 +61,9 @@ func testListFilters(t *testing.T, s store.Store) {
 		if i%5 == 0 {
 			j.ScheduleID = "sched"
 		}
+		if i%4 == 1 {
+			j.Tags = []string{"nightly", fmt.Sprintf("n%d", i)}
+		}
 		jobs = append(jobs, j)
 	}
 	insert(t, s, jobs...)
@@ -88,6 +92,10 @@ func testListFilters(t *testing.T, s store.Store) {
 		"type+lane+tenant": {store.JobListParams{Type: "report", Lane: "batch", Tenant: "acme"},
 			match(func(j store.Job) bool { return j.Type == "report" && j.Lane == "batch" && j.Tenant == "acme" })},
 		"schedule": {store.JobListParams{ScheduleID: "sched"}, match(func(j store.Job) bool { return j.ScheduleID == "sched" })},
+		"tag":      {store.JobListParams{Tag: "nightly"}, match(func(j store.Job) bool { return slices.Contains(j.Tags, "nightly") })},
+		"tag+type": {store.JobListParams{Tag: "nightly", Type: "report"}, match(func(j store.Job) bool {
+			return slices.Contains(j.Tags, "nightly") && j.Type == "report"
+		})},
 		"created range": {store.JobListParams{CreatedAfter: T0.Add(5 * time.Minute), CreatedBefore: T0.Add(10 * time.Minute)},
 			match(func(j store.Job) bool {
 				return j.CreatedAt.After(T0.Add(5*time.Minute)) && j.CreatedAt.Before(T0.Add(10*time.Minute))

@@ -66,7 +66,7 @@ func testSchedules(t *testing.T, s store.Store) {
 		return store.Schedule{ID: id, Tenant: tenant, Name: "sched " + id, Spec: "0 * * * *", Timezone: "Europe/Paris",
 			Template: json.RawMessage(`{"type":"report","priority":700}`), Overlap: "buffer_one",
 			CatchupWindow: 10 * time.Minute, Jitter: 30 * time.Second, StartAt: T0, EndAt: T0.Add(30 * 24 * time.Hour),
-			PauseNote: "note " + id, PauseOnFailure: true, Buffered: []time.Time{next.Add(-2 * time.Hour), next.Add(-time.Hour)},
+			PauseNote: "note " + id, PauseOnFailure: true, Tags: []string{"tag-" + id}, Buffered: []time.Time{next.Add(-2 * time.Hour), next.Add(-time.Hour)},
 			Enabled: enabled, NextRunAt: next, LastRunAt: next.Add(-time.Hour), CreatedAt: T0, UpdatedAt: T0}
 	}
 	a := mk("a", "acme", true, T0.Add(time.Hour))
@@ -99,6 +99,7 @@ func testSchedules(t *testing.T, s store.Store) {
 		"due":     {store.ScheduleListParams{DueBefore: T0.Add(30 * time.Minute)}, []store.Schedule{c}},
 		"limit":   {store.ScheduleListParams{Limit: 1}, []store.Schedule{a}},
 		"after":   {store.ScheduleListParams{AfterID: "a", Limit: 1}, []store.Schedule{b}},
+		"tag":     {store.ScheduleListParams{Tag: "tag-b"}, []store.Schedule{b}},
 	}
 	for name, tc := range cases {
 		got, err := s.ScheduleList(ctx, tc.p)
