@@ -120,6 +120,7 @@ type Job struct {
 	WorkerID        string          `json:"worker_id,omitempty"`
 	LeaseExpiresAt  *time.Time      `json:"lease_expires_at,omitempty"`
 	CancelRequested bool            `json:"cancel_requested,omitempty"`
+	Held            bool            `json:"held,omitempty"` // set aside until released
 	LastError       string          `json:"last_error,omitempty"`
 	ExitCode        *int            `json:"exit_code,omitempty"`
 	FailureClass    string          `json:"failure_class,omitempty"`
@@ -173,6 +174,10 @@ const (
 	ResultAlreadyFinished = "already_finished"
 	ResultReprioritized   = "reprioritized"
 	ResultAlreadyRunning  = "already_running"
+	ResultHeld            = "held"         // hold: set aside until released
+	ResultAlreadyHeld     = "already_held" // hold: nothing changed
+	ResultReleased        = "released"     // release: runnable again
+	ResultNotHeld         = "not_held"     // release: nothing changed
 )
 
 // ActionResponse answers cancel and reprioritize.

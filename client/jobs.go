@@ -240,3 +240,20 @@ func setTime(q url.Values, k string, t time.Time) {
 		q.Set(k, formatTime(t))
 	}
 }
+
+// Hold sets a job that has not started aside: it is never leased until
+// Release. Result is held, already_held, already_running or
+// already_finished.
+func (c *Client) Hold(ctx context.Context, id string) (api.ActionResponse, error) {
+	var out api.ActionResponse
+	_, err := c.do(ctx, call{method: http.MethodPost, path: jobPath(id, "/hold"), in: struct{}{}, out: &out})
+	return out, wrap("hold job "+id, err)
+}
+
+// Release makes a held job runnable again. Result is released, not_held
+// or already_finished.
+func (c *Client) Release(ctx context.Context, id string) (api.ActionResponse, error) {
+	var out api.ActionResponse
+	_, err := c.do(ctx, call{method: http.MethodPost, path: jobPath(id, "/release"), in: struct{}{}, out: &out})
+	return out, wrap("release job "+id, err)
+}

@@ -75,7 +75,13 @@ func (d *Dispatcher) restoreJob(ctx context.Context, j store.Job) error {
 		// Became runnable while the server was down.
 		d.pending = append(d.pending, func(tx *txn) { d.markRunnable(tx, rec) })
 	}
-	return d.eng.Submit(pj, now)
+	if err := d.eng.Submit(pj, now); err != nil {
+		return err
+	}
+	if j.Held {
+		return d.eng.Hold(j.ID, now)
+	}
+	return nil
 }
 
 // restoreRunning puts a leased or running job back on its worker, or, when

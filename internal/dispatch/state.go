@@ -63,6 +63,9 @@ func (r *jobRec) apply(set store.JobSet, at time.Time) {
 	if set.CancelRequested != nil {
 		j.CancelRequested = *set.CancelRequested
 	}
+	if set.Held != nil {
+		j.Held = *set.Held
+	}
 	if set.LastError != nil {
 		j.LastError = *set.LastError
 	}

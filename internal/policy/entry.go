@@ -11,10 +11,11 @@ const (
 	stateQueued                     // in a class heap, runnable
 	stateConflict                   // parked: a conflicting job holds its resource key
 	stateRunning                    // admitted, holding a slot
+	stateHeld                       // set aside by Hold: in no queue until Release
 	stateDead                       // tombstone: cancelled, reprioritized away or finished
 )
 
-var stateNames = [...]string{"waiting", "delayed", "queued", "conflict", "running", "dead"}
+var stateNames = [...]string{"waiting", "delayed", "queued", "conflict", "running", "held", "dead"}
 
 func (s entryState) String() string { return stateNames[s] }
 
@@ -57,6 +58,7 @@ type entry struct {
 
 	heapIdx     int // index in cls.jobs or in the delayed heap
 	pendingDeps int
+	held        bool // Hold was called and Release not yet
 
 	// While running.
 	wk         *worker

@@ -13,6 +13,7 @@ const (
 	CodeRunning            Code = "running"
 	CodeWaitingDependency  Code = "waiting_dependency"
 	CodeNotYetDue          Code = "not_yet_due"
+	CodeHeld               Code = "held" // set aside until released
 	CodeNoCompatibleWorker Code = "no_compatible_worker"
 	CodeTierCap            Code = "tier_cap"
 	CodeTypeCap            Code = "type_cap"
@@ -62,6 +63,9 @@ func (e *Engine) Explain(id string, now time.Time) (Explanation, error) {
 		x.Blocker = e.conflicts[en.conflictID()].holder().job.ID
 		x.Code, x.Message = CodeConflict, fmt.Sprintf("job %s holds %s/%s", x.Blocker, en.typ.cfg.ConflictGroup, en.job.Key)
 		return x, nil
+	case stateHeld:
+		x.Code, x.Message = CodeHeld, "held: it starts only once released"
+		return x, nil
 	}
 	e.gen++
 	x.Score, x.Position = e.rank(en, now)
@@ -101,6 +105,8 @@ func (e *Engine) Reason(id string, now time.Time) (Code, error) {
 		return CodeNotYetDue, nil
 	case stateConflict:
 		return CodeConflict, nil
+	case stateHeld:
+		return CodeHeld, nil
 	}
 	e.gen++
 	code, _, _ := e.queuedBlock(en, now)

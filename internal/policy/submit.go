@@ -262,6 +262,10 @@ func (e *Engine) resolveDependents(id string, out Outcome, now time.Time) []Drop
 			}
 			if satisfies(conditionOn(en, ev.id), ev.out) {
 				en.pendingDeps--
+				if en.pendingDeps == 0 && en.held {
+					en.state = stateHeld // its dependencies are met, but it stays aside
+					continue
+				}
 				if en.pendingDeps == 0 {
 					// It waited on others, not in a queue: its age
 					// starts now.

@@ -325,6 +325,14 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request, p principa
 	return s.jobAction(w, r, p, func(ctx context.Context, id string) (string, error) { return s.d.Cancel(ctx, id, p.name()) })
 }
 
+func (s *Server) handleHold(w http.ResponseWriter, r *http.Request, p principal) error {
+	return s.jobAction(w, r, p, func(ctx context.Context, id string) (string, error) { return s.d.Hold(ctx, id, p.name()) })
+}
+
+func (s *Server) handleRelease(w http.ResponseWriter, r *http.Request, p principal) error {
+	return s.jobAction(w, r, p, func(ctx context.Context, id string) (string, error) { return s.d.Release(ctx, id, p.name()) })
+}
+
 func (s *Server) handleReprioritize(w http.ResponseWriter, r *http.Request, p principal) error {
 	var req api.ReprioritizeRequest
 	if err := decode(w, r, maxBody, &req); err != nil {

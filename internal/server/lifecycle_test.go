@@ -449,3 +449,51 @@ func TestFastJobRecordsItsStartTime(t *testing.T) {
 		}
 	}
 }
+
+// Hold and release: a held job is never leased, survives a restart held,
+// and is leased once released.
+func TestAHeldJobWaitsForItsRelease(t *testing.T) {
+	cfg := defaultConfig()
+	h := newHarness(t, cfg)
+	job := h.submit(api.JobSpec{Type: "echo", Command: []string{"true"}})
+	var act api.ActionResponse
+	if code := h.do("POST", "/jobs/"+job.ID+"/hold", nil, &act); code != http.StatusOK || act.Result != api.ResultHeld || !act.Job.Held {
+		t.Fatalf("hold: HTTP %d %+v", code, act)
+	}
+	if code := h.do("POST", "/jobs/"+job.ID+"/hold", nil, &act); code != http.StatusOK || act.Result != api.ResultAlreadyHeld {
+		t.Errorf("hold again: HTTP %d %+v", code, act)
+	}
+	w := h.register(api.RegisterRequest{Name: "w1", Slots: 1})
+	if leases := h.lease(w, 1); len(leases) != 0 {
+		t.Fatalf("a held job was leased: %+v", leases)
+	}
+	var x api.Explanation
+	h.do("GET", "/jobs/"+job.ID+"/explain", nil, &x)
+	if x.Code != "held" {
+		t.Errorf("explain: %+v", x)
+	}
+	h.stop()
+	h2 := startHarness(t, cfg, h.path, h.clock)
+	w2 := w // restored at the restart
+	if leases := h2.lease(w2, 1); len(leases) != 0 {
+		t.Fatalf("after a restart the held job was leased: %+v", leases)
+	}
+	var list api.JobList
+	h2.do("GET", "/jobs", nil, &list)
+	if len(list.Jobs) != 1 || list.Jobs[0].Reason != "held" || !list.Jobs[0].Held {
+		t.Errorf("list after a restart: %+v", list.Jobs)
+	}
+	if code := h2.do("POST", "/jobs/"+job.ID+"/release", nil, &act); code != http.StatusOK || act.Result != api.ResultReleased {
+		t.Fatalf("release: HTTP %d %+v", code, act)
+	}
+	if leases := h2.lease(w2, 1); len(leases) != 1 || leases[0].Job.ID != job.ID {
+		t.Fatalf("after the release: %+v", leases)
+	}
+	if code := h2.do("POST", "/jobs/"+job.ID+"/hold", nil, &act); code != http.StatusOK || act.Result != api.ResultAlreadyRunning {
+		t.Errorf("hold of a leased job: HTTP %d %+v", code, act)
+	}
+	evs := strings.Join(h2.events(job.ID), ",")
+	if !strings.Contains(evs, "held") || !strings.Contains(evs, "released") {
+		t.Errorf("events: %s", evs)
+	}
+}

@@ -25,6 +25,8 @@ var openapiRoutes = []route{
 	{"DELETE", "/jobs/{id}", "Cancel a job", nil, api.ActionResponse{}},
 	{"POST", "/jobs/{id}/cancel", "Cancel a job", nil, api.ActionResponse{}},
 	{"POST", "/jobs/{id}/reprioritize", "Change a pending job's priority", api.ReprioritizeRequest{}, api.ActionResponse{}},
+	{"POST", "/jobs/{id}/hold", "Set a job that has not started aside: never leased until released", nil, api.ActionResponse{}},
+	{"POST", "/jobs/{id}/release", "Make a held job runnable again", nil, api.ActionResponse{}},
 	{"POST", "/jobs/{id}/extend-sla", "Extend a job's max and expected time", api.ExtendSLARequest{}, api.JobResponse{}},
 	{"GET", "/jobs/{id}/executions", "A job's attempts", nil, api.ExecutionList{}},
 	{"GET", "/jobs/{id}/events", "A job's audit trail", nil, api.EventList{}},

@@ -32,6 +32,8 @@ func (s *Server) routes() http.Handler {
 		{"DELETE /api/v1/jobs/{id}", s.handleCancel, nil},
 		{"POST /api/v1/jobs/{id}/cancel", s.handleCancel, nil},
 		{"POST /api/v1/jobs/{id}/reprioritize", s.handleReprioritize, nil},
+		{"POST /api/v1/jobs/{id}/hold", s.handleHold, nil},
+		{"POST /api/v1/jobs/{id}/release", s.handleRelease, nil},
 		{"POST /api/v1/jobs/{id}/extend-sla", s.handleExtendSLA, nil},
 		{"GET /api/v1/jobs/{id}/executions", s.handleExecutions, nil},
 		{"GET /api/v1/jobs/{id}/events", s.handleEvents, nil},

@@ -27,6 +27,8 @@ const (
 	EventCancelled        EventType = "cancelled"
 	EventCancelRequested  EventType = "cancel_requested"
 	EventReprioritized    EventType = "reprioritized"
+	EventHeld             EventType = "held"
+	EventReleased         EventType = "released"
 	EventSLAWarning       EventType = "sla_warning"
 	EventSLAViolation     EventType = "sla_violation"
 	EventSLAExtended      EventType = "sla_extended"

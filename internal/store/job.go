@@ -176,6 +176,7 @@ type Job struct {
 	DependsOn      []Dependency
 	ScheduleID     string    // the schedule that created the job, if any
 	ScheduledFor   time.Time // the nominal time of its schedule's slot
+	Held           bool      // set aside until released: never leased meanwhile
 	// OutputLimit is the most output (stdout and stderr together, bytes)
 	// kept of one attempt; 0 means the server's default.
 	OutputLimit int64
@@ -261,6 +262,7 @@ type JobSet struct {
 	FinishedAt      *time.Time
 	RunAt           *time.Time
 	CancelRequested *bool
+	Held            *bool
 	LastError       *string
 	ExitCode        *int
 	ClearExitCode   bool // store NULL as exit code; ExitCode must be nil

@@ -34,7 +34,7 @@ func Job(j store.Job) api.Job {
 		CreatedAt: j.CreatedAt.UTC(), UpdatedAt: j.UpdatedAt.UTC(),
 		EnqueuedAt: TimePtr(j.EnqueuedAt), StartedAt: TimePtr(j.StartedAt), FinishedAt: TimePtr(j.FinishedAt),
 		WorkerID: j.WorkerID, LeaseExpiresAt: TimePtr(j.LeaseExpiresAt),
-		CancelRequested: j.CancelRequested, LastError: j.LastError, ExitCode: j.ExitCode,
+		CancelRequested: j.CancelRequested, Held: j.Held, LastError: j.LastError, ExitCode: j.ExitCode,
 		FailureClass: string(j.FailureClass), Result: RawJSON(j.Result),
 		OutputLimitBytes: j.OutputLimit,
 		ScheduleID:       j.ScheduleID, ScheduledFor: TimePtr(j.ScheduledFor),
