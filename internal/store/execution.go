@@ -41,6 +41,59 @@ type Execution struct {
 	Duration        time.Duration // stored in milliseconds
 	SLAMet          *bool         // nil: no SLA measured
 	SLAViolationPct float64       // how far past Expected, in percent of it
+
+	// The attempt's result upload, for a job with a ResultLocation.
+	ResultState  ResultState
+	ResultURL    string    // where the attempt's objects are written
+	ResultError  string    // the last failed try's error
+	ResultTries  int       // tries made so far
+	ResultNextAt time.Time // when a pending upload is tried next
+}
+
+// ResultState is how far an attempt's result upload has got.
+type ResultState string
+
+// Result states. The empty state means the attempt has nothing to upload.
+const (
+	ResultPending ResultState = "pending" // to be written (again) at ResultNextAt
+	ResultWritten ResultState = "written" // every object is in place
+	ResultFailed  ResultState = "failed"  // given up after the last try; ResultError says why
+)
+
+// Valid reports whether r is empty or a known result state.
+func (r ResultState) Valid() bool {
+	switch r {
+	case "", ResultPending, ResultWritten, ResultFailed:
+		return true
+	}
+	return false
+}
+
+// ResultUpdate records one try of an attempt's result upload. It is
+// fenced by the try count: it applies only while the upload is pending
+// with Tries-1 tries made, so that a try is recorded once.
+type ResultUpdate struct {
+	JobID   string
+	Attempt int
+	Tries   int         // tries made, this one included
+	State   ResultState // ResultWritten, ResultFailed, or ResultPending to try again
+	Error   string      // this try's error; "" when it was written
+	NextAt  time.Time   // with ResultPending: when to try again
+}
+
+// Validate checks the key, the try count and the state.
+func (u *ResultUpdate) Validate() error {
+	switch {
+	case u.JobID == "" || u.Attempt < 1:
+		return fmt.Errorf("%w: result update: no execution named (%q, %d)", ErrInvalid, u.JobID, u.Attempt)
+	case u.Tries < 1:
+		return fmt.Errorf("%w: result update %s/%d: tries %d", ErrInvalid, u.JobID, u.Attempt, u.Tries)
+	case u.State == "" || !u.State.Valid():
+		return fmt.Errorf("%w: result update %s/%d: state %q", ErrInvalid, u.JobID, u.Attempt, u.State)
+	case u.State == ResultPending && u.NextAt.IsZero():
+		return fmt.Errorf("%w: result update %s/%d: pending without a next try", ErrInvalid, u.JobID, u.Attempt)
+	}
+	return nil
 }
 
 // Validate checks the key and the outcome.
@@ -52,6 +105,8 @@ func (e *Execution) Validate() error {
 		return fmt.Errorf("%w: execution %s: attempt %d", ErrInvalid, e.JobID, e.Attempt)
 	case !e.Outcome.Valid():
 		return fmt.Errorf("%w: execution %s/%d: unknown outcome %q", ErrInvalid, e.JobID, e.Attempt, e.Outcome)
+	case !e.ResultState.Valid():
+		return fmt.Errorf("%w: execution %s/%d: unknown result state %q", ErrInvalid, e.JobID, e.Attempt, e.ResultState)
 	}
 	return nil
 }

@@ -180,6 +180,9 @@ type Job struct {
 	// OutputLimit is the most output (stdout and stderr together, bytes)
 	// kept of one attempt; 0 means the server's default.
 	OutputLimit int64
+	// ResultLocation is the URL (file://, s3://) that every ended
+	// attempt's output and result are written under; "" for none.
+	ResultLocation string
 
 	CreatedAt       time.Time
 	UpdatedAt       time.Time

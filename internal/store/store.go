@@ -106,6 +106,10 @@ type Writer interface {
 	// ExecutionUpsertMany upserts many executions as one operation;
 	// ErrNotFound, and nothing stored, if a job does not exist.
 	ExecutionUpsertMany(ctx context.Context, es []Execution) error
+	// ExecutionResultUpdate records a try of an attempt's result upload;
+	// see ResultUpdate. ErrConflict when the upload is not pending with
+	// u.Tries-1 tries made, ErrNotFound when there is no such execution.
+	ExecutionResultUpdate(ctx context.Context, u ResultUpdate) error
 	// LogAppend stores chunks; existing (JobID, Attempt, Seq) are skipped.
 	// ErrNotFound if a chunk's job does not exist (then none is stored).
 	LogAppend(ctx context.Context, chunks []LogChunk) error
@@ -152,6 +156,9 @@ type Reader interface {
 
 	// ExecutionList returns executions; see ExecutionListParams.
 	ExecutionList(ctx context.Context, p ExecutionListParams) ([]Execution, error)
+	// ExecutionResultsDue returns up to limit executions whose result
+	// upload is pending with ResultNextAt at or before now, soonest first.
+	ExecutionResultsDue(ctx context.Context, now time.Time, limit int) ([]Execution, error)
 	// ExecutionSummary aggregates finished executions.
 	ExecutionSummary(ctx context.Context, p SummaryParams) (Summary, error)
 

@@ -79,7 +79,7 @@ func (w *writer) ExecutionUpsertMany(ctx context.Context, es []store.Execution) 
 	})
 }
 
-const execCols = 13
+const execCols = 18
 
 func (w *writer) upsertExecChunk(es []store.Execution) error {
 	st, err := w.batchStmt(batchKey{rows: len(es)}, func() string { return execBatchSQL(len(es)) })
@@ -92,7 +92,8 @@ func (w *writer) upsertExecChunk(es []store.Execution) error {
 		args = append(args, e.JobID, int64(e.Attempt), strArg(e.WorkerID),
 			timeArg(e.LeasedAt), timeArg(e.StartedAt), timeArg(e.FinishedAt), strArg(string(e.Outcome)),
 			intPtrArg(e.ExitCode), strArg(string(e.FailureClass)), strArg(e.Error), msArg(e.Duration),
-			boolPtrArg(e.SLAMet), e.SLAViolationPct)
+			boolPtrArg(e.SLAMet), e.SLAViolationPct, strArg(string(e.ResultState)), strArg(e.ResultURL),
+			strArg(e.ResultError), int64(e.ResultTries), timeArg(e.ResultNextAt))
 	}
 	_, err = st.ExecContext(bg, args...)
 	if isForeignKeyViolation(err) {
@@ -107,13 +108,17 @@ func (w *writer) upsertExecChunk(es []store.Execution) error {
 func execBatchSQL(n int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO executions (job_id, attempt, worker_id, leased_at, started_at, finished_at,
-		outcome, exit_code, failure_class, error, duration_ms, sla_met, sla_violation_pct) VALUES `)
+		outcome, exit_code, failure_class, error, duration_ms, sla_met, sla_violation_pct,
+		result_state, result_url, result_error, result_tries, result_next_at) VALUES `)
 	writeRows(&b, n, execCols)
 	b.WriteString(` ON CONFLICT (job_id, attempt) DO UPDATE SET worker_id = excluded.worker_id,
 		leased_at = excluded.leased_at, started_at = excluded.started_at,
 		finished_at = excluded.finished_at, outcome = excluded.outcome,
 		exit_code = excluded.exit_code, failure_class = excluded.failure_class,
 		error = excluded.error, duration_ms = excluded.duration_ms,
-		sla_met = excluded.sla_met, sla_violation_pct = excluded.sla_violation_pct`)
+		sla_met = excluded.sla_met, sla_violation_pct = excluded.sla_violation_pct,
+		result_state = excluded.result_state, result_url = excluded.result_url,
+		result_error = excluded.result_error, result_tries = excluded.result_tries,
+		result_next_at = excluded.result_next_at`)
 	return b.String()
 }

@@ -17,7 +17,7 @@ var jobColumns = []string{
 	"timeout_ms", "expected_ms", "sla_policy", "run_at", "depends_on", "schedule_id",
 	"created_at", "updated_at", "enqueued_at", "started_at", "finished_at",
 	"worker_id", "lease_expires_at", "cancel_requested", "last_error", "exit_code",
-	"failure_class", "result", "shell", "returned_leases", "output_limit", "scheduled_for", "tags", "held",
+	"failure_class", "result", "shell", "returned_leases", "output_limit", "scheduled_for", "tags", "result_location", "held",
 }
 
 // jobSelect is "SELECT <columns> FROM jobs".
@@ -61,7 +61,7 @@ func jobArgs(j *store.Job) ([]any, error) {
 		timeArg(j.CreatedAt), timeArg(j.UpdatedAt), timeArg(j.EnqueuedAt), timeArg(j.StartedAt), timeArg(j.FinishedAt),
 		strArg(j.WorkerID), timeArg(j.LeaseExpiresAt), j.CancelRequested, strArg(j.LastError), intPtrArg(j.ExitCode),
 		strArg(string(j.FailureClass)), bytesArg(j.Result), j.Shell, int64(j.ReturnedLeases), j.OutputLimit,
-		timeArg(j.ScheduledFor), tags, j.Held,
+		timeArg(j.ScheduledFor), tags, strArg(j.ResultLocation), j.Held,
 	}, nil
 }
 
@@ -84,7 +84,7 @@ func scanJob(sc scanner) (store.Job, error) {
 		timeCol{&j.CreatedAt}, timeCol{&j.UpdatedAt}, timeCol{&j.EnqueuedAt}, timeCol{&j.StartedAt}, timeCol{&j.FinishedAt},
 		strCol[string]{&j.WorkerID}, timeCol{&j.LeaseExpiresAt}, &j.CancelRequested, strCol[string]{&j.LastError},
 		intPtrCol{&j.ExitCode}, strCol[store.FailureClass]{&j.FailureClass}, bytesCol{&j.Result}, &j.Shell, &returned, &j.OutputLimit,
-		timeCol{&j.ScheduledFor}, jsonCol{&j.Tags}, &j.Held,
+		timeCol{&j.ScheduledFor}, jsonCol{&j.Tags}, strCol[string]{&j.ResultLocation}, &j.Held,
 	)
 	j.Priority, j.Attempt, j.MaxAttempts, j.ReturnedLeases = int(priority), int(attempt), int(maxAttempts), int(returned)
 	return j, err

@@ -206,17 +206,20 @@ func (s *Store) JobListUnfinished(ctx context.Context) ([]store.Job, error) {
 }
 
 const executionSelect = `SELECT e.job_id, e.attempt, e.worker_id, e.leased_at, e.started_at, e.finished_at,
-	e.outcome, e.exit_code, e.failure_class, e.error, e.duration_ms, e.sla_met, e.sla_violation_pct
+	e.outcome, e.exit_code, e.failure_class, e.error, e.duration_ms, e.sla_met, e.sla_violation_pct,
+	e.result_state, e.result_url, e.result_error, e.result_tries, e.result_next_at
 	FROM executions e`
 
 func scanExecution(sc scanner) (store.Execution, error) {
 	var e store.Execution
-	var attempt int64
+	var attempt, tries int64
 	err := sc.Scan(&e.JobID, &attempt, strCol[string]{&e.WorkerID}, timeCol{&e.LeasedAt},
 		timeCol{&e.StartedAt}, timeCol{&e.FinishedAt}, strCol[store.Outcome]{&e.Outcome},
 		intPtrCol{&e.ExitCode}, strCol[store.FailureClass]{&e.FailureClass}, strCol[string]{&e.Error},
-		msCol{&e.Duration}, boolPtrCol{&e.SLAMet}, &e.SLAViolationPct)
-	e.Attempt = int(attempt)
+		msCol{&e.Duration}, boolPtrCol{&e.SLAMet}, &e.SLAViolationPct,
+		strCol[store.ResultState]{&e.ResultState}, strCol[string]{&e.ResultURL}, strCol[string]{&e.ResultError},
+		&tries, timeCol{&e.ResultNextAt})
+	e.Attempt, e.ResultTries = int(attempt), int(tries)
 	return e, err
 }
 
@@ -247,6 +250,21 @@ func executionFilter(tenant, typ, lane, scheduleID string, after, before time.Ti
 		w.add("e.finished_at < ?", timeArg(before))
 	}
 	return join, w
+}
+
+// ExecutionResultsDue implements store.Reader.
+func (s *Store) ExecutionResultsDue(ctx context.Context, now time.Time, limit int) ([]store.Execution, error) {
+	if err := s.readCheck(); err != nil {
+		return nil, err
+	}
+	limit = store.ClampLimit(limit, store.DefaultListLimit, store.MaxListLimit)
+	es, err := queryAll(ctx, s, scanExecution, executionSelect+
+		" WHERE e.result_state = 'pending' AND e.result_next_at <= ? ORDER BY e.result_next_at, e.job_id, e.attempt LIMIT ?",
+		timeArg(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: executions with results due: %w", err)
+	}
+	return es, nil
 }
 
 // ExecutionList implements store.Reader.

@@ -23,7 +23,8 @@ const (
 	stmtIdemHolder
 	stmtIdemRelease
 	stmtIdemPurge
-	stmtExecUpsert
+	stmtExecResult
+	stmtExecProbe
 	stmtLogInsert
 	stmtEventInsert
 	stmtWorkerUpsert
@@ -46,15 +47,9 @@ var stmtSQL = [numStmts]string{
 	stmtIdemHolder:  `SELECT job_id FROM idempotency_keys WHERE tenant = ? AND key = ?`,
 	stmtIdemRelease: `DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND job_id = ?`,
 	stmtIdemPurge:   `DELETE FROM idempotency_keys WHERE created_at < ?`,
-	stmtExecUpsert: `INSERT INTO executions (job_id, attempt, worker_id, leased_at, started_at, finished_at,
-			outcome, exit_code, failure_class, error, duration_ms, sla_met, sla_violation_pct)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (job_id, attempt) DO UPDATE SET worker_id = excluded.worker_id,
-			leased_at = excluded.leased_at, started_at = excluded.started_at,
-			finished_at = excluded.finished_at, outcome = excluded.outcome,
-			exit_code = excluded.exit_code, failure_class = excluded.failure_class,
-			error = excluded.error, duration_ms = excluded.duration_ms,
-			sla_met = excluded.sla_met, sla_violation_pct = excluded.sla_violation_pct`,
+	stmtExecResult: `UPDATE executions SET result_state = ?, result_error = ?, result_tries = ?, result_next_at = ?
+		WHERE job_id = ? AND attempt = ? AND result_state = 'pending' AND result_tries = ?`,
+	stmtExecProbe: `SELECT 1 FROM executions WHERE job_id = ? AND attempt = ?`,
 	stmtLogInsert: `INSERT INTO log_chunks (job_id, attempt, seq, stream, at, data) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (job_id, attempt, seq) DO NOTHING`,
 	stmtEventInsert: `INSERT INTO events (job_id, attempt, tenant, type, at, actor, detail) VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -357,17 +352,37 @@ func (w *writer) ExecutionUpsert(ctx context.Context, e store.Execution) (err er
 	if err := e.Validate(); err != nil {
 		return err
 	}
-	_, err = w.exec(stmtExecUpsert, e.JobID, int64(e.Attempt), strArg(e.WorkerID),
-		timeArg(e.LeasedAt), timeArg(e.StartedAt), timeArg(e.FinishedAt), strArg(string(e.Outcome)),
-		intPtrArg(e.ExitCode), strArg(string(e.FailureClass)), strArg(e.Error), msArg(e.Duration),
-		boolPtrArg(e.SLAMet), e.SLAViolationPct)
-	if isForeignKeyViolation(err) {
-		return fmt.Errorf("%w: job %s", store.ErrNotFound, e.JobID)
+	return w.upsertExecChunk([]store.Execution{e})
+}
+
+func (w *writer) ExecutionResultUpdate(ctx context.Context, u store.ResultUpdate) (err error) {
+	defer w.guard(&err)
+	if err := w.check(ctx); err != nil {
+		return err
 	}
+	if err := u.Validate(); err != nil {
+		return err
+	}
+	next := u.NextAt
+	if u.State != store.ResultPending {
+		next = time.Time{}
+	}
+	n, err := w.affected(stmtExecResult, string(u.State), strArg(u.Error), int64(u.Tries), timeArg(next),
+		u.JobID, int64(u.Attempt), int64(u.Tries-1))
 	if err != nil {
-		return fmt.Errorf("sqlite: upsert execution %s/%d: %w", e.JobID, e.Attempt, err)
+		return fmt.Errorf("sqlite: record result of %s/%d: %w", u.JobID, u.Attempt, err)
 	}
-	return nil
+	if n == 1 {
+		return nil
+	}
+	var one int
+	switch err := w.s.stmts[stmtExecProbe].QueryRowContext(bg, u.JobID, int64(u.Attempt)).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("%w: execution %s/%d", store.ErrNotFound, u.JobID, u.Attempt)
+	case err != nil:
+		return fmt.Errorf("sqlite: probe execution %s/%d: %w", u.JobID, u.Attempt, err)
+	}
+	return fmt.Errorf("%w: result of %s/%d is not pending after %d tries", store.ErrConflict, u.JobID, u.Attempt, u.Tries-1)
 }
 
 func (w *writer) LogAppend(ctx context.Context, chunks []store.LogChunk) (err error) {

@@ -82,6 +82,7 @@ var tests = []testCase{
 
 	{"Executions", testExecutions},
 	{"ExecutionListFilters", testExecutionListFilters},
+	{"ExecutionResults", testExecutionResults},
 	{"Summary", testSummary},
 	{"SummaryEmpty", testSummaryEmpty},
 
