@@ -57,6 +57,9 @@ type JobSpec struct {
 	// stderr together); past it the head and the tail are kept. 0: the
 	// type's, else the server's.
 	OutputLimitBytes int64 `json:"output_limit_bytes,omitempty"`
+	// ResultLocation is where every ended attempt's output and result go:
+	// file:///a/directory or s3://bucket/prefix (see docs/results.md).
+	ResultLocation string `json:"result_location,omitempty"`
 }
 
 // Job states.
@@ -105,7 +108,8 @@ type Job struct {
 	DependsOn      []Dependency      `json:"depends_on,omitempty"`
 	// OutputLimitBytes is the output kept of an attempt: the first half
 	// and the last half, with a marker naming what was dropped between.
-	OutputLimitBytes int64 `json:"output_limit_bytes,omitempty"`
+	OutputLimitBytes int64  `json:"output_limit_bytes,omitempty"`
+	ResultLocation   string `json:"result_location,omitempty"`
 
 	State   string `json:"state"`
 	Attempt int    `json:"attempt"`
@@ -211,6 +215,14 @@ type Execution struct {
 	DurationMS      int64      `json:"duration_ms,omitempty"`
 	SLAMet          *bool      `json:"sla_met,omitempty"`
 	SLAViolationPct float64    `json:"sla_violation_pct,omitempty"`
+	// The attempt's result upload, when its job has a result_location:
+	// pending (to be tried at result_next_at), written, or failed (given
+	// up after result_tries; result_error says why).
+	ResultState  string     `json:"result_state,omitempty"`
+	ResultURL    string     `json:"result_url,omitempty"`
+	ResultError  string     `json:"result_error,omitempty"`
+	ResultTries  int        `json:"result_tries,omitempty"`
+	ResultNextAt *time.Time `json:"result_next_at,omitempty"`
 }
 
 // ExecutionList answers GET /jobs/{id}/executions.

@@ -61,9 +61,23 @@ type Server struct {
 	// (type, labels, capacity) pending; by default the submit is refused
 	// (422 unrunnable) while at least one worker is registered.
 	AcceptUnrunnable bool `yaml:"accept_unrunnable"`
+	// Results governs jobs' result locations (package results).
+	Results Results `yaml:"results"`
 	// ShellForUnknownTypes lets jobs of unconfigured types ask for a shell
 	// (fairway dev without a config file); not settable from YAML.
 	ShellForUnknownTypes bool `yaml:"-"`
+}
+
+// Results says where jobs may have their output written and how hard the
+// server tries.
+type Results struct {
+	// Allow lists the locations (URL prefixes, as file:///srv/results or
+	// s3://bucket/prefix) under which a job's result_location must lie;
+	// empty allows any. Set it on a server shared by tenants: a file://
+	// location is written by the server's own user.
+	Allow    []string `yaml:"allow"`
+	MaxTries int      `yaml:"max_tries"` // tries before an upload is given up (0: 20)
+	Timeout  Duration `yaml:"timeout"`   // one try's limit (0: 1m)
 }
 
 // Lane is a swimlane's weight and ordering parameters. Omitted fields take
@@ -286,6 +300,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.validateOutputLimits(); err != nil {
 		return err
+	}
+	if c.Server.Results.MaxTries < 0 || c.Server.Results.Timeout.D() < 0 {
+		return invalid("server.results", "max_tries and timeout must be >= 0")
 	}
 	for _, name := range sortedKeys(c.Lanes) {
 		if err := c.Lanes[name].Validate(); err != nil {

@@ -121,21 +121,23 @@ type Dispatcher struct {
 	maxBatch int
 	rng      *rand.Rand
 
-	eng       *policy.Engine
-	build     JobBuilder
-	scheds    map[string]*schedRec
-	slotDue   slotHeap        // schedules' next slots, earliest first
-	slotReady map[string]bool // schedules whose buffered slot may run
-	jobs      map[string]*jobRec
-	workers   map[string]*workerRec
-	waiters   map[string][]chan api.Job
-	byTenant  map[string]int  // unfinished jobs per tenant
-	pending   []func(tx *txn) // repairs found at rebuild, applied in the first batch
-	lastPurge time.Time
-	inflight  []committed  // committed batches waiting for the disk, oldest first
-	seq       uint64       // batches started
-	durable   uint64       // the last batch known durable: its leases and those before may leave
-	queued    atomic.Int64 // commands handed to the Dispatcher so far
+	eng   *policy.Engine
+	build JobBuilder
+	// resultsPending wakes the result uploader (nil: none runs).
+	resultsPending func()
+	scheds         map[string]*schedRec
+	slotDue        slotHeap        // schedules' next slots, earliest first
+	slotReady      map[string]bool // schedules whose buffered slot may run
+	jobs           map[string]*jobRec
+	workers        map[string]*workerRec
+	waiters        map[string][]chan api.Job
+	byTenant       map[string]int  // unfinished jobs per tenant
+	pending        []func(tx *txn) // repairs found at rebuild, applied in the first batch
+	lastPurge      time.Time
+	inflight       []committed  // committed batches waiting for the disk, oldest first
+	seq            uint64       // batches started
+	durable        uint64       // the last batch known durable: its leases and those before may leave
+	queued         atomic.Int64 // commands handed to the Dispatcher so far
 }
 
 // committed is a batch whose transaction committed but may not be durable
@@ -165,13 +167,16 @@ type Options struct {
 	MaxBatch int
 	// BuildJob resolves a schedule's job template at each slot.
 	BuildJob JobBuilder
+	// ResultsPending is called once a transaction that made result
+	// uploads pending has committed (the uploader's Notify).
+	ResultsPending func()
 }
 
 // New builds a dispatcher; Rebuild loads its state, Run applies commands.
 func New(o Options) (*Dispatcher, error) {
 	d, err := newDispatcher(o.Store, o.Config, o.Logger, o.Clock, o.MaxBatch)
 	if err == nil {
-		d.build = o.BuildJob
+		d.build, d.resultsPending = o.BuildJob, o.ResultsPending
 	}
 	return d, err
 }

@@ -264,6 +264,7 @@ func (d *Dispatcher) writeEnd(tx *txn, rec *jobRec, end attemptEnd) {
 		e.Outcome = store.OutcomeTimeout
 	}
 	e.SLAMet, e.SLAViolationPct = slaOf(rec.job, e.Duration)
+	d.resultPending(tx, rec, &e)
 	d.writeExecution(tx, rec, e)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/dispatch"
+	"github.com/fairwayhq/fairway/internal/results"
 	"github.com/fairwayhq/fairway/internal/store"
 )
 
@@ -44,11 +45,15 @@ type Server struct {
 	limits *limiter
 	mux    http.Handler
 
+	uploader    *results.Uploader
+	resultAllow []results.Location // server.results.allow, parsed
+
 	ready     atomic.Bool
 	startOnce sync.Once
 	stopOnce  sync.Once
 	cancel    context.CancelFunc
 	done      <-chan struct{} // closed once the dispatcher has stopped
+	services  sync.WaitGroup  // background services (the result uploader)
 }
 
 // ErrClosed is returned to requests that arrive after Close.
@@ -76,14 +81,25 @@ func New(opts Options) (*Server, error) {
 		auth:   newAuthenticator(opts.Config),
 		limits: newLimiter(opts.Config),
 	}
+	for i, raw := range opts.Config.Server.Results.Allow {
+		loc, err := results.ParseLocation(raw)
+		if err != nil {
+			return nil, fmt.Errorf("server: server.results.allow[%d]: %w", i, err)
+		}
+		s.resultAllow = append(s.resultAllow, loc)
+	}
+	var uploader *results.Uploader
 	d, err := dispatch.New(dispatch.Options{
 		Store: opts.Store, Config: opts.Config, Logger: opts.Logger, Clock: opts.Clock, MaxBatch: opts.MaxBatch,
-		BuildJob: s.buildScheduledJob,
+		BuildJob: s.buildScheduledJob, ResultsPending: func() { uploader.Notify() },
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.d, s.done = d, d.Done()
+	uploader = results.New(opts.Store, d, opts.Clock, opts.Logger, results.Options{
+		MaxTries: opts.Config.Server.Results.MaxTries, Timeout: opts.Config.Server.Results.Timeout.D(),
+	})
+	s.d, s.done, s.uploader = d, d.Done(), uploader
 	s.mux = s.routes()
 	return s, nil
 }
@@ -99,6 +115,11 @@ func (s *Server) Start(ctx context.Context) error {
 		ctx, s.cancel = context.WithCancel(ctx)
 		s.ready.Store(true)
 		go s.d.Run(ctx)
+		s.services.Add(1)
+		go func() {
+			defer s.services.Done()
+			s.uploader.Run(ctx)
+		}()
 	})
 	return err
 }
@@ -112,6 +133,7 @@ func (s *Server) Close() error {
 			return
 		}
 		s.cancel()
+		s.services.Wait()
 		<-s.done
 	})
 	return nil

@@ -11,22 +11,24 @@ import (
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/policy"
+	"github.com/fairwayhq/fairway/internal/results"
 	"github.com/fairwayhq/fairway/internal/store"
 )
 
 // Limits on what a job spec may carry.
 const (
-	maxPayload      = 256 << 10
-	maxNameLen      = 256
-	maxKeyLen       = 512
-	maxArgs         = 1024
-	maxEnv          = 256
-	maxLabels       = 64
-	maxTags         = 32
-	maxTagLen       = 64
-	maxDeps         = 100
-	maxAttemptsCap  = 100
-	defaultAttempts = 3
+	maxPayload        = 256 << 10
+	maxNameLen        = 256
+	maxKeyLen         = 512
+	maxArgs           = 1024
+	maxEnv            = 256
+	maxLabels         = 64
+	maxTags           = 32
+	maxTagLen         = 64
+	maxResultLocation = 2048
+	maxDeps           = 100
+	maxAttemptsCap    = 100
+	defaultAttempts   = 3
 )
 
 // fieldError is a client error about one field of the request.
@@ -80,7 +82,7 @@ func (s *Server) buildJob(spec api.JobSpec, tenant string) (store.Job, *fieldErr
 		j.FairnessKey = tenant
 	}
 	steps := []func(*store.Job, api.JobSpec, config.Type) *fieldError{
-		s.resolveLane, resolvePriority, resolveResources, checkStrings, resolveShell, resolveRetry, resolveSLA, resolveDeps, s.resolveOutputLimit,
+		s.resolveLane, resolvePriority, resolveResources, checkStrings, resolveShell, resolveRetry, resolveSLA, resolveDeps, s.resolveOutputLimit, s.resolveResultLocation,
 	}
 	for _, step := range steps {
 		if err := step(&j, spec, typ); err != nil {
@@ -316,3 +318,28 @@ func classes(cs []string) []store.FailureClass {
 }
 
 func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+
+// resolveResultLocation checks result_location: a URL this build writes
+// to, under one of server.results.allow when that is set.
+func (s *Server) resolveResultLocation(j *store.Job, spec api.JobSpec, _ config.Type) *fieldError {
+	if spec.ResultLocation == "" {
+		return nil
+	}
+	if len(spec.ResultLocation) > maxResultLocation {
+		return badField("result_location", "longer than %d characters", maxResultLocation)
+	}
+	loc, err := results.ParseLocation(spec.ResultLocation)
+	if err != nil {
+		return badField("result_location", "%s", strings.TrimPrefix(err.Error(), results.ErrLocation.Error()+": "))
+	}
+	if !results.Within(loc, s.resultAllow) {
+		allowed := make([]string, len(s.resultAllow))
+		for i, a := range s.resultAllow {
+			allowed[i] = a.String()
+		}
+		return badField("result_location", "%s is not under an allowed location (server.results.allow: %s)",
+			loc, strings.Join(allowed, ", "))
+	}
+	j.ResultLocation = spec.ResultLocation
+	return nil
+}

@@ -47,6 +47,8 @@ const (
 	EventSchedulePaused   EventType = "schedule_paused"
 	EventScheduleResumed  EventType = "schedule_resumed"
 	EventScheduleDeleted  EventType = "schedule_deleted"
+	EventResultWritten    EventType = "result_written"      // an attempt's output reached its result location
+	EventResultFailed     EventType = "result_write_failed" // a try to write it failed (retried unless final)
 )
 
 // Event is one entry of the audit trail. ID is assigned by EventAppend and

@@ -93,7 +93,8 @@ type Writer interface {
 	JobTransition(ctx context.Context, p JobTransitionParams) error
 	// JobDeleteFinished deletes up to limit terminal jobs finished before
 	// the given time, with their executions, logs and idempotency claims
-	// (events stay), and returns how many jobs it deleted.
+	// (events stay), and returns how many jobs it deleted. A job with a
+	// result upload still pending is kept until the upload ends.
 	JobDeleteFinished(ctx context.Context, finishedBefore time.Time, limit int) (int64, error)
 	// IdempotencyPurge forgets key claims made before createdBefore; call
 	// it with now - IdempotencyWindow. Expired claims are reusable even

@@ -36,8 +36,8 @@ func Job(j store.Job) api.Job {
 		WorkerID: j.WorkerID, LeaseExpiresAt: TimePtr(j.LeaseExpiresAt),
 		CancelRequested: j.CancelRequested, Held: j.Held, LastError: j.LastError, ExitCode: j.ExitCode,
 		FailureClass: string(j.FailureClass), Result: RawJSON(j.Result),
-		OutputLimitBytes: j.OutputLimit,
-		ScheduleID:       j.ScheduleID, ScheduledFor: TimePtr(j.ScheduledFor),
+		OutputLimitBytes: j.OutputLimit, ResultLocation: j.ResultLocation,
+		ScheduleID: j.ScheduleID, ScheduledFor: TimePtr(j.ScheduledFor),
 	}
 	for _, dep := range j.DependsOn {
 		out.DependsOn = append(out.DependsOn, api.Dependency{JobID: dep.JobID, Condition: string(dep.Condition)})
@@ -75,5 +75,7 @@ func Execution(e store.Execution) api.Execution {
 		LeasedAt: TimePtr(e.LeasedAt), StartedAt: TimePtr(e.StartedAt), FinishedAt: TimePtr(e.FinishedAt),
 		Outcome: string(e.Outcome), ExitCode: e.ExitCode, FailureClass: string(e.FailureClass),
 		Error: e.Error, DurationMS: e.Duration.Milliseconds(), SLAMet: e.SLAMet, SLAViolationPct: e.SLAViolationPct,
+		ResultState: string(e.ResultState), ResultURL: e.ResultURL, ResultError: e.ResultError,
+		ResultTries: e.ResultTries, ResultNextAt: TimePtr(e.ResultNextAt),
 	}
 }

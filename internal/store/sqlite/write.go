@@ -296,6 +296,7 @@ func (w *writer) JobDeleteFinished(ctx context.Context, before time.Time, limit 
 	}
 	rows, err := w.s.wconn.QueryContext(bg, `SELECT id, tenant, idempotency_key FROM jobs
 		WHERE state IN ('succeeded', 'failed', 'cancelled') AND finished_at < ?
+			AND NOT EXISTS (SELECT 1 FROM executions e WHERE e.job_id = jobs.id AND e.result_state = 'pending')
 		ORDER BY finished_at LIMIT ?`, timeArg(before), limit)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: select finished jobs: %w", err)

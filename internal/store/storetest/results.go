@@ -85,4 +85,34 @@ func testExecutionResults(t *testing.T, s store.Store) {
 	if list[0].ResultState != store.ResultFailed || list[0].ResultError != "still gone" || list[0].ResultTries != 2 {
 		t.Errorf("after the last try: %+v", list[0])
 	}
+
+	testRetentionKeepsPendingResults(t, s)
+}
+
+// testRetentionKeepsPendingResults: retention never deletes a job whose
+// result is still to be written, and deletes it once the upload has ended.
+func testRetentionKeepsPendingResults(t *testing.T, s store.Store) {
+	done := newJob("done", "acme", T0)
+	done.State, done.FinishedAt, done.ResultLocation = store.StateSucceeded, T0, "file:///srv/results"
+	insert(t, s, done)
+	upsertExecutions(t, s, store.Execution{JobID: "done", Attempt: 1, FinishedAt: T0, Outcome: store.OutcomeSucceeded,
+		ResultState: store.ResultPending, ResultNextAt: T0})
+	deleted := func() int64 {
+		var n int64
+		write(t, s, func(w store.Writer) error {
+			var err error
+			n, err = w.JobDeleteFinished(ctx, T0.Add(time.Hour), 100)
+			return err
+		})
+		return n
+	}
+	if _, err := s.JobGet(ctx, "done"); deleted() != 0 || err != nil {
+		t.Fatalf("retention deleted a job with a pending result (%v)", err)
+	}
+	write(t, s, func(w store.Writer) error {
+		return w.ExecutionResultUpdate(ctx, store.ResultUpdate{JobID: "done", Attempt: 1, Tries: 1, State: store.ResultWritten})
+	})
+	if n := deleted(); n != 1 {
+		t.Fatalf("retention deleted %d jobs once the result was written, want 1", n)
+	}
 }
