@@ -10,7 +10,16 @@ require (
 	pgregory.net/rapid v1.3.0
 )
 
-require github.com/netresearch/go-cron v0.9.1
+require (
+	github.com/johannesboyne/gofakes3 v1.2.0
+	github.com/netresearch/go-cron v0.9.1
+)
+
+require (
+	github.com/ryszard/goskiplist v0.0.0-20150312221310-2dfbae5fcf46 // indirect
+	go.shabbyrobe.org/gocovmerge v0.0.0-20230507111327-fa4f82cfbf4d // indirect
+	golang.org/x/tools v0.48.0 // indirect
+)
 
 require (
 	github.com/aws/aws-sdk-go-v2 v1.46.0 // indirect

@@ -53,7 +53,7 @@ func jobFields(j api.Job) []field {
 		{"tenant", j.Tenant}, {"lane", j.Lane}, {"key", j.Key}, {"fairness key", j.FairnessKey},
 		{"priority", strconv.Itoa(j.Priority) + onDemandText(j.OnDemand)},
 		{"resources", resourcesText(j.Resources)}, {"labels", strings.Join(j.Labels, ",")}, {"tags", strings.Join(j.Tags, ",")},
-		{"command", commandText(j.Command, j.Shell)}, {"dir", j.Dir},
+		{"command", commandText(j.Command, j.Shell)}, {"dir", j.Dir}, {"result location", j.ResultLocation},
 		{"attempts", attemptsLine(j)},
 		{"timeout", msOrEmpty(j.TimeoutMS)}, {"expected", msOrEmpty(j.ExpectedMS)}, {"sla policy", j.SLAPolicy},
 		{"depends on", depsText(j.DependsOn)}, runAtField(j),
@@ -117,7 +117,24 @@ func executionFields(e api.Execution, j api.Job) []field {
 	if attemptError == j.LastError && errorField(j).value != "" || restatesExit(attemptError, e.ExitCode) {
 		attemptError = "" // said on the error line, or by the exit code
 	}
-	return []field{{"last attempt", last}, {"failure", e.FailureClass}, {"attempt error", attemptError}}
+	return []field{{"last attempt", last}, {"failure", e.FailureClass}, {"attempt error", attemptError}, {"result", resultText(e)}}
+}
+
+// resultText says where the attempt's output went, or how its upload is
+// getting on.
+func resultText(e api.Execution) string {
+	switch e.ResultState {
+	case "written":
+		return e.ResultURL
+	case "pending":
+		if e.ResultTries == 0 {
+			return "being written to " + e.ResultURL
+		}
+		return fmt.Sprintf("not written yet (%d tries, next %s): %s", e.ResultTries, timeOrEmpty(e.ResultNextAt), e.ResultError)
+	case "failed":
+		return fmt.Sprintf("NOT written to %s after %d tries: %s", e.ResultURL, e.ResultTries, e.ResultError)
+	}
+	return ""
 }
 
 func onDemandText(on bool) string {

@@ -32,6 +32,7 @@ type submitFlags struct {
 	cpu                                  float64
 	memoryMB, gpu                        int64
 	labels, env, after, tags             stringList
+	resultLocation                       string
 	dir, idempotencyKey                  string
 	maxAttempts                          int
 	retry                                string
@@ -88,6 +89,7 @@ func (f *submitFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.after, "after", "run after job `ID[:condition]` ends; condition success (default), failure or any (repeatable)")
 	fs.StringVar(&f.payload, "payload", "", "JSON payload for SDK handlers")
 	fs.Var(&f.outputLimit, "output-limit", "output `SIZE` kept (64KiB, 10MB...): past it the head and tail are kept (default: the type's, else the server's)")
+	fs.StringVar(&f.resultLocation, "result-location", "", "where each attempt's output and result.json go: file:///DIR or s3://BUCKET/PREFIX")
 	fs.BoolVar(&f.wait, "wait", false, "follow the job: stream its logs and state, exit 0 on success, 1 on failure")
 }
 
@@ -135,7 +137,7 @@ func (c *cli) printSubmitted(res api.SubmitResponse) error {
 func (f *submitFlags) spec(typ string, command []string, now time.Time) (api.JobSpec, error) {
 	s := api.JobSpec{
 		Type: typ, Tenant: f.tenant, Name: f.name, Lane: f.lane, Key: f.key, FairnessKey: f.fairnessKey,
-		OnDemand: f.onDemand, Labels: f.labels, Tags: f.tags, Command: command, Shell: f.shell, Dir: f.dir,
+		OnDemand: f.onDemand, Labels: f.labels, Tags: f.tags, ResultLocation: f.resultLocation, Command: command, Shell: f.shell, Dir: f.dir,
 		IdempotencyKey: f.idempotencyKey, MaxAttempts: f.maxAttempts, SLAPolicy: f.sla,
 		TimeoutMS: f.timeout.Milliseconds(), ExpectedMS: f.expected.Milliseconds(),
 		OutputLimitBytes: int64(f.outputLimit),
