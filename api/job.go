@@ -259,11 +259,15 @@ type Event struct {
 	At      time.Time       `json:"at"`
 	Actor   string          `json:"actor,omitempty"`
 	Detail  json.RawMessage `json:"detail,omitempty"`
+	// ScheduleID names the schedule of a schedule's event.
+	ScheduleID string `json:"schedule_id,omitempty"`
 }
 
-// EventList answers GET /jobs/{id}/events.
+// EventList answers GET /jobs/{id}/events and /schedules/{id}/events.
 type EventList struct {
 	Events []Event `json:"events"`
+	// NextAfterID, when set, is the after_id that reads the next page.
+	NextAfterID int64 `json:"next_after_id,omitempty"`
 }
 
 // Explanation answers GET /jobs/{id}/explain.

@@ -97,3 +97,29 @@ func (c *Client) DeleteSchedule(ctx context.Context, id string) error {
 	_, err := c.do(ctx, call{method: http.MethodDelete, path: schedulePath(id, "")})
 	return wrap("delete schedule "+id, err)
 }
+
+// ScheduleEventOptions select a page of a schedule's history.
+type ScheduleEventOptions struct {
+	Types   []string // e.g. schedule_missed, schedule_skipped; none: all
+	AfterID int64    // the previous page's NextAfterID
+	Limit   int      // 1..1000, default 100
+}
+
+// ScheduleEvents returns one page of a schedule's history, oldest first:
+// created, updated, paused, resumed, and each slot fired, skipped, missed
+// or failed.
+func (c *Client) ScheduleEvents(ctx context.Context, id string, o ScheduleEventOptions) (api.EventList, error) {
+	q := url.Values{}
+	for _, t := range o.Types {
+		q.Add("type", t)
+	}
+	if o.AfterID > 0 {
+		q.Set("after_id", strconv.FormatInt(o.AfterID, 10))
+	}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	var out api.EventList
+	_, err := c.do(ctx, call{method: http.MethodGet, path: schedulePath(id, "/events"), query: q, out: &out})
+	return out, wrap("events of schedule "+id, err)
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -26,6 +27,7 @@ const scheduleAbout = `Manages schedules: a job template and when to run it (doc
   fairway schedule resume ID [--note TEXT]
   fairway schedule trigger ID
   fairway schedule backfill ID --start TIME --end TIME [--overlap POLICY]
+  fairway schedule events ID [--type TYPE]
   fairway schedule delete ID
 
 SPEC is a cron expression ("0 9 * * 1-5"), an interval ("every 15m offset
@@ -36,7 +38,7 @@ submit's; --name names the schedule and its jobs, --tag tags both.`
 var scheduleVerbs = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
 	"create": scheduleCreate, "update": scheduleUpdate, "list": scheduleList, "get": scheduleGet,
 	"pause": schedulePause, "resume": scheduleResume, "trigger": scheduleTrigger,
-	"backfill": scheduleBackfill, "delete": scheduleDelete,
+	"backfill": scheduleBackfill, "delete": scheduleDelete, "events": scheduleEvents,
 }
 
 func runSchedule(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -272,6 +274,54 @@ func scheduleGet(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		tableRow(rt, "  "+timeText(&r.ScheduledFor), r.JobID, r.State, lag)
 	}
 	return c.done(rt.Flush())
+}
+
+func scheduleEvents(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newCLI("schedule events", "ID [--type TYPE]",
+		"Shows a schedule's history, oldest first: changes, and each slot fired, skipped by the overlap policy, missed past the catch-up window or failed.", stdout, stderr)
+	var types stringList
+	var limit int
+	c.fs.Var(&types, "type", "only events of this `type` (repeatable): schedule_fired, schedule_skipped, schedule_missed, schedule_failed, ...")
+	c.fs.IntVar(&limit, "limit", 1000, "at most this many events")
+	id, cl, code := c.oneID(args, "one schedule ID")
+	if code >= 0 {
+		return code
+	}
+	var all []api.Event
+	opts := client.ScheduleEventOptions{Types: types, Limit: min(max(limit, 1), 1000)}
+	for len(all) < limit {
+		page, err := cl.ScheduleEvents(ctx, id, opts)
+		if err != nil {
+			return c.fail(err)
+		}
+		all = append(all, page.Events...)
+		if page.NextAfterID == 0 {
+			break
+		}
+		opts.AfterID = page.NextAfterID
+	}
+	all = all[:min(len(all), max(limit, 0))]
+	if c.json {
+		return c.done(c.printJSON(api.EventList{Events: all}))
+	}
+	tw := c.table()
+	tableRow(tw, "AT", "EVENT", "JOB", "ACTOR", "DETAIL")
+	for _, e := range all {
+		tableRow(tw, timeText(&e.At), e.Type, dashIfEmpty(e.JobID), e.Actor, scheduleEventDetail(e.Detail))
+	}
+	return c.done(tw.Flush())
+}
+
+// scheduleEventDetail is an event's detail without the schedule id the
+// command was given.
+func scheduleEventDetail(raw json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return string(raw)
+	}
+	delete(m, "schedule_id")
+	b, _ := json.Marshal(m)
+	return string(b)
 }
 
 func schedulePause(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -108,6 +108,13 @@ func (t *txn) event(jobID string, attempt int, tenant string, typ store.EventTyp
 	t.events = append(t.events, store.Event{JobID: jobID, Attempt: attempt, Tenant: tenant, Type: typ, At: t.now, Actor: actor, Detail: raw})
 }
 
+// scheduleEvent records an event of a schedule (and of the job it
+// fired, if any) in this batch.
+func (t *txn) scheduleEvent(jobID, scheduleID, tenant string, typ store.EventType, actor string, detail any) {
+	t.event(jobID, 0, tenant, typ, actor, detail)
+	t.events[len(t.events)-1].ScheduleID = scheduleID
+}
+
 // Dispatcher owns the engine and the in-memory index of unfinished jobs
 // and workers. Only its goroutine touches them.
 type Dispatcher struct {

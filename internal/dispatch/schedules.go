@@ -189,11 +189,11 @@ func (d *Dispatcher) applySlots(tx *txn, sr *schedRec, a schedule.Action, actor 
 		sr.s.LastRunAt = nominal
 	}
 	for _, m := range a.Missed {
-		tx.event("", 0, sr.s.Tenant, store.EventScheduleMissed, actor, map[string]any{
+		tx.scheduleEvent("", sr.s.ID, sr.s.Tenant, store.EventScheduleMissed, actor, map[string]any{
 			"schedule_id": sr.s.ID, "from": m.From.UTC(), "to": m.To.UTC(), "count": m.Count, "at_least": m.AtLeast})
 	}
 	if len(a.Skipped) > 0 {
-		tx.event("", 0, sr.s.Tenant, store.EventScheduleSkipped, actor, map[string]any{
+		tx.scheduleEvent("", sr.s.ID, sr.s.Tenant, store.EventScheduleSkipped, actor, map[string]any{
 			"schedule_id": sr.s.ID, "slots": utcTimes(a.Skipped[:min(len(a.Skipped), 100)]), "count": len(a.Skipped),
 			"overlap": string(sr.pol.Overlap)})
 	}
@@ -222,7 +222,7 @@ func utcTimes(ts []time.Time) []time.Time {
 // dropped: the schedule goes on.
 func (d *Dispatcher) fireSlot(tx *txn, sr *schedRec, nominal time.Time, actor string) string {
 	fail := func(err error) string {
-		tx.event("", 0, sr.s.Tenant, store.EventScheduleFailed, actor, map[string]any{
+		tx.scheduleEvent("", sr.s.ID, sr.s.Tenant, store.EventScheduleFailed, actor, map[string]any{
 			"schedule_id": sr.s.ID, "scheduled_for": nominal.UTC(), "error": err.Error()})
 		return ""
 	}
@@ -250,7 +250,7 @@ func (d *Dispatcher) fireSlot(tx *txn, sr *schedRec, nominal time.Time, actor st
 		return res[0].job.ID
 	}
 	sr.running++
-	tx.event(res[0].job.ID, 0, sr.s.Tenant, store.EventScheduleFired, actor, map[string]any{
+	tx.scheduleEvent(res[0].job.ID, sr.s.ID, sr.s.Tenant, store.EventScheduleFired, actor, map[string]any{
 		"schedule_id": sr.s.ID, "scheduled_for": nominal.UTC()})
 	return res[0].job.ID
 }
@@ -292,7 +292,7 @@ func (d *Dispatcher) scheduledJobEnded(tx *txn, rec *jobRec) {
 		tx.fatal(fmt.Errorf("pause schedule %s: %w", sr.s.ID, err))
 		return
 	}
-	tx.event("", 0, sr.s.Tenant, store.EventSchedulePaused, "system", map[string]any{"schedule_id": sr.s.ID, "note": sr.s.PauseNote})
+	tx.scheduleEvent("", sr.s.ID, sr.s.Tenant, store.EventSchedulePaused, "system", map[string]any{"schedule_id": sr.s.ID, "note": sr.s.PauseNote})
 }
 
 // ScheduleNotFoundError answers an operation on a schedule the dispatcher
@@ -320,7 +320,7 @@ func (d *Dispatcher) CreateSchedule(ctx context.Context, s store.Schedule, actor
 			tx.fatal(fmt.Errorf("store schedule: %w", err))
 			return
 		}
-		tx.event("", 0, sr.s.Tenant, store.EventScheduleCreated, actor, map[string]any{"schedule_id": sr.s.ID, "spec": sr.s.Spec})
+		tx.scheduleEvent("", sr.s.ID, sr.s.Tenant, store.EventScheduleCreated, actor, map[string]any{"schedule_id": sr.s.ID, "spec": sr.s.Spec})
 		d.scheds[sr.s.ID] = sr
 		d.armSchedule(sr)
 		out = sr.s
@@ -381,7 +381,7 @@ func (d *Dispatcher) UpdateSchedule(ctx context.Context, id string, change func(
 			tx.fatal(fmt.Errorf("store schedule: %w", err))
 			return
 		}
-		tx.event("", 0, sr.s.Tenant, scheduleEvent(old.s, sr.s), actor, map[string]any{"schedule_id": id, "note": sr.s.PauseNote})
+		tx.scheduleEvent("", sr.s.ID, sr.s.Tenant, scheduleEvent(old.s, sr.s), actor, map[string]any{"schedule_id": id, "note": sr.s.PauseNote})
 		d.scheds[id] = sr
 		d.armSchedule(sr)
 		out = sr.s
@@ -468,7 +468,7 @@ func (d *Dispatcher) DeleteSchedule(ctx context.Context, id, actor string) error
 			tx.fatal(fmt.Errorf("delete schedule %s: %w", id, err))
 			return
 		}
-		tx.event("", 0, sr.s.Tenant, store.EventScheduleDeleted, actor, map[string]any{"schedule_id": id})
+		tx.scheduleEvent("", sr.s.ID, sr.s.Tenant, store.EventScheduleDeleted, actor, map[string]any{"schedule_id": id})
 		delete(d.scheds, id)
 	})
 	if err != nil {

@@ -50,6 +50,10 @@ func TestAOneSecondScheduleRunsOneJobPerSlot(t *testing.T) {
 	if code, out := runCLI(t, url, "schedule", "get", id); code != 0 || !strings.Contains(out, "recent runs:") || !strings.Contains(out, "succeeded") {
 		t.Errorf("schedule get: exit %d\n%s", code, out)
 	}
+	if code, out := runCLI(t, url, "schedule", "events", id, "--type", "schedule_fired", "--limit", "2"); code != 0 ||
+		strings.Count(out, "schedule_fired") != 2 || !strings.Contains(out, "scheduled_for") {
+		t.Errorf("schedule events: exit %d\n%s", code, out)
+	}
 	if code, out := runCLI(t, url, "schedule", "pause", id); code != 0 || !strings.Contains(out, "paused") {
 		t.Fatalf("schedule pause: exit %d\n%s", code, out)
 	}
@@ -128,8 +132,12 @@ func TestAScheduleSurvivesServerKillsWithOneJobPerSlot(t *testing.T) {
 		}
 	}
 	// Each downtime is far inside the default 15-minute catch-up window:
-	// no slot may be missed, so every second from the first slot to the
-	// last has its job.
+	// no slot may be missed (the schedule's history records none), so
+	// every second from the first slot to the last has its job.
+	missed, err := cl.c.ScheduleEvents(ctx, sc.ID, client.ScheduleEventOptions{Types: []string{"schedule_missed", "schedule_failed"}})
+	if err != nil || len(missed.Events) != 0 {
+		t.Errorf("slots recorded missed or failed: %+v (%v)", missed.Events, err)
+	}
 	for slot := first; !slot.After(last); slot = slot.Add(time.Second) {
 		if len(bySlot[slot]) == 0 {
 			t.Errorf("slot %s has no job", slot)

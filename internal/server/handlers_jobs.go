@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
@@ -255,16 +254,11 @@ func listParams(r *http.Request, p principal) (store.JobListParams, error) {
 	if len(q["state"]) > 0 && len(q["status"]) > 0 {
 		return lp, badField("status", "give the state filter once: status (seed 002's name) or state, not both")
 	}
-	for _, v := range append(q["state"], q["status"]...) {
-		for _, st := range strings.Split(v, ",") {
-			if st = strings.TrimSpace(st); st == "" {
-				continue
-			}
-			if !store.State(st).Valid() {
-				return lp, badField("state", "unknown state %q; the states are blocked, pending, leased, running, retry_wait, succeeded, failed, cancelled", st)
-			}
-			lp.States = append(lp.States, store.State(st))
+	for _, st := range splitValues(append(q["state"], q["status"]...)) {
+		if !store.State(st).Valid() {
+			return lp, badField("state", "unknown state %q; the states are blocked, pending, leased, running, retry_wait, succeeded, failed, cancelled", st)
 		}
+		lp.States = append(lp.States, store.State(st))
 	}
 	var err error
 	if lp.Limit, err = intParam(q.Get("limit"), "limit", 1, 1000, 100); err != nil {
@@ -405,7 +399,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, p principa
 	}
 	out := api.EventList{Events: make([]api.Event, 0, len(evs))}
 	for _, e := range evs {
-		out.Events = append(out.Events, api.Event{ID: e.ID, JobID: e.JobID, Attempt: e.Attempt, Type: string(e.Type), At: e.At.UTC(), Actor: e.Actor, Detail: wire.RawJSON(e.Detail)})
+		out.Events = append(out.Events, wire.Event(e))
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
@@ -109,6 +111,56 @@ func (s *Server) handleScheduleGet(w http.ResponseWriter, r *http.Request, p pri
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// handleScheduleEvents is a schedule's history, oldest first: created,
+// updated, paused, resumed, each slot fired, skipped by the overlap
+// policy, missed past the catch-up window or failed. type filters
+// (repeatable or comma-separated); after_id and limit page.
+func (s *Server) handleScheduleEvents(w http.ResponseWriter, r *http.Request, p principal) error {
+	sc, err := s.visibleSchedule(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	lp := store.EventListParams{ScheduleID: sc.ID}
+	if lp.Limit, err = intParam(q.Get("limit"), "limit", 1, 1000, 100); err != nil {
+		return err
+	}
+	if v := q.Get("after_id"); v != "" {
+		if lp.AfterID, err = strconv.ParseInt(v, 10, 64); err != nil || lp.AfterID < 0 {
+			return badField("after_id", "must be an event id (a whole number), got %q", v)
+		}
+	}
+	for _, t := range splitValues(q["type"]) {
+		lp.Types = append(lp.Types, store.EventType(t))
+	}
+	evs, err := s.st.EventList(r.Context(), lp)
+	if err != nil {
+		return err
+	}
+	out := api.EventList{Events: make([]api.Event, 0, len(evs))}
+	for _, e := range evs {
+		out.Events = append(out.Events, wire.Event(e))
+	}
+	if len(evs) == lp.Limit {
+		out.NextAfterID = evs[len(evs)-1].ID
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// splitValues flattens repeated and comma-separated query values.
+func splitValues(vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		for _, part := range strings.Split(v, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+			}
+		}
+	}
+	return out
 }
 
 // scheduleView renders a schedule; with detail, its next nominal times and

@@ -50,6 +50,7 @@ var openapiRoutes = []route{
 	{"POST", "/schedules/{id}/resume", "Resume a schedule (missed slots meet the catch-up window)", api.ScheduleNoteRequest{}, api.Schedule{}},
 	{"POST", "/schedules/{id}/trigger", "Fire a slot now, under the overlap policy", nil, api.ScheduleActionResponse{}},
 	{"POST", "/schedules/{id}/backfill", "Fire the slots of a past range", api.ScheduleBackfillRequest{}, api.ScheduleActionResponse{}},
+	{"GET", "/schedules/{id}/events", "A schedule's history: fired, skipped, missed and failed slots, changes", nil, api.EventList{}},
 	{"GET", "/lanes", "Lanes and their dominant shares", nil, api.LaneList{}},
 	{"GET", "/workers", "Registered workers", nil, api.WorkerList{}},
 	{"POST", "/workers/register", "Register a worker", api.RegisterRequest{}, api.RegisterResponse{}},

@@ -57,6 +57,7 @@ func (s *Server) routes() http.Handler {
 		{"POST /api/v1/schedules/{id}/resume", s.handleScheduleResume, nil},
 		{"POST /api/v1/schedules/{id}/trigger", s.handleScheduleTrigger, nil},
 		{"POST /api/v1/schedules/{id}/backfill", s.handleScheduleBackfill, nil},
+		{"GET /api/v1/schedules/{id}/events", s.handleScheduleEvents, []string{"type", "after_id", "limit"}},
 		{"GET /api/v1/lanes", s.handleLanes, nil},
 		{"GET /api/v1/workers", s.handleWorkers, nil},
 		{"POST /api/v1/workers/register", s.handleRegister, nil},

@@ -63,6 +63,9 @@ type Event struct {
 	At      time.Time
 	Actor   string          // "tenant:NAME", "worker:ID", "system", ...
 	Detail  json.RawMessage // JSON object or nil
+	// ScheduleID names the schedule of a schedule's event (created,
+	// paused, fired, missed, ...); "" otherwise.
+	ScheduleID string
 }
 
 // Validate checks the type, time and detail.
@@ -80,9 +83,10 @@ func (e *Event) Validate() error {
 
 // EventListParams selects events in ID order. Zero fields do not filter.
 type EventListParams struct {
-	JobID   string
-	Tenant  string
-	Types   []EventType
-	AfterID int64
-	Limit   int // 0 = DefaultListLimit; capped at MaxListLimit
+	JobID      string
+	ScheduleID string
+	Tenant     string
+	Types      []EventType
+	AfterID    int64
+	Limit      int // 0 = DefaultListLimit; capped at MaxListLimit
 }

@@ -79,3 +79,11 @@ func Execution(e store.Execution) api.Execution {
 		ResultTries: e.ResultTries, ResultNextAt: TimePtr(e.ResultNextAt),
 	}
 }
+
+// Event renders one audit-trail entry.
+func Event(e store.Event) api.Event {
+	return api.Event{
+		ID: e.ID, JobID: e.JobID, Attempt: e.Attempt, Type: string(e.Type), At: e.At.UTC(), Actor: e.Actor,
+		Detail: RawJSON(e.Detail), ScheduleID: e.ScheduleID,
+	}
+}

@@ -486,9 +486,12 @@ func (s *Store) EventList(ctx context.Context, p store.EventListParams) ([]store
 	if p.Tenant != "" {
 		w.add("tenant = ?", p.Tenant)
 	}
+	if p.ScheduleID != "" {
+		w.add("schedule_id = ?", p.ScheduleID)
+	}
 	in(&w, "type", p.Types)
 	limit := store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
-	rows, err := s.rdb.QueryContext(ctx, "SELECT id, job_id, attempt, tenant, type, at, actor, detail FROM events"+
+	rows, err := s.rdb.QueryContext(ctx, "SELECT id, job_id, attempt, tenant, type, at, actor, detail, schedule_id FROM events"+
 		w.sql()+" ORDER BY id LIMIT ?", append(w.args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list events: %w", err)
@@ -499,7 +502,7 @@ func (s *Store) EventList(ctx context.Context, p store.EventListParams) ([]store
 		var e store.Event
 		var attempt int64
 		if err := rows.Scan(&e.ID, strCol[string]{&e.JobID}, &attempt, &e.Tenant, strCol[store.EventType]{&e.Type},
-			timeCol{&e.At}, &e.Actor, rawJSONCol{&e.Detail}); err != nil {
+			timeCol{&e.At}, &e.Actor, rawJSONCol{&e.Detail}, strCol[string]{&e.ScheduleID}); err != nil {
 			return nil, fmt.Errorf("sqlite: list events: %w", err)
 		}
 		e.Attempt = int(attempt)

@@ -26,7 +26,6 @@ const (
 	stmtExecResult
 	stmtExecProbe
 	stmtLogInsert
-	stmtEventInsert
 	stmtWorkerUpsert
 	stmtWorkerTouch
 	stmtWorkerDelete
@@ -52,7 +51,6 @@ var stmtSQL = [numStmts]string{
 	stmtExecProbe: `SELECT 1 FROM executions WHERE job_id = ? AND attempt = ?`,
 	stmtLogInsert: `INSERT INTO log_chunks (job_id, attempt, seq, stream, at, data) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (job_id, attempt, seq) DO NOTHING`,
-	stmtEventInsert: `INSERT INTO events (job_id, attempt, tenant, type, at, actor, detail) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 	stmtWorkerUpsert: `INSERT INTO workers (id, name, types, labels, slots, milli_cpu, memory_mb, gpu, state,
 			registered_at, last_seen_at, handlers)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -460,10 +458,11 @@ func (w *writer) insertEvents(events []store.Event) error {
 }
 
 func (w *writer) insertEventChunk(events []store.Event) error {
-	args := make([]any, 0, 7*len(events))
+	args := make([]any, 0, 8*len(events))
 	for i := range events {
 		e := &events[i]
-		args = append(args, strArg(e.JobID), int64(e.Attempt), e.Tenant, string(e.Type), timeArg(e.At), e.Actor, rawJSONArg(e.Detail))
+		args = append(args, strArg(e.JobID), int64(e.Attempt), e.Tenant, string(e.Type), timeArg(e.At), e.Actor,
+			rawJSONArg(e.Detail), strArg(e.ScheduleID))
 	}
 	st, err := w.eventStmt(len(events))
 	if err != nil {
@@ -489,12 +488,12 @@ func (w *writer) eventStmt(n int) (*sql.Stmt, error) {
 		return st, nil
 	}
 	var b strings.Builder
-	b.WriteString(`INSERT INTO events (job_id, attempt, tenant, type, at, actor, detail) VALUES `)
+	b.WriteString(`INSERT INTO events (job_id, attempt, tenant, type, at, actor, detail, schedule_id) VALUES `)
 	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("(?, ?, ?, ?, ?, ?, ?)")
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
 	}
 	st, err := w.s.wconn.PrepareContext(bg, b.String())
 	if err != nil {

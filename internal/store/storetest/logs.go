@@ -105,7 +105,9 @@ func testEvents(t *testing.T, s store.Store) {
 			t.Fatalf("ids not increasing: %d then %d", events[i-1].ID, events[i].ID)
 		}
 	}
-	more := []store.Event{{JobID: "a", Tenant: "acme", Type: store.EventSucceeded, At: T0.Add(time.Minute)}}
+	more := []store.Event{{JobID: "a", Tenant: "acme", Type: store.EventSucceeded, At: T0.Add(time.Minute)},
+		{Tenant: "acme", Type: store.EventScheduleMissed, At: T0.Add(time.Minute), Actor: "system", ScheduleID: "s1",
+			Detail: json.RawMessage(`{"count": 3}`)}}
 	write(t, s, func(w store.Writer) error { return w.EventAppend(ctx, more) })
 	if more[0].ID <= events[3].ID {
 		t.Fatalf("id of a later append %d <= %d", more[0].ID, events[3].ID)
@@ -129,13 +131,14 @@ func testEvents(t *testing.T, s store.Store) {
 		p    store.EventListParams
 		want []store.Event
 	}{
-		"job":    {store.EventListParams{JobID: "a"}, []store.Event{events[0], events[3], events[4]}},
-		"tenant": {store.EventListParams{Tenant: "globex"}, []store.Event{events[1]}},
-		"after":  {store.EventListParams{AfterID: events[2].ID}, events[3:]},
+		"job":      {store.EventListParams{JobID: "a"}, []store.Event{events[0], events[3], events[4]}},
+		"tenant":   {store.EventListParams{Tenant: "globex"}, []store.Event{events[1]}},
+		"schedule": {store.EventListParams{ScheduleID: "s1"}, []store.Event{events[5]}},
+		"after":    {store.EventListParams{AfterID: events[2].ID}, events[3:]},
 		"types": {store.EventListParams{Types: []store.EventType{store.EventSubmitted, store.EventWorkerRegistered}},
 			events[:3]},
 		"limit":         {store.EventListParams{Limit: 2}, events[:2]},
-		"job and after": {store.EventListParams{JobID: "a", AfterID: events[3].ID}, events[4:]},
+		"job and after": {store.EventListParams{JobID: "a", AfterID: events[3].ID}, events[4:5]},
 	}
 	for name, c := range cases {
 		got, err := s.EventList(ctx, c.p)
