@@ -150,6 +150,11 @@ func TestResultLocationIsChecked(t *testing.T) {
 			t.Errorf("%s: HTTP %d %+v, want 400 on result_location saying %q", loc, code, e.Error, want)
 		}
 	}
+	var e api.ErrorResponse
+	bad := api.ScheduleSpec{Spec: "every 1h", Template: api.JobSpec{Type: "a", Command: []string{"true"}, ResultLocation: "file:///etc"}}
+	if code := h.do("POST", "/schedules", bad, &e); code != http.StatusBadRequest || e.Error.Field != "template.result_location" {
+		t.Errorf("schedule template: HTTP %d %+v, want 400 on template.result_location", code, e.Error)
+	}
 	ok := h.submit(api.JobSpec{Type: "a", Command: []string{"true"}, ResultLocation: "s3://reports/team-a/nightly"})
 	if ok.ResultLocation != "s3://reports/team-a/nightly" {
 		t.Errorf("accepted location reads back as %q", ok.ResultLocation)
