@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,4 +111,30 @@ func apply(ctx context.Context, db *sql.DB, m migration, latest int) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// SchemaStatus reads the schema version of the database file at path
+// without changing anything: current is 0 for a file that does not exist
+// or was never migrated; latest is LatestVersion.
+func SchemaStatus(ctx context.Context, path string) (current, latest int, err error) {
+	latest = LatestVersion()
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return 0, latest, nil
+	}
+	db, err := sql.Open("sqlite3", dsn(path, options{busyTimeout: 10 * time.Second, cacheKiB: 2048}, url.Values{"mode": {"ro"}}))
+	if err != nil {
+		return 0, latest, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	defer db.Close()
+	var exists int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&exists); err != nil {
+		return 0, latest, fmt.Errorf("sqlite: read schema of %s: %w", path, err)
+	}
+	if exists == 0 {
+		return 0, latest, nil
+	}
+	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+		return 0, latest, fmt.Errorf("sqlite: read schema version of %s: %w", path, err)
+	}
+	return current, latest, nil
 }

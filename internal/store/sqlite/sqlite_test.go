@@ -277,3 +277,22 @@ func crashChild(path string) int {
 	}
 	return 0
 }
+
+func TestSchemaStatus(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fairway.db")
+	cur, latest, err := SchemaStatus(context.Background(), path)
+	if err != nil || cur != 0 || latest != LatestVersion() || latest < 10 {
+		t.Fatalf("before: %d of %d (%v)", cur, latest, err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("reading the status created the file: %v", err)
+	}
+	st, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if cur, latest, err = SchemaStatus(context.Background(), path); err != nil || cur != latest {
+		t.Fatalf("after open: %d of %d (%v)", cur, latest, err)
+	}
+}
