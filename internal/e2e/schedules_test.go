@@ -71,9 +71,9 @@ func TestAOneSecondScheduleRunsOneJobPerSlot(t *testing.T) {
 	}
 }
 
-// The crash acceptance: a one-second schedule (allow_all, so that
-// every slot makes a job) runs while the server is SIGKILLed and restarted
-// 5 times. Afterwards every slot from the first job to the last has
+// The crash acceptance: a one-second cron schedule ("* * * * * *",
+// seconds first; allow_all, so that every slot makes a job) runs while the
+// server is SIGKILLed and restarted 5 times. Afterwards every slot from the first job to the last has
 // exactly one job, or was recorded missed; no slot has two; and the
 // witness file the jobs append to shows each job ran once.
 func TestAScheduleSurvivesServerKillsWithOneJobPerSlot(t *testing.T) {
@@ -81,7 +81,7 @@ func TestAScheduleSurvivesServerKillsWithOneJobPerSlot(t *testing.T) {
 	cl.worker("w1", "--slots", "4")
 	witness := filepath.Join(t.TempDir(), "witness")
 	ctx := context.Background()
-	sc, err := cl.c.CreateSchedule(ctx, api.ScheduleSpec{Spec: "every 1s", Overlap: "allow_all", Template: api.JobSpec{
+	sc, err := cl.c.CreateSchedule(ctx, api.ScheduleSpec{Spec: "* * * * * *", Overlap: "allow_all", Template: api.JobSpec{
 		Type: "crash", MaxAttempts: 1,
 		Command: []string{"sh", "-c", "echo \"start $FAIRWAY_JOB_ID $FAIRWAY_SCHEDULED_FOR\" >> " + witness +
 			"; sleep 0.05; echo \"end $FAIRWAY_JOB_ID $FAIRWAY_SCHEDULED_FOR\" >> " + witness},
