@@ -20,6 +20,7 @@ const (
 	CodeMethodNotAllowed  = "method_not_allowed"
 	CodeDeadlineExceeded  = "deadline_exceeded"
 	CodeServerUnavailable = "unavailable"
+	CodeNotLeader         = "not_leader" // 503: a standby instance; X-Fairway-Leader names the leader
 	CodeInvalidUTF8       = "invalid_utf8"
 	CodeUnknownParameter  = "unknown_parameter"
 	CodeBatchTooLarge     = "batch_exceeds_burst"

@@ -17,11 +17,10 @@ import (
 // DefaultUserAgent is sent when no WithUserAgent option is given.
 const DefaultUserAgent = "fairway-go-client/1"
 
-// Client talks to a fairway server. It is safe for concurrent use; create
-// one per server and share it.
+// Client talks to a fairway server, or to the instances of one (see
+// New). It is safe for concurrent use; create one and share it.
 type Client struct {
-	root string // scheme://host[:port], for /healthz
-	api  string // root + "/api/v1"
+	ends *endpoints // the instances, and the one in use
 	hc   *http.Client
 	auth string // "Bearer <key>", or empty
 	ua   string
@@ -57,13 +56,16 @@ func WithUserAgent(ua string) Option {
 
 // New returns a Client for the server at baseURL, e.g.
 // "http://127.0.0.1:7070". A base URL that already ends in /api/v1 is
-// accepted, and one without a scheme gets http://.
+// accepted, and one without a scheme gets http://. Several instances of
+// one server (on PostgreSQL, one leads) are given comma-separated:
+// "http://a:7070,http://b:7070"; the Client then finds the leader and
+// follows it across failovers (see failover.go).
 func New(baseURL string, opts ...Option) (*Client, error) {
-	root, err := normalizeBase(baseURL)
+	ends, err := newEndpoints(baseURL)
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{root: root, api: root + "/api/v1", ua: DefaultUserAgent}
+	c := &Client{ends: ends, ua: DefaultUserAgent}
 	for _, o := range opts {
 		o(c)
 	}
@@ -107,8 +109,11 @@ func newTransport() *http.Transport {
 	return t
 }
 
-// BaseURL is the server's root URL (without /api/v1).
-func (c *Client) BaseURL() string { return c.root }
+// BaseURL is the root URL (without /api/v1) of the instance in use.
+func (c *Client) BaseURL() string { return c.ends.current() }
+
+// apiURL is the API root of the instance in use.
+func (c *Client) apiURL() string { return c.ends.current() + "/api/v1" }
 
 // bufPool holds response buffers; large ones are not kept.
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -141,22 +146,28 @@ type call struct {
 }
 
 func (c *Client) do(ctx context.Context, k call) (int, error) {
-	req, err := c.newRequest(ctx, k.method, c.api+k.path, k.query, k.in)
+	return c.withFailover(ctx, func(root string) (int, string, error) { return c.doAt(ctx, root, k) })
+}
+
+// doAt sends one call to the instance at root; it returns the status, the
+// leader a standby named (X-Fairway-Leader) and the error.
+func (c *Client) doAt(ctx context.Context, root string, k call) (int, string, error) {
+	req, err := c.newRequest(ctx, k.method, root+"/api/v1"+k.path, k.query, k.in)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	if k.idemKey != "" {
 		req.Header.Set("Idempotency-Key", k.idemKey)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return resp.StatusCode, decodeError(resp)
+		return resp.StatusCode, resp.Header.Get("X-Fairway-Leader"), decodeError(resp)
 	}
-	return resp.StatusCode, decodeBody(resp.Body, k.out)
+	return resp.StatusCode, "", decodeBody(resp.Body, k.out)
 }
 
 func (c *Client) newRequest(ctx context.Context, method, u string, q url.Values, in any) (*http.Request, error) {

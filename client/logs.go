@@ -254,7 +254,7 @@ func (f *follower) open(ctx context.Context) (*http.Response, error) {
 		}
 	}
 	q.Set("follow", "true")
-	req, err := f.c.newRequest(ctx, http.MethodGet, f.c.api+jobPath(f.id, "/logs"), q, nil)
+	req, err := f.c.newRequest(ctx, http.MethodGet, f.c.apiURL()+jobPath(f.id, "/logs"), q, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -76,7 +76,7 @@ func (c *Client) Ready(ctx context.Context) error {
 }
 
 func (c *Client) probe(ctx context.Context, path string) error {
-	req, err := c.newRequest(ctx, http.MethodGet, c.root+path, nil, nil)
+	req, err := c.newRequest(ctx, http.MethodGet, c.BaseURL()+path, nil, nil)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/dispatch"
+	"github.com/fairwayhq/fairway/internal/store"
 )
 
 // Body limits.
@@ -93,6 +94,12 @@ func (s *Server) classify(err error) *apiError {
 		return notFound("schedule", us.ID)
 	case errors.As(err, &uw):
 		return notFound("worker", uw.ID+" (register again)")
+	case errors.Is(err, store.ErrFenced):
+		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeNotLeader,
+			Message: "this instance stopped leading before the change was committed; nothing was changed: retry (another instance leads)"}, retryAfter: 1}
+	case errors.Is(err, store.ErrUnavailable):
+		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeServerUnavailable,
+			Message: "the database cannot be reached; nothing was changed: retry"}, retryAfter: 1}
 	case errors.Is(err, ErrClosed):
 		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeServerUnavailable, Message: "the server is shutting down"}, retryAfter: 1}
 	}

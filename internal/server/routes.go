@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -138,15 +139,24 @@ func (m *methodWriter) Flush() {
 }
 
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
-	select {
-	case <-s.done:
-		writeJSON(w, http.StatusServiceUnavailable, api.ErrorResponse{Error: api.ErrorBody{Code: api.CodeServerUnavailable, Message: "dispatcher stopped"}})
-		return
-	default:
-	}
-	if !s.ready.Load() {
-		writeJSON(w, http.StatusServiceUnavailable, api.ErrorResponse{Error: api.ErrorBody{Code: api.CodeServerUnavailable, Message: "starting"}})
+	if err := s.Ready(); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, api.ErrorResponse{Error: api.ErrorBody{Code: api.CodeServerUnavailable, Message: err.Error()}})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// Ready is nil once the server serves: its state rebuilt and the
+// dispatcher running; else it says why not ("starting", "dispatcher
+// stopped").
+func (s *Server) Ready() error {
+	select {
+	case <-s.done:
+		return errors.New("dispatcher stopped")
+	default:
+	}
+	if !s.ready.Load() {
+		return errors.New("starting")
+	}
+	return nil
 }

@@ -26,6 +26,12 @@ var (
 	ErrInvalidCursor = errors.New("store: invalid cursor")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("store: closed")
+	// ErrFenced: a write transaction's fence refused it: this instance no
+	// longer leads (package leader). Nothing was committed.
+	ErrFenced = errors.New("store: fenced: this instance no longer leads")
+	// ErrUnavailable: the database cannot be reached; nothing was
+	// committed. The operation may be retried.
+	ErrUnavailable = errors.New("store: database unavailable")
 )
 
 // DuplicateError is returned by JobInsert when (Tenant, Key) is held by the
