@@ -11,34 +11,41 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3" // also registers the "sqlite3" driver
 
 	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/store/sqlstore"
 )
 
-// Store is the SQLite store. It implements store.Store.
+// Store is the SQLite store. It implements store.Store: the reads and the
+// write operations are package sqlstore's, on a writer connection (WConn)
+// and a read-only pool (RDB) this package opens.
 type Store struct {
-	path   string
-	window time.Duration // idempotency window
+	*sqlstore.Core
+	path string
 
-	wmu    sync.Mutex // held by Write and Close
-	wdb    *sql.DB    // a pool of exactly one connection: wconn
-	wconn  *sql.Conn  // the writer connection, held for the Store's life
-	stmts  [numStmts]*sql.Stmt
-	shapes map[transitionShape]*sql.Stmt // JobTransition statements by shape
-	// batches are the multi-row statements of batch.go.
-	batches map[batchKey]*sql.Stmt
-	// eventStmts are multi-row event inserts by row count (1..eventChunk).
-	eventStmts [eventChunk + 1]*sql.Stmt
-
-	rdb    *sql.DB       // read-only pool
-	ckpt   *checkpointer // nil when checkpoints are left to SQLite
-	sync   *syncer       // makes commits durable behind the writer
-	closed atomic.Bool
+	wmu  sync.Mutex    // held by Write and Close
+	wdb  *sql.DB       // a pool of exactly one connection: WConn
+	ckpt *checkpointer // nil when checkpoints are left to SQLite
+	sync *syncer       // makes commits durable behind the writer
 }
+
+// dialect is SQLite's: ? placeholders, a failed statement leaves the
+// transaction usable, event ids from LastInsertId.
+var dialect = sqlstore.Dialect{
+	Name:       "sqlite",
+	StateGuard: "+state", // unary +: a transition finds its row by id, never by a state index
+	TagFilter: func(table string) string {
+		return "EXISTS (SELECT 1 FROM json_each(" + table + ".tags) WHERE json_each.value = ?)"
+	},
+	UniqueViolation:     isUniqueViolation,
+	ForeignKeyViolation: isForeignKeyViolation,
+}
+
+// bg is the context statements run with (see sqlstore).
+var bg = context.Background()
 
 var _ store.Store = (*Store)(nil)
 
@@ -97,7 +104,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o750); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	s := &Store{path: abs, window: o.window, shapes: map[transitionShape]*sql.Stmt{}, batches: map[batchKey]*sql.Stmt{}}
+	s := &Store{Core: &sqlstore.Core{D: dialect, Window: o.window}, path: abs}
 	if err := s.openWriter(ctx, o); err != nil {
 		return nil, err
 	}
@@ -116,7 +123,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	if o.checkpointEvery > 0 {
 		if err := s.startCheckpointer(ctx, o); err != nil {
-			_ = s.rdb.Close()
+			_ = s.RDB.Close()
 			_ = s.sync.close()
 			_ = s.closeWriter()
 			return nil, fmt.Errorf("sqlite: open %s: checkpointer: %w", s.path, err)
@@ -150,7 +157,7 @@ func (s *Store) openWriter(ctx context.Context, o options) error {
 		_ = db.Close()
 		return fmt.Errorf("sqlite: migrate %s: %w", s.path, err)
 	}
-	if s.wconn, err = db.Conn(ctx); err != nil {
+	if s.WConn, err = db.Conn(ctx); err != nil {
 		_ = db.Close()
 		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
 	}
@@ -158,11 +165,11 @@ func (s *Store) openWriter(ctx context.Context, o options) error {
 	if o.checkpointEvery > 0 {
 		autockpt = backstopPages
 	}
-	if _, err := s.wconn.ExecContext(ctx, "PRAGMA wal_autocheckpoint = "+strconv.Itoa(autockpt)); err != nil {
+	if _, err := s.WConn.ExecContext(ctx, "PRAGMA wal_autocheckpoint = "+strconv.Itoa(autockpt)); err != nil {
 		_ = s.closeWriter()
 		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
 	}
-	if err := s.prepare(ctx); err != nil {
+	if err := s.Prepare(ctx); err != nil {
 		_ = s.closeWriter()
 		return fmt.Errorf("sqlite: prepare: %w", err)
 	}
@@ -194,7 +201,7 @@ func (s *Store) openReaders(ctx context.Context, o options) error {
 		_ = db.Close()
 		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
 	}
-	s.rdb = db
+	s.RDB = db
 	return nil
 }
 
@@ -215,15 +222,15 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Close() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if s.closed.Swap(true) {
+	if s.Closed.Swap(true) {
 		return nil
 	}
 	var errs []error
 	if s.ckpt != nil {
 		errs = append(errs, s.ckpt.close())
 	}
-	errs = append(errs, s.rdb.Close())
-	_, err := s.wconn.ExecContext(bg, "PRAGMA optimize")
+	errs = append(errs, s.RDB.Close())
+	_, err := s.WConn.ExecContext(bg, "PRAGMA optimize")
 	errs = append(errs, err, s.sync.close(), s.closeWriter())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("sqlite: close %s: %w", s.path, err)
@@ -233,25 +240,9 @@ func (s *Store) Close() error {
 
 // closeWriter closes the writer's statements, connection and pool.
 func (s *Store) closeWriter() error {
-	var errs []error
-	for _, st := range s.stmts {
-		if st != nil {
-			errs = append(errs, st.Close())
-		}
-	}
-	for _, st := range s.shapes {
-		errs = append(errs, st.Close())
-	}
-	for _, st := range s.batches {
-		errs = append(errs, st.Close())
-	}
-	for _, st := range s.eventStmts {
-		if st != nil {
-			errs = append(errs, st.Close())
-		}
-	}
-	if s.wconn != nil {
-		errs = append(errs, s.wconn.Close())
+	errs := []error{s.CloseStatements()}
+	if s.WConn != nil {
+		errs = append(errs, s.WConn.Close())
 	}
 	return errors.Join(append(errs, s.wdb.Close())...)
 }
@@ -273,7 +264,7 @@ func (s *Store) Write(ctx context.Context, fn func(w store.Writer) error) error 
 func (s *Store) WriteDeferred(ctx context.Context, fn func(w store.Writer) error) (<-chan error, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if s.closed.Load() {
+	if s.Closed.Load() {
 		return nil, store.ErrClosed
 	}
 	if err := s.sync.failed(); err != nil {
@@ -282,56 +273,57 @@ func (s *Store) WriteDeferred(ctx context.Context, fn func(w store.Writer) error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	w, err := s.transact(ctx, fn)
+	wrote, err := s.transact(ctx, fn)
 	if err != nil {
 		return nil, err
 	}
 	if s.ckpt != nil {
 		s.ckpt.notify()
 	}
-	return s.sync.commit(w.wrote), nil
+	return s.sync.commit(wrote), nil
 }
 
 // transact runs fn between BEGIN IMMEDIATE and COMMIT, rolling back on any
 // error.
-func (s *Store) transact(ctx context.Context, fn func(w store.Writer) error) (_ *writer, err error) {
-	if _, err := s.wconn.ExecContext(bg, "BEGIN IMMEDIATE"); err != nil {
-		return nil, fmt.Errorf("sqlite: begin: %w", err)
+func (s *Store) transact(ctx context.Context, fn func(w store.Writer) error) (wrote bool, err error) {
+	if _, err := s.WConn.ExecContext(bg, "BEGIN IMMEDIATE"); err != nil {
+		return false, fmt.Errorf("sqlite: begin: %w", err)
 	}
-	w := &writer{s: s}
+	w := s.NewWriter()
 	committed := false
 	defer func() {
-		w.done = true
+		w.Finish()
 		if !committed {
-			if _, rerr := s.wconn.ExecContext(bg, "ROLLBACK"); rerr != nil && !s.autocommit() {
+			if _, rerr := s.WConn.ExecContext(bg, "ROLLBACK"); rerr != nil && !s.autocommit() {
 				err = errors.Join(err, fmt.Errorf("sqlite: rollback: %w", rerr))
 			}
 		}
 	}()
 	if err := fn(w); err != nil {
-		return nil, err
+		return false, err
 	}
-	if w.broken != nil {
-		return nil, fmt.Errorf("sqlite: transaction rolled back: %w", w.broken)
+	wrote, broken := w.Finish()
+	if broken != nil {
+		return false, fmt.Errorf("sqlite: transaction rolled back: %w", broken)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return false, err
 	}
 	if s.autocommit() {
-		return nil, errors.New("sqlite: transaction was rolled back by SQLite")
+		return false, errors.New("sqlite: transaction was rolled back by SQLite")
 	}
-	if _, err := s.wconn.ExecContext(bg, "COMMIT"); err != nil {
-		return nil, fmt.Errorf("sqlite: commit: %w", err)
+	if _, err := s.WConn.ExecContext(bg, "COMMIT"); err != nil {
+		return false, fmt.Errorf("sqlite: commit: %w", err)
 	}
 	committed = true
-	return w, nil
+	return wrote, nil
 }
 
 // autocommit reports whether the writer connection is outside a
 // transaction (SQLite rolls back on its own after some errors).
 func (s *Store) autocommit() bool {
 	auto := false
-	_ = s.wconn.Raw(func(dc any) error {
+	_ = s.WConn.Raw(func(dc any) error {
 		if c, ok := dc.(*sqlite3.SQLiteConn); ok {
 			auto = c.AutoCommit()
 		}

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/store/sqlstore"
 	"github.com/fairwayhq/fairway/internal/store/storetest"
 )
 
@@ -59,7 +60,7 @@ func TestPragmas(t *testing.T) {
 		"busy_timeout": "10000",
 	} {
 		var got string
-		if err := s.wconn.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(&got); err != nil {
+		if err := s.WConn.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(&got); err != nil {
 			t.Fatal(err)
 		}
 		if got != want {
@@ -67,10 +68,10 @@ func TestPragmas(t *testing.T) {
 		}
 	}
 	var qo string
-	if err := s.rdb.QueryRowContext(ctx, "PRAGMA query_only").Scan(&qo); err != nil || qo != "1" {
+	if err := s.RDB.QueryRowContext(ctx, "PRAGMA query_only").Scan(&qo); err != nil || qo != "1" {
 		t.Errorf("reader query_only = %q, %v", qo, err)
 	}
-	if _, err := s.rdb.ExecContext(ctx, "DELETE FROM jobs"); err == nil {
+	if _, err := s.RDB.ExecContext(ctx, "DELETE FROM jobs"); err == nil {
 		t.Error("the read pool accepted a write")
 	}
 }
@@ -87,13 +88,13 @@ func TestMigrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	var version int
-	if err := s.rdb.QueryRowContext(ctx, "SELECT MAX(version) FROM schema_migrations").Scan(&version); err != nil {
+	if err := s.RDB.QueryRowContext(ctx, "SELECT MAX(version) FROM schema_migrations").Scan(&version); err != nil {
 		t.Fatal(err)
 	}
 	if version != LatestVersion() || version < 1 {
 		t.Fatalf("schema version %d, want %d", version, LatestVersion())
 	}
-	if _, err := s.wconn.ExecContext(ctx, "INSERT INTO schema_migrations VALUES (999, 'future', 0)"); err != nil {
+	if _, err := s.WConn.ExecContext(ctx, "INSERT INTO schema_migrations VALUES (999, 'future', 0)"); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -149,7 +150,7 @@ func TestManyTransitionShapes(t *testing.T) {
 		if err := w.JobInsert(ctx, store.Job{ID: "j", Tenant: "t", Type: "x", State: store.StatePending, CreatedAt: now}); err != nil {
 			return err
 		}
-		for mask := range maxShapes + 50 {
+		for mask := range sqlstore.MaxShapes + 50 {
 			p := store.JobTransitionParams{ID: "j", ExpectAttempt: 0, At: now,
 				FromStates: []store.State{store.StatePending}}
 			for b, set := range setters {
@@ -165,8 +166,8 @@ func TestManyTransitionShapes(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(s.shapes); n != maxShapes {
-		t.Errorf("%d cached shapes, want the cap %d", n, maxShapes)
+	if n := s.Shapes(); n != sqlstore.MaxShapes {
+		t.Errorf("%d cached shapes, want the cap %d", n, sqlstore.MaxShapes)
 	}
 }
 
@@ -195,7 +196,7 @@ func TestCrashDurability(t *testing.T) {
 			t.Errorf("round %d: %d of %d acknowledged jobs survived the kill", round, len(got), len(all))
 		}
 		var check string
-		if err := s.rdb.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		if err := s.RDB.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
 			t.Errorf("round %d: integrity_check = %q, %v", round, check, err)
 		}
 		if err := s.Close(); err != nil {

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -22,11 +22,11 @@ type batchKey struct {
 	rows int
 }
 
-func (w *writer) batchStmt(key batchKey, render func() string) (*sql.Stmt, error) {
+func (w *Writer) batchStmt(key batchKey, render func() string) (*sql.Stmt, error) {
 	if st, ok := w.s.batches[key]; ok {
 		return st, nil
 	}
-	st, err := w.s.wconn.PrepareContext(bg, render())
+	st, err := w.s.prepareOn(render())
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func writeRows(b *strings.Builder, n, cols int) {
 
 // ExecutionUpsertMany inserts or replaces many executions as one
 // operation; ErrNotFound (and nothing stored) if a job does not exist.
-func (w *writer) ExecutionUpsertMany(ctx context.Context, es []store.Execution) (err error) {
+func (w *Writer) ExecutionUpsertMany(ctx context.Context, es []store.Execution) (err error) {
 	defer w.guard(&err)
 	if err := w.check(ctx); err != nil {
 		return err
@@ -81,10 +81,10 @@ func (w *writer) ExecutionUpsertMany(ctx context.Context, es []store.Execution) 
 
 const execCols = 18
 
-func (w *writer) upsertExecChunk(es []store.Execution) error {
+func (w *Writer) upsertExecChunk(es []store.Execution) error {
 	st, err := w.batchStmt(batchKey{rows: len(es)}, func() string { return execBatchSQL(len(es)) })
 	if err != nil {
-		return fmt.Errorf("sqlite: prepare executions: %w", err)
+		return fmt.Errorf("store: prepare executions: %w", err)
 	}
 	args := make([]any, 0, execCols*len(es))
 	for i := range es {
@@ -96,11 +96,11 @@ func (w *writer) upsertExecChunk(es []store.Execution) error {
 			strArg(e.ResultError), int64(e.ResultTries), timeArg(e.ResultNextAt))
 	}
 	_, err = st.ExecContext(bg, args...)
-	if isForeignKeyViolation(err) {
+	if w.s.D.ForeignKeyViolation(err) {
 		return fmt.Errorf("%w: an execution's job does not exist", store.ErrNotFound)
 	}
 	if err != nil {
-		return fmt.Errorf("sqlite: upsert executions: %w", err)
+		return fmt.Errorf("store: upsert executions: %w", err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,26 +74,14 @@ var stmtSQL = [numStmts]string{
 			start_at = excluded.start_at, end_at = excluded.end_at, pause_note = excluded.pause_note,
 			pause_on_failure = excluded.pause_on_failure, buffered = excluded.buffered, tags = excluded.tags`,
 	stmtScheduleDelete: `DELETE FROM schedules WHERE id = ?`,
-	stmtAPIKeyInsert:   `INSERT INTO api_keys (key_hash, tenant, role, name, created_at) VALUES (?, ?, ?, ?, ?)`,
+	stmtAPIKeyInsert:   `INSERT INTO api_keys (key_hash, tenant, role, name, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING`,
 	stmtAPIKeyDelete:   `DELETE FROM api_keys WHERE key_hash = ?`,
 }
 
-// prepare prepares every fixed statement on the writer connection.
-func (s *Store) prepare(ctx context.Context) error {
-	for id, q := range stmtSQL {
-		st, err := s.wconn.PrepareContext(ctx, q)
-		if err != nil {
-			return fmt.Errorf("statement %d: %w", id, err)
-		}
-		s.stmts[id] = st
-	}
-	return nil
-}
-
-// writer is the store.Writer of one Write call. Its statements run on the
-// writer connection, inside the transaction Write began there.
-type writer struct {
-	s     *Store
+// Writer is the store.Writer of one write transaction. Its statements run
+// on the writer connection, inside the transaction the driver began there.
+type Writer struct {
+	s     *Core
 	done  bool
 	wrote bool // an operation ran: the commit has frames to make durable
 	// broken is the first error that was not an operation's own outcome
@@ -101,30 +90,30 @@ type writer struct {
 	broken error
 }
 
-var _ store.Writer = (*writer)(nil)
+var _ store.Writer = (*Writer)(nil)
 
 // bg is the context statements run with. A cancellable context makes the
 // driver start a goroutine per statement; instead each operation checks its
 // ctx first and Write checks its own before COMMIT.
 var bg = context.Background()
 
-func (w *writer) check(ctx context.Context) error {
+func (w *Writer) check(ctx context.Context) error {
 	if w.done {
-		return errors.New("sqlite: Writer used after its Write returned")
+		return errors.New("store: Writer used after its Write returned")
 	}
 	if w.broken != nil {
-		return fmt.Errorf("sqlite: transaction unusable after an earlier error: %w", w.broken)
+		return fmt.Errorf("store: transaction unusable after an earlier error: %w", w.broken)
 	}
 	w.wrote = true
 	return ctx.Err()
 }
 
 // guard passes an operation's error through fail.
-func (w *writer) guard(err *error) { *err = w.fail(*err) }
+func (w *Writer) guard(err *error) { *err = w.fail(*err) }
 
 // fail records err as breaking the transaction unless it is one of the
 // sentinels an operation reports as its outcome. It returns err.
-func (w *writer) fail(err error) error {
+func (w *Writer) fail(err error) error {
 	if err == nil || w.broken != nil {
 		return err
 	}
@@ -138,11 +127,11 @@ func (w *writer) fail(err error) error {
 	return err
 }
 
-func (w *writer) exec(id stmtID, args ...any) (sql.Result, error) {
+func (w *Writer) exec(id stmtID, args ...any) (sql.Result, error) {
 	return w.s.stmts[id].ExecContext(bg, args...)
 }
 
-func (w *writer) affected(id stmtID, args ...any) (int64, error) {
+func (w *Writer) affected(id stmtID, args ...any) (int64, error) {
 	res, err := w.exec(id, args...)
 	if err != nil {
 		return 0, err
@@ -153,23 +142,26 @@ func (w *writer) affected(id stmtID, args ...any) (int64, error) {
 // atomically runs fn inside a savepoint so that an operation made of
 // several statements is all-or-nothing even when it fails with a sentinel
 // and the transaction goes on.
-func (w *writer) atomically(fn func() error) error {
-	if _, err := w.s.wconn.ExecContext(bg, "SAVEPOINT op"); err != nil {
-		return fmt.Errorf("sqlite: savepoint: %w", err)
+func (w *Writer) atomically(fn func() error) error {
+	if _, err := w.s.WConn.ExecContext(bg, "SAVEPOINT op"); err != nil {
+		return fmt.Errorf("store: savepoint: %w", err)
 	}
 	if err := fn(); err != nil {
-		if _, rerr := w.s.wconn.ExecContext(bg, "ROLLBACK TO op; RELEASE op"); rerr != nil {
-			return errors.Join(err, fmt.Errorf("sqlite: rollback to savepoint: %w", rerr))
+		if _, rerr := w.s.WConn.ExecContext(bg, "ROLLBACK TO SAVEPOINT op"); rerr != nil {
+			return errors.Join(err, fmt.Errorf("store: rollback to savepoint: %w", rerr))
+		}
+		if _, rerr := w.s.WConn.ExecContext(bg, "RELEASE SAVEPOINT op"); rerr != nil {
+			return errors.Join(err, fmt.Errorf("store: release savepoint: %w", rerr))
 		}
 		return err
 	}
-	if _, err := w.s.wconn.ExecContext(bg, "RELEASE op"); err != nil {
-		return fmt.Errorf("sqlite: release savepoint: %w", err)
+	if _, err := w.s.WConn.ExecContext(bg, "RELEASE SAVEPOINT op"); err != nil {
+		return fmt.Errorf("store: release savepoint: %w", err)
 	}
 	return nil
 }
 
-func (w *writer) JobInsert(ctx context.Context, j store.Job) (err error) {
+func (w *Writer) JobInsert(ctx context.Context, j store.Job) (err error) {
 	defer w.guard(&err)
 	if err := w.check(ctx); err != nil {
 		return err
@@ -192,35 +184,36 @@ func (w *writer) JobInsert(ctx context.Context, j store.Job) (err error) {
 	})
 }
 
-func (w *writer) insertJob(j *store.Job, args []any) error {
-	if _, err := w.exec(stmtJobInsert, args...); err != nil {
-		if isUniqueViolation(err) {
-			return fmt.Errorf("%w: job %s", store.ErrExists, j.ID)
-		}
-		return fmt.Errorf("sqlite: insert job %s: %w", j.ID, err)
+func (w *Writer) insertJob(j *store.Job, args []any) error {
+	n, err := w.affected(stmtJobInsert, args...)
+	if err != nil {
+		return fmt.Errorf("store: insert job %s: %w", j.ID, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: job %s", store.ErrExists, j.ID)
 	}
 	return nil
 }
 
 // claimKey binds (tenant, key) to j unless a claim younger than the window
 // holds it.
-func (w *writer) claimKey(j *store.Job) error {
-	cutoff := j.CreatedAt.Add(-w.s.window)
+func (w *Writer) claimKey(j *store.Job) error {
+	cutoff := j.CreatedAt.Add(-w.s.Window)
 	n, err := w.affected(stmtIdemClaim, j.Tenant, j.IdempotencyKey, j.ID, timeArg(j.CreatedAt), timeArg(cutoff))
 	if err != nil {
-		return fmt.Errorf("sqlite: claim idempotency key: %w", err)
+		return fmt.Errorf("store: claim idempotency key: %w", err)
 	}
 	if n == 1 {
 		return nil
 	}
 	dup := &store.DuplicateError{Tenant: j.Tenant, Key: j.IdempotencyKey}
 	if err := w.s.stmts[stmtIdemHolder].QueryRowContext(bg, j.Tenant, j.IdempotencyKey).Scan(&dup.JobID); err != nil {
-		return fmt.Errorf("sqlite: read idempotency key holder: %w", err)
+		return fmt.Errorf("store: read idempotency key holder: %w", err)
 	}
 	return dup
 }
 
-func (w *writer) JobTransition(ctx context.Context, p store.JobTransitionParams) (err error) {
+func (w *Writer) JobTransition(ctx context.Context, p store.JobTransitionParams) (err error) {
 	defer w.guard(&err)
 	if err := w.check(ctx); err != nil {
 		return err
@@ -231,18 +224,18 @@ func (w *writer) JobTransition(ctx context.Context, p store.JobTransitionParams)
 	shape, args := transitionArgs(&p)
 	st, closeStmt, err := w.transitionStmt(shape)
 	if err != nil {
-		return fmt.Errorf("sqlite: transition job %s: %w", p.ID, err)
+		return fmt.Errorf("store: transition job %s: %w", p.ID, err)
 	}
 	if closeStmt != nil {
 		defer closeStmt()
 	}
 	res, err := st.ExecContext(bg, args...)
 	if err != nil {
-		return fmt.Errorf("sqlite: transition job %s: %w", p.ID, err)
+		return fmt.Errorf("store: transition job %s: %w", p.ID, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return fmt.Errorf("sqlite: transition job %s: %w", p.ID, err)
+		return fmt.Errorf("store: transition job %s: %w", p.ID, err)
 	}
 	if n == 1 {
 		return nil
@@ -253,11 +246,11 @@ func (w *writer) JobTransition(ctx context.Context, p store.JobTransitionParams)
 // transitionStmt returns the statement for shape, preparing it on the
 // writer connection the first time the shape is seen. Past maxShapes
 // shapes, the statement is prepared for this use only and close is non-nil.
-func (w *writer) transitionStmt(shape transitionShape) (st *sql.Stmt, close func(), err error) {
+func (w *Writer) transitionStmt(shape transitionShape) (st *sql.Stmt, close func(), err error) {
 	if st, ok := w.s.shapes[shape]; ok {
 		return st, nil, nil
 	}
-	st, err = w.s.wconn.PrepareContext(bg, shape.sql())
+	st, err = w.s.prepareOn(shape.sql(w.s.D.StateGuard))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -270,7 +263,7 @@ func (w *writer) transitionStmt(shape transitionShape) (st *sql.Stmt, close func
 
 // transitionMiss tells ErrNotFound from ErrConflict after an UPDATE that
 // matched no row.
-func (w *writer) transitionMiss(p *store.JobTransitionParams) error {
+func (w *Writer) transitionMiss(p *store.JobTransitionParams) error {
 	var state string
 	var attempt int
 	err := w.s.stmts[stmtJobProbe].QueryRowContext(bg, p.ID).Scan(&state, &attempt)
@@ -278,13 +271,13 @@ func (w *writer) transitionMiss(p *store.JobTransitionParams) error {
 		return fmt.Errorf("%w: job %s", store.ErrNotFound, p.ID)
 	}
 	if err != nil {
-		return fmt.Errorf("sqlite: transition job %s: %w", p.ID, err)
+		return fmt.Errorf("store: transition job %s: %w", p.ID, err)
 	}
 	return fmt.Errorf("%w: job %s is %s at attempt %d; transition wants attempt %d from %v",
 		store.ErrConflict, p.ID, state, attempt, p.ExpectAttempt, p.FromStates)
 }
 
-func (w *writer) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (n int64, err error) {
+func (w *Writer) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (n int64, err error) {
 	defer w.guard(&err)
 	if err := w.check(ctx); err != nil {
 		return 0, err
@@ -292,12 +285,12 @@ func (w *writer) JobDeleteFinished(ctx context.Context, before time.Time, limit 
 	if limit <= 0 {
 		return 0, nil
 	}
-	rows, err := w.s.wconn.QueryContext(bg, `SELECT id, tenant, idempotency_key FROM jobs
+	rows, err := w.s.WConn.QueryContext(bg, w.s.D.rebind(`SELECT id, tenant, idempotency_key FROM jobs
 		WHERE state IN ('succeeded', 'failed', 'cancelled') AND finished_at < ?
 			AND NOT EXISTS (SELECT 1 FROM executions e WHERE e.job_id = jobs.id AND e.result_state = 'pending')
-		ORDER BY finished_at LIMIT ?`, timeArg(before), limit)
+		ORDER BY finished_at LIMIT ?`), timeArg(before), limit)
 	if err != nil {
-		return 0, fmt.Errorf("sqlite: select finished jobs: %w", err)
+		return 0, fmt.Errorf("store: select finished jobs: %w", err)
 	}
 	type doomed struct{ id, tenant, key string }
 	var ds []doomed
@@ -305,22 +298,22 @@ func (w *writer) JobDeleteFinished(ctx context.Context, before time.Time, limit 
 		var d doomed
 		if err := rows.Scan(&d.id, &d.tenant, strCol[string]{&d.key}); err != nil {
 			_ = rows.Close()
-			return 0, fmt.Errorf("sqlite: select finished jobs: %w", err)
+			return 0, fmt.Errorf("store: select finished jobs: %w", err)
 		}
 		ds = append(ds, d)
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return 0, fmt.Errorf("sqlite: select finished jobs: %w", err)
+		return 0, fmt.Errorf("store: select finished jobs: %w", err)
 	}
 	err = w.atomically(func() error {
 		for _, d := range ds {
 			if d.key != "" {
 				if _, err := w.exec(stmtIdemRelease, d.tenant, d.key, d.id); err != nil {
-					return fmt.Errorf("sqlite: delete job %s: %w", d.id, err)
+					return fmt.Errorf("store: delete job %s: %w", d.id, err)
 				}
 			}
 			if _, err := w.exec(stmtJobDelete, d.id); err != nil {
-				return fmt.Errorf("sqlite: delete job %s: %w", d.id, err)
+				return fmt.Errorf("store: delete job %s: %w", d.id, err)
 			}
 		}
 		return nil
@@ -331,19 +324,19 @@ func (w *writer) JobDeleteFinished(ctx context.Context, before time.Time, limit 
 	return int64(len(ds)), nil
 }
 
-func (w *writer) IdempotencyPurge(ctx context.Context, before time.Time) (n int64, err error) {
+func (w *Writer) IdempotencyPurge(ctx context.Context, before time.Time) (n int64, err error) {
 	defer w.guard(&err)
 	if err := w.check(ctx); err != nil {
 		return 0, err
 	}
 	n, err = w.affected(stmtIdemPurge, timeArg(before))
 	if err != nil {
-		return 0, fmt.Errorf("sqlite: purge idempotency keys: %w", err)
+		return 0, fmt.Errorf("store: purge idempotency keys: %w", err)
 	}
 	return n, nil
 }
 
-func (w *writer) ExecutionUpsert(ctx context.Context, e store.Execution) (err error) {
+func (w *Writer) ExecutionUpsert(ctx context.Context, e store.Execution) (err error) {
 	defer w.guard(&err)
 	if err := w.check(ctx); err != nil {
 		return err
@@ -351,10 +344,14 @@ func (w *writer) ExecutionUpsert(ctx context.Context, e store.Execution) (err er
 	if err := e.Validate(); err != nil {
 		return err
 	}
-	return w.upsertExecChunk([]store.Execution{e})
+	upsert := func() error { return w.upsertExecChunk([]store.Execution{e}) }
+	if w.s.D.StatementErrorAbortsTx {
+		return w.atomically(upsert)
+	}
+	return upsert()
 }
 
-func (w *writer) ExecutionResultUpdate(ctx context.Context, u store.ResultUpdate) (err error) {
+func (w *Writer) ExecutionResultUpdate(ctx context.Context, u store.ResultUpdate) (err error) {
 	defer w.guard(&err)
 	if err := w.check(ctx); err != nil {
 		return err
@@ -369,7 +366,7 @@ func (w *writer) ExecutionResultUpdate(ctx context.Context, u store.ResultUpdate
 	n, err := w.affected(stmtExecResult, string(u.State), strArg(u.Error), int64(u.Tries), timeArg(next),
 		u.JobID, int64(u.Attempt), int64(u.Tries-1))
 	if err != nil {
-		return fmt.Errorf("sqlite: record result of %s/%d: %w", u.JobID, u.Attempt, err)
+		return fmt.Errorf("store: record result of %s/%d: %w", u.JobID, u.Attempt, err)
 	}
 	if n == 1 {
 		return nil
@@ -379,12 +376,12 @@ func (w *writer) ExecutionResultUpdate(ctx context.Context, u store.ResultUpdate
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("%w: execution %s/%d", store.ErrNotFound, u.JobID, u.Attempt)
 	case err != nil:
-		return fmt.Errorf("sqlite: probe execution %s/%d: %w", u.JobID, u.Attempt, err)
+		return fmt.Errorf("store: probe execution %s/%d: %w", u.JobID, u.Attempt, err)
 	}
 	return fmt.Errorf("%w: result of %s/%d is not pending after %d tries", store.ErrConflict, u.JobID, u.Attempt, u.Tries-1)
 }
 
-func (w *writer) LogAppend(ctx context.Context, chunks []store.LogChunk) (err error) {
+func (w *Writer) LogAppend(ctx context.Context, chunks []store.LogChunk) (err error) {
 	defer w.guard(&err)
 	if err := w.check(ctx); err != nil {
 		return err
@@ -397,22 +394,22 @@ func (w *writer) LogAppend(ctx context.Context, chunks []store.LogChunk) (err er
 	insert := func() error {
 		for _, c := range chunks {
 			_, err := w.exec(stmtLogInsert, c.JobID, int64(c.Attempt), c.Seq, string(c.Stream), timeArg(c.At), c.Data)
-			if isForeignKeyViolation(err) {
+			if w.s.D.ForeignKeyViolation(err) {
 				return fmt.Errorf("%w: job %s", store.ErrNotFound, c.JobID)
 			}
 			if err != nil {
-				return fmt.Errorf("sqlite: append log %s/%d/%d: %w", c.JobID, c.Attempt, c.Seq, err)
+				return fmt.Errorf("store: append log %s/%d/%d: %w", c.JobID, c.Attempt, c.Seq, err)
 			}
 		}
 		return nil
 	}
-	if len(chunks) == 1 {
+	if len(chunks) == 1 && !w.s.D.StatementErrorAbortsTx {
 		return insert()
 	}
 	return w.atomically(insert)
 }
 
-func (w *writer) EventAppend(ctx context.Context, events []store.Event) (err error) {
+func (w *Writer) EventAppend(ctx context.Context, events []store.Event) (err error) {
 	defer w.guard(&err)
 	if err := w.check(ctx); err != nil {
 		return err
@@ -446,7 +443,7 @@ const eventChunk = 64
 // insertEvents inserts events in multi-row statements. The writer is the
 // only one inserting, and events use AUTOINCREMENT, so the rows of one
 // statement get consecutive ids ending at its last insert id.
-func (w *writer) insertEvents(events []store.Event) error {
+func (w *Writer) insertEvents(events []store.Event) error {
 	for len(events) > 0 {
 		n := min(len(events), eventChunk)
 		if err := w.insertEventChunk(events[:n]); err != nil {
@@ -457,7 +454,7 @@ func (w *writer) insertEvents(events []store.Event) error {
 	return nil
 }
 
-func (w *writer) insertEventChunk(events []store.Event) error {
+func (w *Writer) insertEventChunk(events []store.Event) error {
 	args := make([]any, 0, 8*len(events))
 	for i := range events {
 		e := &events[i]
@@ -466,15 +463,18 @@ func (w *writer) insertEventChunk(events []store.Event) error {
 	}
 	st, err := w.eventStmt(len(events))
 	if err != nil {
-		return fmt.Errorf("sqlite: append events: %w", err)
+		return fmt.Errorf("store: append events: %w", err)
+	}
+	if w.s.D.EventIDsReturned {
+		return returnedEventIDs(st, args, events)
 	}
 	res, err := st.ExecContext(bg, args...)
 	if err != nil {
-		return fmt.Errorf("sqlite: append events: %w", err)
+		return fmt.Errorf("store: append events: %w", err)
 	}
 	last, err := res.LastInsertId()
 	if err != nil {
-		return fmt.Errorf("sqlite: append events: %w", err)
+		return fmt.Errorf("store: append events: %w", err)
 	}
 	for i := range events {
 		events[i].ID = last - int64(len(events)-1-i)
@@ -482,8 +482,39 @@ func (w *writer) insertEventChunk(events []store.Event) error {
 	return nil
 }
 
+// returnedEventIDs runs an event insert ending in RETURNING id: a
+// sequence hands the rows of one statement increasing ids in VALUES
+// order, and the writer is the only one inserting, so the sorted ids are
+// the events' in order.
+func returnedEventIDs(st *sql.Stmt, args []any, events []store.Event) error {
+	rows, err := st.QueryContext(bg, args...)
+	if err != nil {
+		return fmt.Errorf("store: append events: %w", err)
+	}
+	defer rows.Close()
+	ids := make([]int64, 0, len(events))
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return fmt.Errorf("store: append events: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: append events: %w", err)
+	}
+	if len(ids) != len(events) {
+		return fmt.Errorf("store: append events: %d ids for %d events", len(ids), len(events))
+	}
+	slices.Sort(ids)
+	for i := range events {
+		events[i].ID = ids[i]
+	}
+	return nil
+}
+
 // eventStmt returns the prepared insert of n events, preparing it once.
-func (w *writer) eventStmt(n int) (*sql.Stmt, error) {
+func (w *Writer) eventStmt(n int) (*sql.Stmt, error) {
 	if st := w.s.eventStmts[n]; st != nil {
 		return st, nil
 	}
@@ -495,7 +526,10 @@ func (w *writer) eventStmt(n int) (*sql.Stmt, error) {
 		}
 		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
 	}
-	st, err := w.s.wconn.PrepareContext(bg, b.String())
+	if w.s.D.EventIDsReturned {
+		b.WriteString(" RETURNING id")
+	}
+	st, err := w.s.prepareOn(b.String())
 	if err != nil {
 		return nil, err
 	}
@@ -503,7 +537,7 @@ func (w *writer) eventStmt(n int) (*sql.Stmt, error) {
 	return st, nil
 }
 
-func (w *writer) WorkerUpsert(ctx context.Context, wk store.Worker) (err error) {
+func (w *Writer) WorkerUpsert(ctx context.Context, wk store.Worker) (err error) {
 	defer w.guard(&err)
 	if err := w.check(ctx); err != nil {
 		return err
@@ -528,22 +562,22 @@ func (w *writer) WorkerUpsert(ctx context.Context, wk store.Worker) (err error) 
 		wk.Resources.MilliCPU, wk.Resources.MemoryMB, wk.Resources.GPU, string(wk.State),
 		timeArg(wk.RegisteredAt), timeArg(wk.LastSeenAt), handlers)
 	if err != nil {
-		return fmt.Errorf("sqlite: upsert worker %s: %w", wk.ID, err)
+		return fmt.Errorf("store: upsert worker %s: %w", wk.ID, err)
 	}
 	return nil
 }
 
-func (w *writer) WorkerTouch(ctx context.Context, id string, lastSeenAt time.Time) (err error) {
+func (w *Writer) WorkerTouch(ctx context.Context, id string, lastSeenAt time.Time) (err error) {
 	defer w.guard(&err)
 	return w.mustAffect(ctx, "touch worker "+id, stmtWorkerTouch, timeArg(lastSeenAt), id)
 }
 
-func (w *writer) WorkerDelete(ctx context.Context, id string) (err error) {
+func (w *Writer) WorkerDelete(ctx context.Context, id string) (err error) {
 	defer w.guard(&err)
 	return w.mustAffect(ctx, "delete worker "+id, stmtWorkerDelete, id)
 }
 
-func (w *writer) ScheduleUpsert(ctx context.Context, s store.Schedule) (err error) {
+func (w *Writer) ScheduleUpsert(ctx context.Context, s store.Schedule) (err error) {
 	defer w.guard(&err)
 	if err := w.check(ctx); err != nil {
 		return err
@@ -564,17 +598,17 @@ func (w *writer) ScheduleUpsert(ctx context.Context, s store.Schedule) (err erro
 		timeArg(s.CreatedAt), timeArg(s.UpdatedAt), msArg(s.CatchupWindow), msArg(s.Jitter),
 		timeArg(s.StartAt), timeArg(s.EndAt), s.PauseNote, s.PauseOnFailure, buffered, tags)
 	if err != nil {
-		return fmt.Errorf("sqlite: upsert schedule %s: %w", s.ID, err)
+		return fmt.Errorf("store: upsert schedule %s: %w", s.ID, err)
 	}
 	return nil
 }
 
-func (w *writer) ScheduleDelete(ctx context.Context, id string) (err error) {
+func (w *Writer) ScheduleDelete(ctx context.Context, id string) (err error) {
 	defer w.guard(&err)
 	return w.mustAffect(ctx, "delete schedule "+id, stmtScheduleDelete, id)
 }
 
-func (w *writer) APIKeyInsert(ctx context.Context, k store.APIKey) (err error) {
+func (w *Writer) APIKeyInsert(ctx context.Context, k store.APIKey) (err error) {
 	defer w.guard(&err)
 	if err := w.check(ctx); err != nil {
 		return err
@@ -582,30 +616,30 @@ func (w *writer) APIKeyInsert(ctx context.Context, k store.APIKey) (err error) {
 	if err := k.Validate(); err != nil {
 		return err
 	}
-	_, err = w.exec(stmtAPIKeyInsert, k.KeyHash, k.Tenant, string(k.Role), k.Name, timeArg(k.CreatedAt))
-	if isUniqueViolation(err) {
-		return fmt.Errorf("%w: api key", store.ErrExists)
-	}
+	n, err := w.affected(stmtAPIKeyInsert, k.KeyHash, k.Tenant, string(k.Role), k.Name, timeArg(k.CreatedAt))
 	if err != nil {
-		return fmt.Errorf("sqlite: insert api key: %w", err)
+		return fmt.Errorf("store: insert api key: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: api key", store.ErrExists)
 	}
 	return nil
 }
 
-func (w *writer) APIKeyDelete(ctx context.Context, keyHash string) (err error) {
+func (w *Writer) APIKeyDelete(ctx context.Context, keyHash string) (err error) {
 	defer w.guard(&err)
 	return w.mustAffect(ctx, "delete api key", stmtAPIKeyDelete, keyHash)
 }
 
 // mustAffect runs a statement that must change one row, ErrNotFound if it
 // changed none.
-func (w *writer) mustAffect(ctx context.Context, what string, id stmtID, args ...any) error {
+func (w *Writer) mustAffect(ctx context.Context, what string, id stmtID, args ...any) error {
 	if err := w.check(ctx); err != nil {
 		return err
 	}
 	n, err := w.affected(id, args...)
 	if err != nil {
-		return fmt.Errorf("sqlite: %s: %w", what, err)
+		return fmt.Errorf("store: %s: %w", what, err)
 	}
 	if n == 0 {
 		return fmt.Errorf("%w: %s", store.ErrNotFound, what)

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"fmt"
@@ -23,8 +23,10 @@ var jobColumns = []string{
 // jobSelect is "SELECT <columns> FROM jobs".
 var jobSelect = "SELECT " + strings.Join(jobColumns, ", ") + " FROM jobs"
 
+// jobInsertSQL inserts a job unless its id is taken (then it changes no
+// row: ErrExists, without an error that would spoil the transaction).
 var jobInsertSQL = "INSERT INTO jobs (" + strings.Join(jobColumns, ", ") + ") VALUES (" +
-	strings.TrimSuffix(strings.Repeat("?, ", len(jobColumns)), ", ") + ")"
+	strings.TrimSuffix(strings.Repeat("?, ", len(jobColumns)), ", ") + ") ON CONFLICT (id) DO NOTHING"
 
 // jobArgs returns j's values in jobColumns order.
 func jobArgs(j *store.Job) ([]any, error) {
@@ -177,7 +179,7 @@ func transitionArgs(p *store.JobTransitionParams) (transitionShape, []any) {
 }
 
 // sql renders the shape's UPDATE.
-func (sh transitionShape) sql() string {
+func (sh transitionShape) sql(stateGuard string) string {
 	var b strings.Builder
 	b.WriteString("UPDATE jobs SET updated_at = ?")
 	for i, f := range setFields {
@@ -190,7 +192,7 @@ func (sh transitionShape) sql() string {
 		b.WriteString(" AND attempt = ?")
 	}
 	if sh.fromStates > 0 {
-		b.WriteString(" AND +state IN (") // unary +: look up by id, never by a state index
+		b.WriteString(" AND " + stateGuard + " IN (")
 		b.WriteString(strings.TrimSuffix(strings.Repeat("?, ", sh.fromStates), ", "))
 		b.WriteString(")")
 	}

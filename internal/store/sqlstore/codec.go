@@ -1,14 +1,11 @@
-package sqlite
+package sqlstore
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"time"
 	"unicode/utf8"
-
-	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/fairwayhq/fairway/internal/store"
 )
@@ -164,6 +161,8 @@ func (c boolPtrCol) Scan(v any) error {
 	case int64:
 		b := x != 0
 		*c.p = &b
+	case bool:
+		*c.p = &x
 	default:
 		return fmt.Errorf("bool column: unexpected %T", v)
 	}
@@ -288,24 +287,4 @@ func (c rawJSONCol) Scan(v any) error {
 		return fmt.Errorf("json column: unexpected %T", v)
 	}
 	return nil
-}
-
-// Errors.
-
-// constraint returns the extended SQLite constraint code of err, or 0.
-func constraint(err error) sqlite3.ErrNoExtended {
-	var se sqlite3.Error
-	if errors.As(err, &se) && se.Code == sqlite3.ErrConstraint {
-		return se.ExtendedCode
-	}
-	return 0
-}
-
-func isUniqueViolation(err error) bool {
-	c := constraint(err)
-	return c == sqlite3.ErrConstraintPrimaryKey || c == sqlite3.ErrConstraintUnique
-}
-
-func isForeignKeyViolation(err error) bool {
-	return constraint(err) == sqlite3.ErrConstraintForeignKey
 }

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,19 +47,19 @@ func placeholders(n int) string {
 }
 
 // readCheck fails fast on a closed store.
-func (s *Store) readCheck() error {
-	if s.closed.Load() {
+func (s *Core) readCheck() error {
+	if s.Closed.Load() {
 		return store.ErrClosed
 	}
 	return nil
 }
 
 // queryAll runs a SELECT on the read pool and scans every row.
-func queryAll[T any](ctx context.Context, s *Store, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
+func queryAll[T any](ctx context.Context, s *Core, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
 	if err := s.readCheck(); err != nil {
 		return nil, err
 	}
-	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	rows, err := s.RDB.QueryContext(ctx, s.D.rebind(q), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -75,11 +76,11 @@ func queryAll[T any](ctx context.Context, s *Store, scan func(scanner) (T, error
 }
 
 // getOne returns the single row a keyed SELECT finds, or ErrNotFound.
-func getOne[T any](ctx context.Context, s *Store, scan func(scanner) (T, error), what, id, q string) (T, error) {
+func getOne[T any](ctx context.Context, s *Core, scan func(scanner) (T, error), what, id, q string) (T, error) {
 	var zero T
 	vs, err := queryAll(ctx, s, scan, q, id)
 	if err != nil {
-		return zero, fmt.Errorf("sqlite: get %s %s: %w", what, id, err)
+		return zero, fmt.Errorf("store: get %s %s: %w", what, id, err)
 	}
 	if len(vs) == 0 {
 		return zero, fmt.Errorf("%w: %s %s", store.ErrNotFound, what, id)
@@ -87,17 +88,17 @@ func getOne[T any](ctx context.Context, s *Store, scan func(scanner) (T, error),
 	return vs[0], nil
 }
 
-func (s *Store) queryJobs(ctx context.Context, q string, args ...any) ([]store.Job, error) {
+func (s *Core) queryJobs(ctx context.Context, q string, args ...any) ([]store.Job, error) {
 	return queryAll(ctx, s, scanJob, q, args...)
 }
 
 // JobGet implements store.Reader.
-func (s *Store) JobGet(ctx context.Context, id string) (store.Job, error) {
+func (s *Core) JobGet(ctx context.Context, id string) (store.Job, error) {
 	return getOne(ctx, s, scanJob, "job", id, jobSelect+" WHERE id = ?")
 }
 
 // JobGetMany implements store.Reader.
-func (s *Store) JobGetMany(ctx context.Context, ids []string) ([]store.Job, error) {
+func (s *Core) JobGetMany(ctx context.Context, ids []string) ([]store.Job, error) {
 	const chunk = 500
 	byID := make(map[string]store.Job, len(ids))
 	for start := 0; start < len(ids); start += chunk {
@@ -108,7 +109,7 @@ func (s *Store) JobGetMany(ctx context.Context, ids []string) ([]store.Job, erro
 		}
 		jobs, err := s.queryJobs(ctx, jobSelect+" WHERE id IN ("+placeholders(len(part))+")", args...)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: get jobs: %w", err)
+			return nil, fmt.Errorf("store: get jobs: %w", err)
 		}
 		for _, j := range jobs {
 			byID[j.ID] = j
@@ -125,11 +126,11 @@ func (s *Store) JobGetMany(ctx context.Context, ids []string) ([]store.Job, erro
 }
 
 // JobGetByIdempotencyKey implements store.Reader.
-func (s *Store) JobGetByIdempotencyKey(ctx context.Context, tenant, key string, createdAfter time.Time) (store.Job, error) {
+func (s *Core) JobGetByIdempotencyKey(ctx context.Context, tenant, key string, createdAfter time.Time) (store.Job, error) {
 	jobs, err := s.queryJobs(ctx, jobSelect+` WHERE id = (SELECT job_id FROM idempotency_keys
 		WHERE tenant = ? AND key = ? AND created_at > ?)`, tenant, key, timeArg(createdAfter))
 	if err != nil {
-		return store.Job{}, fmt.Errorf("sqlite: get job by idempotency key: %w", err)
+		return store.Job{}, fmt.Errorf("store: get job by idempotency key: %w", err)
 	}
 	if len(jobs) == 0 {
 		return store.Job{}, fmt.Errorf("%w: tenant %q idempotency key %q", store.ErrNotFound, tenant, key)
@@ -143,9 +144,9 @@ func (s *Store) JobGetByIdempotencyKey(ctx context.Context, tenant, key string, 
 // through (tenant,) state, created_at, id) and merges them, instead of
 // filtering one tenant- or time-ordered scan: a rare state among millions
 // of rows stays cheap to list.
-func (s *Store) JobList(ctx context.Context, p store.JobListParams) (store.JobPage, error) {
+func (s *Core) JobList(ctx context.Context, p store.JobListParams) (store.JobPage, error) {
 	limit := store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
-	w := jobFilter(p)
+	w := s.jobFilter(p)
 	if p.Cursor != "" {
 		c, err := store.DecodeJobCursor(p.Cursor)
 		if err != nil {
@@ -169,15 +170,15 @@ func (s *Store) JobList(ctx context.Context, p store.JobListParams) (store.JobPa
 		for i, st := range states {
 			b := where{conds: slices.Clone(w.conds), args: slices.Clone(w.args)}
 			b.add("state = ?", string(st))
-			branches[i] = "SELECT * FROM (" + jobSelect + b.sql() + order + ")"
+			branches[i] = "SELECT * FROM (" + jobSelect + b.sql() + order + ") AS s" + strconv.Itoa(i)
 			args = append(append(args, b.args...), limit+1)
 		}
-		q = "SELECT * FROM (" + strings.Join(branches, " UNION ALL ") + ")" + order
+		q = "SELECT * FROM (" + strings.Join(branches, " UNION ALL ") + ") AS u" + order
 		args = append(args, limit+1)
 	}
 	jobs, err := s.queryJobs(ctx, q, args...)
 	if err != nil {
-		return store.JobPage{}, fmt.Errorf("sqlite: list jobs: %w", err)
+		return store.JobPage{}, fmt.Errorf("store: list jobs: %w", err)
 	}
 	page := store.JobPage{Jobs: jobs}
 	if len(jobs) > limit {
@@ -189,7 +190,7 @@ func (s *Store) JobList(ctx context.Context, p store.JobListParams) (store.JobPa
 }
 
 // JobListUnfinished implements store.Reader.
-func (s *Store) JobListUnfinished(ctx context.Context) ([]store.Job, error) {
+func (s *Core) JobListUnfinished(ctx context.Context) ([]store.Job, error) {
 	// One index-ordered branch per state, merged: no sort of the whole set.
 	var branches []string
 	var args []any
@@ -200,7 +201,7 @@ func (s *Store) JobListUnfinished(ctx context.Context) ([]store.Job, error) {
 	q := strings.Join(branches, " UNION ALL ") + " ORDER BY created_at, id"
 	jobs, err := s.queryJobs(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list unfinished jobs: %w", err)
+		return nil, fmt.Errorf("store: list unfinished jobs: %w", err)
 	}
 	return jobs, nil
 }
@@ -253,7 +254,7 @@ func executionFilter(tenant, typ, lane, scheduleID string, after, before time.Ti
 }
 
 // ExecutionResultsDue implements store.Reader.
-func (s *Store) ExecutionResultsDue(ctx context.Context, now time.Time, limit int) ([]store.Execution, error) {
+func (s *Core) ExecutionResultsDue(ctx context.Context, now time.Time, limit int) ([]store.Execution, error) {
 	if err := s.readCheck(); err != nil {
 		return nil, err
 	}
@@ -262,13 +263,13 @@ func (s *Store) ExecutionResultsDue(ctx context.Context, now time.Time, limit in
 		" WHERE e.result_state = 'pending' AND e.result_next_at <= ? ORDER BY e.result_next_at, e.job_id, e.attempt LIMIT ?",
 		timeArg(now), limit)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: executions with results due: %w", err)
+		return nil, fmt.Errorf("store: executions with results due: %w", err)
 	}
 	return es, nil
 }
 
 // ExecutionList implements store.Reader.
-func (s *Store) ExecutionList(ctx context.Context, p store.ExecutionListParams) ([]store.Execution, error) {
+func (s *Core) ExecutionList(ctx context.Context, p store.ExecutionListParams) ([]store.Execution, error) {
 	if err := s.readCheck(); err != nil {
 		return nil, err
 	}
@@ -284,28 +285,28 @@ func (s *Store) ExecutionList(ctx context.Context, p store.ExecutionListParams) 
 		order = " ORDER BY e.finished_at DESC, e.job_id DESC, e.attempt DESC"
 		limit = store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
 	}
-	rows, err := s.rdb.QueryContext(ctx, executionSelect+join+w.sql()+order+" LIMIT ?", append(w.args, limit)...)
+	rows, err := s.RDB.QueryContext(ctx, s.D.rebind(executionSelect+join+w.sql()+order+" LIMIT ?"), append(w.args, limit)...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list executions: %w", err)
+		return nil, fmt.Errorf("store: list executions: %w", err)
 	}
 	defer rows.Close()
 	var out []store.Execution
 	for rows.Next() {
 		e, err := scanExecution(rows)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: list executions: %w", err)
+			return nil, fmt.Errorf("store: list executions: %w", err)
 		}
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list executions: %w", err)
+		return nil, fmt.Errorf("store: list executions: %w", err)
 	}
 	return out, nil
 }
 
 // jobFilter is the WHERE of JobList and JobCount but the states and the
 // cursor.
-func jobFilter(p store.JobListParams) where {
+func (s *Core) jobFilter(p store.JobListParams) where {
 	var w where
 	if p.Tenant != "" {
 		w.add("tenant = ?", p.Tenant)
@@ -320,7 +321,7 @@ func jobFilter(p store.JobListParams) where {
 		w.add("schedule_id = ?", p.ScheduleID)
 	}
 	if p.Tag != "" {
-		w.add("EXISTS (SELECT 1 FROM json_each(jobs.tags) WHERE json_each.value = ?)", p.Tag)
+		w.add(s.D.TagFilter("jobs"), p.Tag)
 	}
 	if !p.CreatedAfter.IsZero() {
 		w.add("created_at > ?", timeArg(p.CreatedAfter))
@@ -333,42 +334,42 @@ func jobFilter(p store.JobListParams) where {
 
 // JobCount implements store.Reader: one COUNT over the job indexes, no
 // rows loaded.
-func (s *Store) JobCount(ctx context.Context, p store.JobListParams) (int64, error) {
+func (s *Core) JobCount(ctx context.Context, p store.JobListParams) (int64, error) {
 	if err := s.readCheck(); err != nil {
 		return 0, err
 	}
-	w := jobFilter(p)
+	w := s.jobFilter(p)
 	states := make([]string, 0, len(p.States))
 	for _, st := range slices.Compact(slices.Sorted(slices.Values(p.States))) {
 		states = append(states, string(st))
 	}
 	in(&w, "state", states)
 	var n int64
-	if err := s.rdb.QueryRowContext(ctx, "SELECT COUNT(*) FROM jobs"+w.sql(), w.args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("sqlite: count jobs: %w", err)
+	if err := s.RDB.QueryRowContext(ctx, s.D.rebind("SELECT COUNT(*) FROM jobs"+w.sql()), w.args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count jobs: %w", err)
 	}
 	return n, nil
 }
 
 // ExecutionSummary implements store.Reader. Its queries run in one read
 // transaction, so they see one snapshot.
-func (s *Store) ExecutionSummary(ctx context.Context, p store.SummaryParams) (store.Summary, error) {
+func (s *Core) ExecutionSummary(ctx context.Context, p store.SummaryParams) (store.Summary, error) {
 	if err := s.readCheck(); err != nil {
 		return store.Summary{}, err
 	}
-	tx, err := s.rdb.BeginTx(ctx, nil)
+	tx, err := s.RDB.BeginTx(ctx, nil)
 	if err != nil {
-		return store.Summary{}, fmt.Errorf("sqlite: summary: %w", err)
+		return store.Summary{}, fmt.Errorf("store: summary: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	sum, err := summarize(ctx, tx, p)
+	sum, err := s.summarize(ctx, tx, p)
 	if err != nil {
-		return store.Summary{}, fmt.Errorf("sqlite: summary: %w", err)
+		return store.Summary{}, fmt.Errorf("store: summary: %w", err)
 	}
 	return sum, nil
 }
 
-func summarize(ctx context.Context, tx *sql.Tx, p store.SummaryParams) (store.Summary, error) {
+func (s *Core) summarize(ctx context.Context, tx *sql.Tx, p store.SummaryParams) (store.Summary, error) {
 	join, w := executionFilter(p.Tenant, p.Type, p.Lane, p.ScheduleID, p.FinishedAfter, p.FinishedBefore)
 	w.add("e.finished_at IS NOT NULL AND e.outcome IS NOT NULL")
 	if p.JobID != "" {
@@ -380,19 +381,19 @@ func summarize(ctx context.Context, tx *sql.Tx, p store.SummaryParams) (store.Su
 	from := " FROM executions e" + join + w.sql()
 	sum := store.Summary{ByOutcome: map[store.Outcome]int64{}, ByFailureClass: map[store.FailureClass]int64{}}
 	var meanMs, violation sql.NullFloat64
-	err := tx.QueryRowContext(ctx, `SELECT COUNT(*), AVG(e.duration_ms),
-		COUNT(e.sla_met), COALESCE(SUM(e.sla_met), 0),
-		AVG(CASE WHEN e.sla_met = 0 THEN e.sla_violation_pct END)`+from, w.args...).
+	err := tx.QueryRowContext(ctx, s.D.rebind(`SELECT COUNT(*), AVG(e.duration_ms),
+		COUNT(e.sla_met), COALESCE(SUM(CASE WHEN e.sla_met THEN 1 ELSE 0 END), 0),
+		AVG(CASE WHEN NOT e.sla_met THEN e.sla_violation_pct END)`+from), w.args...).
 		Scan(&sum.Executions, &meanMs, &sum.SLAMeasured, &sum.SLAMet, &violation)
 	if err != nil || sum.Executions == 0 {
 		return sum, err
 	}
 	sum.MeanDuration = time.Duration(meanMs.Float64 * float64(time.Millisecond)).Round(time.Millisecond)
 	sum.MeanSLAViolationPct = violation.Float64
-	if err := countInto(ctx, tx, "SELECT e.outcome, COUNT(*)"+from+" GROUP BY e.outcome", w.args, sum.ByOutcome); err != nil {
+	if err := countInto(ctx, tx, &s.D, "SELECT e.outcome, COUNT(*)"+from+" GROUP BY e.outcome", w.args, sum.ByOutcome); err != nil {
 		return sum, err
 	}
-	if err := countInto(ctx, tx, "SELECT e.failure_class, COUNT(*)"+from+
+	if err := countInto(ctx, tx, &s.D, "SELECT e.failure_class, COUNT(*)"+from+
 		" AND e.failure_class IS NOT NULL GROUP BY e.failure_class", w.args, sum.ByFailureClass); err != nil {
 		return sum, err
 	}
@@ -400,7 +401,7 @@ func summarize(ctx context.Context, tx *sql.Tx, p store.SummaryParams) (store.Su
 		pct int64
 		dst *time.Duration
 	}{{50, &sum.P50Duration}, {95, &sum.P95Duration}, {99, &sum.P99Duration}} {
-		if *pc.dst, err = durationPercentile(ctx, tx, from, w.args, pc.pct, sum.Executions); err != nil {
+		if *pc.dst, err = durationPercentile(ctx, tx, &s.D, from, w.args, pc.pct, sum.Executions); err != nil {
 			return sum, err
 		}
 	}
@@ -409,16 +410,16 @@ func summarize(ctx context.Context, tx *sql.Tx, p store.SummaryParams) (store.Su
 
 // durationPercentile is the nearest-rank pct-th percentile (ceil(pct/100·n))
 // of the run times of the n executions that from selects.
-func durationPercentile(ctx context.Context, tx *sql.Tx, from string, args []any, pct, n int64) (time.Duration, error) {
+func durationPercentile(ctx context.Context, tx *sql.Tx, d *Dialect, from string, args []any, pct, n int64) (time.Duration, error) {
 	rank := (pct*n + 99) / 100
 	var ms int64
-	err := tx.QueryRowContext(ctx, "SELECT e.duration_ms"+from+" ORDER BY e.duration_ms LIMIT 1 OFFSET ?",
+	err := tx.QueryRowContext(ctx, d.rebind("SELECT e.duration_ms"+from+" ORDER BY e.duration_ms LIMIT 1 OFFSET ?"),
 		append(args, rank-1)...).Scan(&ms)
 	return time.Duration(ms) * time.Millisecond, err
 }
 
-func countInto[K ~string](ctx context.Context, tx *sql.Tx, q string, args []any, m map[K]int64) error {
-	rows, err := tx.QueryContext(ctx, q, args...)
+func countInto[K ~string](ctx context.Context, tx *sql.Tx, d *Dialect, q string, args []any, m map[K]int64) error {
+	rows, err := tx.QueryContext(ctx, d.rebind(q), args...)
 	if err != nil {
 		return err
 	}
@@ -435,7 +436,7 @@ func countInto[K ~string](ctx context.Context, tx *sql.Tx, q string, args []any,
 }
 
 // LogList implements store.Reader.
-func (s *Store) LogList(ctx context.Context, p store.LogListParams) ([]store.LogChunk, error) {
+func (s *Core) LogList(ctx context.Context, p store.LogListParams) ([]store.LogChunk, error) {
 	if err := s.readCheck(); err != nil {
 		return nil, err
 	}
@@ -450,10 +451,10 @@ func (s *Store) LogList(ctx context.Context, p store.LogListParams) ([]store.Log
 		w.add("stream = ?", string(p.Stream))
 	}
 	limit := store.ClampLimit(p.Limit, store.DefaultLogLimit, store.MaxLogLimit)
-	rows, err := s.rdb.QueryContext(ctx, "SELECT job_id, attempt, stream, seq, at, data FROM log_chunks"+
-		w.sql()+" ORDER BY attempt, seq LIMIT ?", append(w.args, limit)...)
+	rows, err := s.RDB.QueryContext(ctx, s.D.rebind("SELECT job_id, attempt, stream, seq, at, data FROM log_chunks"+
+		w.sql()+" ORDER BY attempt, seq LIMIT ?"), append(w.args, limit)...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list logs: %w", err)
+		return nil, fmt.Errorf("store: list logs: %w", err)
 	}
 	defer rows.Close()
 	var out []store.LogChunk
@@ -462,19 +463,19 @@ func (s *Store) LogList(ctx context.Context, p store.LogListParams) ([]store.Log
 		var attempt int64
 		if err := rows.Scan(&c.JobID, &attempt, strCol[store.Stream]{&c.Stream}, &c.Seq,
 			timeCol{&c.At}, bytesCol{&c.Data}); err != nil {
-			return nil, fmt.Errorf("sqlite: list logs: %w", err)
+			return nil, fmt.Errorf("store: list logs: %w", err)
 		}
 		c.Attempt = int(attempt)
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list logs: %w", err)
+		return nil, fmt.Errorf("store: list logs: %w", err)
 	}
 	return out, nil
 }
 
 // EventList implements store.Reader.
-func (s *Store) EventList(ctx context.Context, p store.EventListParams) ([]store.Event, error) {
+func (s *Core) EventList(ctx context.Context, p store.EventListParams) ([]store.Event, error) {
 	if err := s.readCheck(); err != nil {
 		return nil, err
 	}
@@ -491,10 +492,10 @@ func (s *Store) EventList(ctx context.Context, p store.EventListParams) ([]store
 	}
 	in(&w, "type", p.Types)
 	limit := store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
-	rows, err := s.rdb.QueryContext(ctx, "SELECT id, job_id, attempt, tenant, type, at, actor, detail, schedule_id FROM events"+
-		w.sql()+" ORDER BY id LIMIT ?", append(w.args, limit)...)
+	rows, err := s.RDB.QueryContext(ctx, s.D.rebind("SELECT id, job_id, attempt, tenant, type, at, actor, detail, schedule_id FROM events"+
+		w.sql()+" ORDER BY id LIMIT ?"), append(w.args, limit)...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list events: %w", err)
+		return nil, fmt.Errorf("store: list events: %w", err)
 	}
 	defer rows.Close()
 	var out []store.Event
@@ -503,13 +504,13 @@ func (s *Store) EventList(ctx context.Context, p store.EventListParams) ([]store
 		var attempt int64
 		if err := rows.Scan(&e.ID, strCol[string]{&e.JobID}, &attempt, &e.Tenant, strCol[store.EventType]{&e.Type},
 			timeCol{&e.At}, &e.Actor, rawJSONCol{&e.Detail}, strCol[string]{&e.ScheduleID}); err != nil {
-			return nil, fmt.Errorf("sqlite: list events: %w", err)
+			return nil, fmt.Errorf("store: list events: %w", err)
 		}
 		e.Attempt = int(attempt)
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list events: %w", err)
+		return nil, fmt.Errorf("store: list events: %w", err)
 	}
 	return out, nil
 }
@@ -533,15 +534,15 @@ func scanWorker(sc scanner) (store.Worker, error) {
 }
 
 // WorkerGet implements store.Reader.
-func (s *Store) WorkerGet(ctx context.Context, id string) (store.Worker, error) {
+func (s *Core) WorkerGet(ctx context.Context, id string) (store.Worker, error) {
 	return getOne(ctx, s, scanWorker, "worker", id, workerSelect+" WHERE id = ?")
 }
 
 // WorkerList implements store.Reader.
-func (s *Store) WorkerList(ctx context.Context) ([]store.Worker, error) {
+func (s *Core) WorkerList(ctx context.Context) ([]store.Worker, error) {
 	ws, err := queryAll(ctx, s, scanWorker, workerSelect+" ORDER BY id")
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list workers: %w", err)
+		return nil, fmt.Errorf("store: list workers: %w", err)
 	}
 	return ws, nil
 }
@@ -562,18 +563,18 @@ func scanSchedule(sc scanner) (store.Schedule, error) {
 }
 
 // ScheduleGet implements store.Reader.
-func (s *Store) ScheduleGet(ctx context.Context, id string) (store.Schedule, error) {
+func (s *Core) ScheduleGet(ctx context.Context, id string) (store.Schedule, error) {
 	return getOne(ctx, s, scanSchedule, "schedule", id, scheduleSelect+" WHERE id = ?")
 }
 
 // ScheduleList implements store.Reader.
-func (s *Store) ScheduleList(ctx context.Context, p store.ScheduleListParams) ([]store.Schedule, error) {
+func (s *Core) ScheduleList(ctx context.Context, p store.ScheduleListParams) ([]store.Schedule, error) {
 	var w where
 	if p.Tenant != "" {
 		w.add("tenant = ?", p.Tenant)
 	}
 	if p.EnabledOnly || !p.DueBefore.IsZero() {
-		w.add("enabled = 1")
+		w.add("enabled = TRUE")
 	}
 	if !p.DueBefore.IsZero() {
 		w.add("next_run_at <= ?", timeArg(p.DueBefore))
@@ -582,12 +583,12 @@ func (s *Store) ScheduleList(ctx context.Context, p store.ScheduleListParams) ([
 		w.add("id > ?", p.AfterID)
 	}
 	if p.Tag != "" {
-		w.add("EXISTS (SELECT 1 FROM json_each(schedules.tags) WHERE json_each.value = ?)", p.Tag)
+		w.add(s.D.TagFilter("schedules"), p.Tag)
 	}
 	limit := store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
 	scs, err := queryAll(ctx, s, scanSchedule, scheduleSelect+w.sql()+" ORDER BY id LIMIT ?", append(w.args, limit)...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list schedules: %w", err)
+		return nil, fmt.Errorf("store: list schedules: %w", err)
 	}
 	return scs, nil
 }
@@ -601,10 +602,10 @@ func scanAPIKey(sc scanner) (store.APIKey, error) {
 }
 
 // APIKeyGet implements store.Reader.
-func (s *Store) APIKeyGet(ctx context.Context, keyHash string) (store.APIKey, error) {
+func (s *Core) APIKeyGet(ctx context.Context, keyHash string) (store.APIKey, error) {
 	ks, err := queryAll(ctx, s, scanAPIKey, apiKeySelect+" WHERE key_hash = ?", keyHash)
 	if err != nil {
-		return store.APIKey{}, fmt.Errorf("sqlite: get api key: %w", err)
+		return store.APIKey{}, fmt.Errorf("store: get api key: %w", err)
 	}
 	if len(ks) == 0 {
 		return store.APIKey{}, fmt.Errorf("%w: api key", store.ErrNotFound)
@@ -613,14 +614,14 @@ func (s *Store) APIKeyGet(ctx context.Context, keyHash string) (store.APIKey, er
 }
 
 // APIKeyList implements store.Reader.
-func (s *Store) APIKeyList(ctx context.Context, tenant string) ([]store.APIKey, error) {
+func (s *Core) APIKeyList(ctx context.Context, tenant string) ([]store.APIKey, error) {
 	var w where
 	if tenant != "" {
 		w.add("tenant = ?", tenant)
 	}
 	ks, err := queryAll(ctx, s, scanAPIKey, apiKeySelect+w.sql()+" ORDER BY key_hash", w.args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list api keys: %w", err)
+		return nil, fmt.Errorf("store: list api keys: %w", err)
 	}
 	return ks, nil
 }

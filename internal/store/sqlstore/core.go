@@ -1,0 +1,141 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// Dialect is what differs between the SQL databases the drivers use.
+type Dialect struct {
+	Name string // error prefix: "sqlite", "postgres"
+	// Numbered placeholders ($1, $2, ...) instead of ?.
+	Numbered bool
+	// StatementErrorAbortsTx: a failed statement spoils the transaction
+	// (PostgreSQL), so every operation that may fail on a constraint runs
+	// in a savepoint.
+	StatementErrorAbortsTx bool
+	// EventIDsReturned: multi-row event inserts read the new ids with
+	// RETURNING instead of LastInsertId.
+	EventIDsReturned bool
+	// StateGuard is the column expression a transition's state guard uses
+	// (SQLite: "+state", so that the row is found by id, never by a state
+	// index).
+	StateGuard string
+	// TagFilter is the condition, with one placeholder for the tag, that
+	// the JSON array column table.tags holds the tag.
+	TagFilter func(table string) string
+	// UniqueViolation and ForeignKeyViolation classify constraint errors.
+	UniqueViolation     func(error) bool
+	ForeignKeyViolation func(error) bool
+}
+
+// rebind rewrites ? placeholders for the dialect.
+func (d *Dialect) rebind(q string) string {
+	if !d.Numbered || !strings.Contains(q, "?") {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Core is the SQL shared by the drivers: every read, and the operations
+// of a write transaction, on database/sql connections the driver opens.
+// The driver owns the transaction: it begins it on WConn, runs the
+// caller's function with NewWriter, and commits.
+type Core struct {
+	D      Dialect
+	Window time.Duration // idempotency window
+	WConn  *sql.Conn     // the writer connection, held for the store's life
+	RDB    *sql.DB       // the read pool
+	Closed atomic.Bool   // set by the driver's Close: reads fail with ErrClosed
+
+	stmts  [numStmts]*sql.Stmt
+	shapes map[transitionShape]*sql.Stmt // JobTransition statements by shape
+	// batches are the multi-row statements of batch.go.
+	batches map[batchKey]*sql.Stmt
+	// eventStmts are multi-row event inserts by row count (1..eventChunk).
+	eventStmts [eventChunk + 1]*sql.Stmt
+}
+
+// Prepare prepares the fixed statements on WConn; call it once WConn and
+// the schema are in place.
+func (c *Core) Prepare(ctx context.Context) error {
+	c.shapes = map[transitionShape]*sql.Stmt{}
+	c.batches = map[batchKey]*sql.Stmt{}
+	for id, q := range stmtSQL {
+		st, err := c.WConn.PrepareContext(ctx, c.D.rebind(q))
+		if err != nil {
+			return fmt.Errorf("statement %d: %w", id, err)
+		}
+		c.stmts[id] = st
+	}
+	return nil
+}
+
+// prepareOn prepares q (with ? placeholders) on the writer connection.
+func (c *Core) prepareOn(q string) (*sql.Stmt, error) {
+	return c.WConn.PrepareContext(bg, c.D.rebind(q))
+}
+
+// CloseStatements closes every prepared statement.
+func (c *Core) CloseStatements() error {
+	var errs []error
+	for _, st := range c.stmts {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	for _, st := range c.shapes {
+		errs = append(errs, st.Close())
+	}
+	for _, st := range c.batches {
+		errs = append(errs, st.Close())
+	}
+	for _, st := range c.eventStmts {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Shapes is how many JobTransition statements are prepared (tests).
+func (c *Core) Shapes() int { return len(c.shapes) }
+
+// MaxShapes bounds the JobTransition statement cache.
+const MaxShapes = maxShapes
+
+// NewWriter is the store.Writer of one transaction the driver began on
+// WConn.
+func (c *Core) NewWriter() *Writer { return &Writer{s: c} }
+
+// Finish marks the Writer unusable (its transaction ended) and returns
+// whether it wrote and the error that broke the transaction, if any.
+func (w *Writer) Finish() (wrote bool, broken error) {
+	w.done = true
+	return w.wrote, w.broken
+}
+
+// Errorf is an error with the dialect's prefix.
+func (c *Core) errorf(format string, args ...any) error {
+	return fmt.Errorf(c.D.Name+": "+format, args...)
+}
+
+var _ store.Reader = (*Core)(nil)
