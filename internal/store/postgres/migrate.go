@@ -1,0 +1,162 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// migration is one embedded file migrations/NNNN_name.sql.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// ErrSchemaTooNew: the database was migrated by a newer fairway.
+var ErrSchemaTooNew = errors.New("postgres: database schema is newer than this binary")
+
+// migrationLock is the advisory lock key migrations hold ("fairway" in
+// ASCII): several servers starting at once apply each migration once.
+const migrationLock = 0x66616972776179
+
+func migrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, e := range entries {
+		num, name, ok := strings.Cut(strings.TrimSuffix(e.Name(), ".sql"), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("bad migration file name %q", e.Name())
+		}
+		body, err := fs.ReadFile(migrationFS, "migrations/"+e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: v, name: name, sql: string(body)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	for i, m := range out {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("migration versions must be 1..n without gaps; found %d at %d", m.version, i+1)
+		}
+	}
+	return out, nil
+}
+
+// LatestVersion returns the schema version this binary migrates to.
+func LatestVersion() int {
+	ms, err := migrations()
+	if err != nil {
+		return 0
+	}
+	return len(ms)
+}
+
+// Migrate applies every pending migration to the database at url, in one
+// transaction holding a transaction-level advisory lock, and returns how
+// many it applied.
+func Migrate(ctx context.Context, url string) (applied int, err error) {
+	if err := checkURL(url); err != nil {
+		return 0, err
+	}
+	ms, err := migrations()
+	if err != nil {
+		return 0, err
+	}
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: open: %w", err)
+	}
+	defer db.Close()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: migrate: %w", unavailable(err))
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrationLock)); err != nil {
+		return 0, fmt.Errorf("postgres: migrate: lock: %w", unavailable(err))
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER NOT NULL PRIMARY KEY,
+		name       TEXT    NOT NULL,
+		applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+	)`); err != nil {
+		return 0, fmt.Errorf("postgres: migrate: %w", err)
+	}
+	current, err := version(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	if current > len(ms) {
+		return 0, fmt.Errorf("%w: version %d, this binary knows %d", ErrSchemaTooNew, current, len(ms))
+	}
+	for _, m := range ms[current:] {
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return 0, fmt.Errorf("postgres: migration %04d_%s: %w", m.version, m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
+			return 0, fmt.Errorf("postgres: migration %04d_%s: %w", m.version, m.name, err)
+		}
+		applied++
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("postgres: migrate: commit: %w", unavailable(err))
+	}
+	return applied, nil
+}
+
+func version(ctx context.Context, q interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}) (int, error) {
+	var v int
+	if err := q.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("postgres: read schema version: %w", err)
+	}
+	return v, nil
+}
+
+// SchemaStatus reads the schema version of the database at url without
+// changing anything: current is 0 for a database never migrated.
+func SchemaStatus(ctx context.Context, url string) (current, latest int, err error) {
+	latest = LatestVersion()
+	if err := checkURL(url); err != nil {
+		return 0, latest, err
+	}
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		return 0, latest, fmt.Errorf("postgres: open: %w", err)
+	}
+	defer db.Close()
+	var exists bool
+	if err := db.QueryRowContext(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil {
+		return 0, latest, fmt.Errorf("postgres: read schema: %w", unavailable(err))
+	}
+	if !exists {
+		return 0, latest, nil
+	}
+	current, err = version(ctx, db)
+	return current, latest, err
+}
+
+// redact hides a URL's password, to show it.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}

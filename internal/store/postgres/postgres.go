@@ -1,0 +1,253 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+
+	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/store/sqlstore"
+)
+
+// Store is the PostgreSQL store. It implements store.Store: the reads and
+// the write operations are package sqlstore's, on one writer connection
+// (WConn) held for the store's life and a read pool (RDB).
+type Store struct {
+	*sqlstore.Core
+	opts options
+
+	wmu sync.Mutex // held by Write and Close
+	wdb *sql.DB    // the pool WConn comes from
+}
+
+var _ store.Store = (*Store)(nil)
+
+// dialect is PostgreSQL's: numbered placeholders, a failed statement
+// aborts the transaction (so fallible operations run in savepoints), new
+// event ids read back with RETURNING.
+var dialect = sqlstore.Dialect{
+	Name:                   "postgres",
+	Numbered:               true,
+	StatementErrorAbortsTx: true,
+	EventIDsReturned:       true,
+	StateGuard:             "state",
+	TagFilter: func(table string) string {
+		return "EXISTS (SELECT 1 FROM jsonb_array_elements_text(" + table + ".tags::jsonb) AS t(tag) WHERE t.tag = ?)"
+	},
+	UniqueViolation:     func(err error) bool { return pgCode(err) == "23505" },
+	ForeignKeyViolation: func(err error) bool { return pgCode(err) == "23503" },
+}
+
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// Fence runs first in every write transaction, on it; an error aborts
+// the transaction (package leader's Term.Fence: nothing commits once this
+// instance no longer leads).
+type Fence func(ctx context.Context, tx Tx) error
+
+// Tx is what a Fence may run statements on.
+type Tx interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+type options struct {
+	readConns int
+	window    time.Duration
+	fence     Fence
+}
+
+// Option changes a setting of Open.
+type Option func(*options)
+
+// WithReadConns sets the size of the read pool (default 8).
+func WithReadConns(n int) Option { return func(o *options) { o.readConns = n } }
+
+// WithIdempotencyWindow overrides store.IdempotencyWindow (tests).
+func WithIdempotencyWindow(d time.Duration) Option { return func(o *options) { o.window = d } }
+
+// WithFence runs f at the start of every write transaction.
+func WithFence(f Fence) Option { return func(o *options) { o.fence = f } }
+
+// Open connects to the database at url (postgres://...), applies pending
+// migrations and returns the store.
+func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	o := options{readConns: 8, window: store.IdempotencyWindow}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := checkURL(url); err != nil {
+		return nil, err
+	}
+	if _, err := Migrate(ctx, url); err != nil {
+		return nil, err
+	}
+	s := &Store{Core: &sqlstore.Core{D: dialect, Window: o.window}, opts: o}
+	if err := s.open(ctx, url); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) open(ctx context.Context, url string) error {
+	wdb, err := sql.Open("pgx", url)
+	if err != nil {
+		return fmt.Errorf("postgres: open: %w", err)
+	}
+	wdb.SetMaxOpenConns(1)
+	wdb.SetMaxIdleConns(1)
+	wdb.SetConnMaxLifetime(0)
+	wdb.SetConnMaxIdleTime(0)
+	s.wdb = wdb
+	if s.WConn, err = wdb.Conn(ctx); err != nil {
+		_ = wdb.Close()
+		return fmt.Errorf("postgres: connect: %w", unavailable(err))
+	}
+	if err := s.Prepare(ctx); err != nil {
+		_ = s.closeWriter()
+		return fmt.Errorf("postgres: prepare: %w", err)
+	}
+	rdb, err := sql.Open("pgx", url)
+	if err != nil {
+		_ = s.closeWriter()
+		return fmt.Errorf("postgres: open: %w", err)
+	}
+	rdb.SetMaxOpenConns(s.opts.readConns)
+	rdb.SetMaxIdleConns(s.opts.readConns)
+	if err := rdb.PingContext(ctx); err != nil {
+		_ = rdb.Close()
+		_ = s.closeWriter()
+		return fmt.Errorf("postgres: connect: %w", unavailable(err))
+	}
+	s.RDB = rdb
+	return nil
+}
+
+// checkURL refuses what is not a PostgreSQL URL.
+func checkURL(url string) error {
+	if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") {
+		return fmt.Errorf("postgres: %q is not a postgres:// URL", redact(url))
+	}
+	if _, err := pgconn.ParseConfig(url); err != nil {
+		return fmt.Errorf("postgres: bad URL: %w", err)
+	}
+	return nil
+}
+
+// Close waits for a running Write, then closes both pools. Closing twice is
+// safe.
+func (s *Store) Close() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.Closed.Swap(true) {
+		return nil
+	}
+	if err := errors.Join(s.RDB.Close(), s.closeWriter()); err != nil {
+		return fmt.Errorf("postgres: close: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) closeWriter() error {
+	errs := []error{s.CloseStatements()}
+	if s.WConn != nil {
+		errs = append(errs, s.WConn.Close())
+	}
+	return errors.Join(append(errs, s.wdb.Close())...)
+}
+
+// Write runs fn in one transaction on the writer connection and returns
+// once it has committed (synchronous_commit: committed is durable); see
+// store.Store.Write.
+func (s *Store) Write(ctx context.Context, fn func(w store.Writer) error) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.Closed.Load() {
+		return store.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.transact(ctx, fn)
+}
+
+// durable is the channel WriteDeferred hands back: PostgreSQL's commit is
+// durable when it returns.
+var durable = func() <-chan error {
+	ch := make(chan error)
+	close(ch)
+	return ch
+}()
+
+// WriteDeferred is Write: the commit is durable once it returns; see
+// store.Store.WriteDeferred.
+func (s *Store) WriteDeferred(ctx context.Context, fn func(w store.Writer) error) (<-chan error, error) {
+	if err := s.Write(ctx, fn); err != nil {
+		return nil, err
+	}
+	return durable, nil
+}
+
+func (s *Store) transact(ctx context.Context, fn func(w store.Writer) error) (err error) {
+	bg := context.Background()
+	if _, err := s.WConn.ExecContext(bg, "BEGIN"); err != nil {
+		return fmt.Errorf("postgres: begin: %w", unavailable(err))
+	}
+	w := s.NewWriter()
+	committed := false
+	defer func() {
+		w.Finish()
+		if !committed {
+			if _, rerr := s.WConn.ExecContext(bg, "ROLLBACK"); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("postgres: rollback: %w", unavailable(rerr)))
+			}
+		}
+	}()
+	if s.opts.fence != nil {
+		if err := s.opts.fence(ctx, s.WConn); err != nil {
+			return err
+		}
+	}
+	if err := fn(w); err != nil {
+		return err
+	}
+	if _, broken := w.Finish(); broken != nil {
+		return fmt.Errorf("postgres: transaction rolled back: %w", unavailable(broken))
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := s.WConn.ExecContext(bg, "COMMIT"); err != nil {
+		return fmt.Errorf("postgres: commit: %w", unavailable(err))
+	}
+	committed = true
+	return nil
+}
+
+// unavailable marks an error of the connection itself (the database is
+// down or unreachable) as store.ErrUnavailable.
+func unavailable(err error) error {
+	if err == nil || pgCode(err) != "" {
+		return err
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) || pgconn.SafeToRetry(err) || errors.Is(err, sql.ErrConnDone) ||
+		errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "conn closed") {
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+	}
+	return err
+}
+
