@@ -53,7 +53,7 @@ func newCLI(name, synopsis, about string, stdout, stderr io.Writer) *cli {
 	c := &cli{name: name, synopsis: synopsis, about: about, stdout: stdout, stderr: stderr}
 	c.fs = flag.NewFlagSet(name, flag.ContinueOnError)
 	c.fs.SetOutput(io.Discard) // errors are printed by parse, usage by printUsage
-	c.fs.StringVar(&c.server, "server", "", "server `URL` (default $"+envServer+", else "+defaultServer+")")
+	c.fs.StringVar(&c.server, "server", "", "server `URL`; several instances comma-separated (default $"+envServer+", else "+defaultServer+")")
 	c.fs.StringVar(&c.apiKey, "api-key", "", "API `key` (default $"+envAPIKey+")")
 	c.fs.BoolVar(&c.json, "json", false, "print the API's JSON instead of text")
 	return c

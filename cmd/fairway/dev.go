@@ -71,10 +71,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var wg sync.WaitGroup
 	wg.Add(1) // the worker; released by its goroutine, or below if it never starts
 	var started atomic.Bool
-	ready := func(addr string) {
+	ready := func(addr, where string) {
 		started.Store(true)
 		url := "http://" + addr
-		printDevHint(stdout, url, cfg.Server.DataDir)
+		printDevHint(stdout, url, where)
 		go func() {
 			defer wg.Done()
 			defer stopServer()
@@ -155,8 +155,10 @@ func workerExit(err error) error {
 	return err
 }
 
-func printDevHint(w io.Writer, url, dataDir string) {
-	fmt.Fprintf(w, `fairway dev: server on %[1]s, one local worker, data in %[2]s
+// printDevHint says what runs and what to try; where is the store
+// ("data in DIR" or the PostgreSQL URL).
+func printDevHint(w io.Writer, url, where string) {
+	fmt.Fprintf(w, `fairway dev: server on %[1]s, one local worker, %[2]s
 
 Try, in another terminal (from the repository, build the binary once:
 make build && export PATH="$PWD/bin:$PATH", or go install ./cmd/fairway):
@@ -168,5 +170,5 @@ make build && export PATH="$PWD/bin:$PATH", or go install ./cmd/fairway):
   fairway workers
   fairway lanes
 API: %[1]s/api/v1/openapi.json   Stop with Ctrl-C.
-`, url, dataDir)
+`, url, where)
 }

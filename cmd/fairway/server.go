@@ -7,17 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"github.com/fairwayhq/fairway/internal/config"
-	"github.com/fairwayhq/fairway/internal/datadir"
 	"github.com/fairwayhq/fairway/internal/server"
-	"github.com/fairwayhq/fairway/internal/store/sqlite"
 )
 
 func init() {
-	commands["server"] = command{summary: "run the job server (HTTP API, SQLite store)", run: runServer}
+	commands["server"] = command{summary: "run the job server (HTTP API; SQLite, or PostgreSQL with --store)", run: runServer}
 }
 
 // serverFlags are shared by `server` and `dev`.
@@ -25,6 +22,7 @@ type serverFlags struct {
 	configPath string
 	listen     string
 	dataDir    string
+	storeURL   string
 	logLevel   string
 	insecure   bool
 }
@@ -33,6 +31,7 @@ func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.configPath, "config", "", "YAML config file (lanes, tiers, types, tenants); default: built-in defaults")
 	fs.StringVar(&f.listen, "listen", "", "address to listen on (default from config, else 127.0.0.1:7070)")
 	fs.StringVar(&f.dataDir, "data", "", "data directory for the SQLite store (default from config, else ./fairway-data)")
+	fs.StringVar(&f.storeURL, "store", "", "a postgres:// `URL` to keep the state in PostgreSQL instead (default from config, else SQLite in --data)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.BoolVar(&f.insecure, "insecure", false, "allow a non-loopback --listen with no API keys configured (anyone who reaches it is admin)")
 }
@@ -51,7 +50,10 @@ func (f *serverFlags) load() (config.Config, error) {
 	if f.dataDir != "" {
 		cfg.Server.DataDir = f.dataDir
 	}
-	return cfg, nil
+	if f.storeURL != "" {
+		cfg.Server.Store = f.storeURL
+	}
+	return cfg, checkStoreURL(cfg.Server.Store)
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
@@ -64,7 +66,7 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 
 const serverAbout = `Runs the durable job server: the HTTP API (jobs, workers, logs, explain),
 the scheduler that leases jobs to pull workers, and the store (SQLite in
---data). It runs no jobs itself: start workers with 'fairway worker'.
+--data, or PostgreSQL with --store postgres://...). It runs no jobs itself: start workers with 'fairway worker'.
 Ctrl-C or SIGTERM stops it gracefully. See docs/operations.md.`
 
 func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -92,8 +94,8 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "fairway server: %v\n", err)
 		return 2
 	}
-	if err := serve(ctx, cfg, log, func(addr string) {
-		fmt.Fprintf(stdout, "fairway server listening on http://%s (data in %s)\n", addr, cfg.Server.DataDir)
+	if err := serve(ctx, cfg, log, func(addr, where string) {
+		fmt.Fprintf(stdout, "fairway server listening on http://%s (%s)\n", addr, where)
 	}); err != nil {
 		fmt.Fprintf(stderr, "fairway server: %v\n", err)
 		return 1
@@ -102,20 +104,19 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 // serve runs the server until ctx ends, then shuts down gracefully.
-func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(addr string)) error {
+// ready gets the address listened on and where the state is kept.
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(addr, where string)) error {
 	inner, err := bind(cfg.Server.Listen)
 	if err != nil {
 		return err
 	}
 	defer inner.Close()
-	lock, err := datadir.Acquire(cfg.Server.DataDir)
+	if isPostgres(cfg.Server.Store) {
+		return serveHA(ctx, cfg, log, inner, ready)
+	}
+	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
-	}
-	defer lock.Release()
-	st, err := sqlite.Open(ctx, filepath.Join(cfg.Server.DataDir, "fairway.db"))
-	if err != nil {
-		return fmt.Errorf("open store: %w", err)
 	}
 	defer st.Close()
 	srv, err := server.New(server.Options{Store: st, Config: cfg, Logger: log})
@@ -129,7 +130,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 	hs, ln := listenHTTP(cfg.Server, inner, srv.Handler(), log)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	ready(ln.Addr().String())
+	ready(ln.Addr().String(), st.where)
 	select {
 	case err := <-errc:
 		return err

@@ -41,7 +41,7 @@ type workerFlags struct {
 }
 
 func (f *workerFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.server, "server", "", "server `URL` (default $"+envServer+", else "+defaultServer+")")
+	fs.StringVar(&f.server, "server", "", "server `URL`; several instances comma-separated (default $"+envServer+", else "+defaultServer+")")
 	fs.StringVar(&f.apiKey, "api-key", "", "worker or admin API `key` (default $"+envAPIKey+")")
 	fs.StringVar(&f.name, "name", "", "worker name shown by 'fairway workers' (default hostname-pid)")
 	fs.StringVar(&f.types, "types", "", "comma-separated job `types` to run (default: every type)")

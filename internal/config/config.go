@@ -35,8 +35,17 @@ type Config struct {
 
 // Server holds process settings.
 type Server struct {
-	Listen            string   `yaml:"listen"`
-	DataDir           string   `yaml:"data_dir"`
+	Listen  string `yaml:"listen"`
+	DataDir string `yaml:"data_dir"`
+	// Store is the database: empty for SQLite in DataDir (the default), or
+	// a postgres:// URL, which several instances may share (one leads).
+	Store string `yaml:"store"`
+	// Advertise is the address other instances and clients reach this one
+	// at (host:port); default: the listen address.
+	Advertise string `yaml:"advertise"`
+	// LeaderTTL is how long a leader's lease lasts without renewal: a
+	// standby takes over within about this long after the leader dies.
+	LeaderTTL         Duration `yaml:"leader_ttl"`
 	LeaseTTL          Duration `yaml:"lease_ttl"`
 	HeartbeatInterval Duration `yaml:"heartbeat_interval"`
 	// AllowUnknownTypes accepts jobs whose type is not configured; they get
@@ -272,6 +281,9 @@ func (c *Config) fill() {
 	if c.Server.HeartbeatInterval == 0 {
 		c.Server.HeartbeatInterval = Duration(c.Server.LeaseTTL.D() / 3)
 	}
+	if c.Server.LeaderTTL == 0 {
+		c.Server.LeaderTTL = Duration(DefaultLeaderTTL)
+	}
 	if c.Server.IdleTimeout == 0 {
 		c.Server.IdleTimeout = Duration(60 * time.Second)
 	}
@@ -284,8 +296,15 @@ func (c *Config) fill() {
 	}
 }
 
+// DefaultLeaderTTL is server.leader_ttl's default: a standby takes over
+// within about this long (plus a third of it) after the leader dies.
+const DefaultLeaderTTL = 2 * time.Second
+
 // Validate checks every field and names the first bad one.
 func (c *Config) Validate() error {
+	if d := c.Server.LeaderTTL.D(); d != 0 && d < 300*time.Millisecond {
+		return invalid("server.leader_ttl", "must be at least 300ms")
+	}
 	if c.Server.HeartbeatInterval.D() >= c.Server.LeaseTTL.D() {
 		return invalid("server.heartbeat_interval", "must be shorter than server.lease_ttl")
 	}

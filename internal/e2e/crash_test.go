@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/client"
 )
 
 // crashLoad submits jobs with idempotency keys until stopped. A submit
@@ -41,13 +42,13 @@ func (l *crashLoad) count() int {
 
 // submitter submits key prefix-0, prefix-1, ... each job appending
 // "start KEY" and "end KEY" lines to the witness file around a short sleep.
-func (l *crashLoad) submitter(ctx context.Context, cl *cluster, prefix, witness string) {
+func (l *crashLoad) submitter(ctx context.Context, c *client.Client, prefix, witness string) {
 	for i := 0; ctx.Err() == nil && i < 5000; i++ {
 		key := fmt.Sprintf("%s-%d", prefix, i)
 		script := fmt.Sprintf("echo 'start %s' >> %s; sleep 0.02; echo 'end %s' >> %s", key, witness, key, witness)
 		spec := api.JobSpec{Type: "crash", MaxAttempts: 1, IdempotencyKey: key, Command: []string{"sh", "-c", script}}
 		for ctx.Err() == nil {
-			r, err := cl.c.Submit(ctx, spec)
+			r, err := c.Submit(ctx, spec)
 			if err == nil {
 				l.ack(key, r.Job.ID)
 				break
@@ -73,7 +74,7 @@ func TestRepeatedServerKillsRunEveryAcknowledgedJobOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for p := range 3 {
 		wg.Add(1)
-		go func() { defer wg.Done(); load.submitter(ctx, cl, fmt.Sprintf("p%d", p), witness) }()
+		go func() { defer wg.Done(); load.submitter(ctx, cl.c, fmt.Sprintf("p%d", p), witness) }()
 	}
 	eventually(t, 30*time.Second, "50 acknowledged submits", func() bool { return load.count() >= 50 })
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -1,0 +1,163 @@
+package ha
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+
+	"database/sql"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the pgx database/sql driver
+
+	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/config"
+	"github.com/fairwayhq/fairway/internal/leader"
+	"github.com/fairwayhq/fairway/internal/server"
+	"github.com/fairwayhq/fairway/internal/store/postgres"
+)
+
+// Options configures a Node.
+type Options struct {
+	URL    string // the PostgreSQL store
+	Config config.Config
+	Logger *slog.Logger
+	Lease  leader.Lease // Holder unique per process start; Address where this instance serves
+	// OnLead, if set, is called with each term this Node wins, once its
+	// server is ready (tests measure failover with it).
+	OnLead func(t leader.Term)
+}
+
+// Node is one instance: a standby, or the leader serving the API.
+type Node struct {
+	opts   Options
+	pool   *sql.DB // the elector's connections
+	active atomic.Pointer[leading]
+}
+
+// leading is the server of the term being led.
+type leading struct {
+	term leader.Term
+	srv  *server.Server
+}
+
+// New connects the elector; Run campaigns.
+func New(ctx context.Context, opts Options) (*Node, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	pool, err := sql.Open("pgx", opts.URL)
+	if err != nil {
+		return nil, fmt.Errorf("ha: connect: %w", err)
+	}
+	pool.SetMaxOpenConns(4)
+	if _, err := postgres.Migrate(ctx, opts.URL); err != nil {
+		_ = pool.Close()
+		return nil, err
+	}
+	return &Node{opts: opts, pool: pool}, nil
+}
+
+// Run campaigns and leads until ctx ends, then closes the Node.
+func (n *Node) Run(ctx context.Context) {
+	defer func() { _ = n.pool.Close() }()
+	e := &leader.Elector{DB: n.pool, Lease: n.opts.Lease, Log: n.opts.Logger}
+	e.Run(ctx, n.lead)
+}
+
+// lead serves the API for one term, until its context ends.
+func (n *Node) lead(ctx context.Context, t leader.Term) {
+	log := n.opts.Logger.With("term", t.Number)
+	st, err := postgres.Open(ctx, n.opts.URL, postgres.WithFence(func(ctx context.Context, tx postgres.Tx) error {
+		return t.Fence(ctx, tx)
+	}))
+	if err != nil {
+		log.Error("ha: open the store for the term", "err", err)
+		return
+	}
+	defer st.Close()
+	srv, err := server.New(server.Options{Store: st, Config: n.opts.Config, Logger: n.opts.Logger})
+	if err != nil {
+		log.Error("ha: build the server", "err", err)
+		return
+	}
+	defer srv.Close()
+	if err := srv.Start(ctx); err != nil {
+		log.Error("ha: start the server: rebuild failed", "err", err)
+		return
+	}
+	n.active.Store(&leading{term: t, srv: srv})
+	defer n.active.Store(nil)
+	log.Info("ha: leading: the dispatcher runs")
+	if n.opts.OnLead != nil {
+		n.opts.OnLead(t)
+	}
+	<-ctx.Done()
+	log.Info("ha: term over: standing by")
+}
+
+// Handler routes requests to the term's server while this Node leads, and
+// answers as a standby otherwise.
+func (n *Node) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if l := n.active.Load(); l != nil {
+			if r.URL.Path == "/readyz" {
+				n.readyLeader(w, l)
+				return
+			}
+			l.srv.Handler().ServeHTTP(w, r)
+			return
+		}
+		n.standby(w, r)
+	})
+}
+
+// readyLeader is /readyz while leading: the server's readiness with the
+// role and the term.
+func (n *Node) readyLeader(w http.ResponseWriter, l *leading) {
+	if err := l.srv.Ready(); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": err.Error(), "role": "leader", "term": l.term.Number})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "role": "leader", "term": l.term.Number})
+}
+
+// standby answers everything but /healthz with 503 and where the leader is.
+func (n *Node) standby(w http.ResponseWriter, r *http.Request) {
+	addr := n.leaderAddress(r.Context())
+	switch r.URL.Path {
+	case "/healthz":
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		return
+	case "/readyz":
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "standby", "role": "standby", "leader": addr})
+		return
+	}
+	if addr != "" {
+		w.Header().Set("X-Fairway-Leader", addr)
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(1))
+	msg := "this instance is a standby and no instance leads right now; retry shortly"
+	if addr != "" {
+		msg = "this instance is a standby; the leader is at " + addr + " (send requests there, or through a load balancer that checks /readyz)"
+	}
+	writeJSON(w, http.StatusServiceUnavailable, api.ErrorResponse{Error: api.ErrorBody{Code: api.CodeNotLeader, Message: msg}})
+}
+
+// leaderAddress is the live leader's address, "" when none leads.
+func (n *Node) leaderAddress(ctx context.Context) string {
+	cur, err := leader.Read(ctx, n.pool)
+	if err != nil || !cur.Live {
+		return ""
+	}
+	return cur.Address
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,213 @@
+package leader
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/fairwayhq/fairway/internal/pgtest"
+	"github.com/fairwayhq/fairway/internal/store/postgres"
+)
+
+var ctx = context.Background()
+
+// testDB opens a pool on a fresh, migrated schema of the test database.
+func testDB(t *testing.T) (*sql.DB, string) {
+	t.Helper()
+	url := pgtest.URL(t)
+	if _, err := postgres.Migrate(ctx, url); err != nil {
+		t.Fatal(err)
+	}
+	return openDB(t, url), url
+}
+
+// openDB opens a pool on the pgx driver, closed when the test ends.
+func openDB(t *testing.T, url string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func lease(name string, ttl time.Duration) Lease {
+	return Lease{Holder: name, Address: name + ":7070", TTL: ttl}
+}
+
+func TestOneLeaderAtATime(t *testing.T) {
+	db, _ := testDB(t)
+	a, b := lease("a", time.Minute), lease("b", time.Minute)
+	ta, ok, err := a.Campaign(ctx, db)
+	if err != nil || !ok || ta.Number != 1 {
+		t.Fatalf("a's campaign on a free row: %+v %v %v", ta, ok, err)
+	}
+	if _, ok, err := b.Campaign(ctx, db); ok || err != nil {
+		t.Fatalf("b won while a leads (%v)", err)
+	}
+	if ok, err := ta.Renew(ctx, db); !ok || err != nil {
+		t.Fatalf("a's renewal: %v %v", ok, err)
+	}
+	cur, err := Read(ctx, db)
+	if err != nil || cur.Holder != "a" || cur.Address != "a:7070" || cur.Term != 1 || !cur.Live {
+		t.Fatalf("row: %+v %v", cur, err)
+	}
+	if err := ta.Resign(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	tb, ok, err := b.Campaign(ctx, db)
+	if err != nil || !ok || tb.Number != 2 {
+		t.Fatalf("b's campaign after a resigned: %+v %v %v", tb, ok, err)
+	}
+	if ok, err := ta.Renew(ctx, db); ok || err != nil {
+		t.Errorf("a renewed a term that is over (%v)", err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := ta.Fence(ctx, tx); !errors.Is(err, ErrDeposed) {
+		t.Errorf("a's fence after b took over: %v, want ErrDeposed", err)
+	}
+}
+
+// A transaction fenced under a term holds off the next term until it
+// ends, even when the lease runs out meanwhile; afterwards the old term
+// commits nothing.
+func TestAFencedTransactionHoldsOffTheNextTerm(t *testing.T) {
+	db, _ := testDB(t)
+	ta, ok, err := lease("a", 300*time.Millisecond).Campaign(ctx, db)
+	if err != nil || !ok {
+		t.Fatal(err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := ta.Fence(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, "CREATE TABLE written_by_a (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond) // a's lease runs out while its transaction is open
+	won := make(chan Term, 1)
+	go func() {
+		tb, ok, err := lease("b", time.Minute).Campaign(ctx, db)
+		if err != nil || !ok {
+			t.Errorf("b's campaign: %v %v", ok, err)
+		}
+		won <- tb
+	}()
+	waitForLockWaiter(t, db)
+	select {
+	case <-won:
+		t.Fatal("b's term began while a's fenced transaction was open")
+	default:
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if tb := <-won; tb.Number != 2 {
+		t.Fatalf("b's term %d, want 2", tb.Number)
+	}
+	tx2, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx2.Rollback()
+	if err := ta.Fence(ctx, tx2); !errors.Is(err, ErrDeposed) {
+		t.Errorf("a's fence under b's term: %v", err)
+	}
+}
+
+// waitForLockWaiter waits until a session of this database waits on a
+// row lock.
+func waitForLockWaiter(t *testing.T, db *sql.DB) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		var n int
+		err := db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE leadership%'`).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the campaign never waited on the row lock")
+}
+
+// Two electors: one leads; when it stops gracefully the other takes over
+// at once; when it dies without resigning (its connections gone) the other
+// takes over once the lease has run out.
+func TestElectorsFailOver(t *testing.T) {
+	db, url := testDB(t)
+	const ttl = 600 * time.Millisecond
+	var leading atomic.Value // the holder leading now
+	leading.Store("")
+	run := func(name string, pool *sql.DB) (stop func()) {
+		rctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		e := &Elector{DB: pool, Lease: lease(name, ttl)}
+		go func() {
+			defer close(done)
+			e.Run(rctx, func(lctx context.Context, term Term) {
+				leading.Store(name)
+				<-lctx.Done()
+				leading.CompareAndSwap(name, "")
+			})
+		}()
+		return func() { cancel(); <-done }
+	}
+	waitLeader := func(name string, within time.Duration) time.Duration {
+		start := time.Now()
+		for time.Since(start) < within {
+			if leading.Load() == name {
+				return time.Since(start)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Fatalf("%s did not lead within %s (leading: %q)", name, within, leading.Load())
+		return 0
+	}
+	stopA := run("a", db)
+	waitLeader("a", 5*time.Second)
+	poolB := openDB(t, url)
+	stopB := run("b", poolB)
+	defer stopB()
+	time.Sleep(2 * ttl)
+	if leading.Load() != "a" {
+		t.Fatalf("leadership moved while a renewed: %q", leading.Load())
+	}
+	stopA() // graceful: a resigns
+	t.Logf("after a resigned, b led in %s", waitLeader("b", 2*time.Second))
+
+	poolC, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopC := run("c", poolC)
+	defer stopC()
+	stopB() // b resigns; c takes over
+	waitLeader("c", 2*time.Second)
+	poolC.Close() // c dies without resigning: its renewals fail
+	cur, err := Read(ctx, db)
+	if err != nil || cur.Holder != "c" {
+		t.Fatalf("row before the takeover: %+v %v", cur, err)
+	}
+	stopA = run("a", db)
+	defer stopA()
+	t.Logf("after c died, a led in %s", waitLeader("a", 5*time.Second))
+}
