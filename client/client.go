@@ -112,8 +112,6 @@ func newTransport() *http.Transport {
 // BaseURL is the root URL (without /api/v1) of the instance in use.
 func (c *Client) BaseURL() string { return c.ends.current() }
 
-// apiURL is the API root of the instance in use.
-func (c *Client) apiURL() string { return c.ends.current() + "/api/v1" }
 
 // bufPool holds response buffers; large ones are not kept.
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}

@@ -254,18 +254,26 @@ func (f *follower) open(ctx context.Context) (*http.Response, error) {
 		}
 	}
 	q.Set("follow", "true")
-	req, err := f.c.newRequest(ctx, http.MethodGet, f.c.apiURL()+jobPath(f.id, "/logs"), q, nil)
+	var resp *http.Response
+	_, err := f.c.withFailover(ctx, func(root string) (int, string, error) {
+		req, err := f.c.newRequest(ctx, http.MethodGet, root+"/api/v1"+jobPath(f.id, "/logs"), q, nil)
+		if err != nil {
+			return 0, "", err
+		}
+		req.Header.Set("Accept", "text/event-stream")
+		r, err := f.c.hc.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		if r.StatusCode < 200 || r.StatusCode > 299 {
+			defer r.Body.Close()
+			return r.StatusCode, r.Header.Get("X-Fairway-Leader"), decodeError(r)
+		}
+		resp = r
+		return r.StatusCode, "", nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := f.c.hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		defer resp.Body.Close()
-		return nil, decodeError(resp)
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		resp.Body.Close()

@@ -34,7 +34,8 @@ server:
 // haCluster is several server processes on one PostgreSQL schema.
 type haCluster struct {
 	t      *testing.T
-	url    string // the store
+	url    string         // the store
+	via    map[int]string // instances reaching the store by another URL (a proxy)
 	config string
 	dir    string
 	addrs  []string
@@ -43,7 +44,20 @@ type haCluster struct {
 
 func newHACluster(t *testing.T, n int) *haCluster {
 	t.Helper()
-	h := &haCluster{t: t, url: pgtest.URL(t), dir: t.TempDir()}
+	return newHAClusterVia(t, n, "", nil)
+}
+
+// newHAClusterVia is newHACluster with instance 0 reaching the store at
+// url rewritten by via (through a proxy), when via is not nil.
+func newHAClusterVia(t *testing.T, n int, url string, via func(url string) string) *haCluster {
+	t.Helper()
+	if url == "" {
+		url = pgtest.URL(t)
+	}
+	h := &haCluster{t: t, url: url, dir: t.TempDir(), via: map[int]string{}}
+	if via != nil {
+		h.via[0] = via(url)
+	}
 	h.config = filepath.Join(h.dir, "fairway.yaml")
 	if err := os.WriteFile(h.config, []byte(haConfig), 0o644); err != nil {
 		t.Fatal(err)
@@ -58,8 +72,12 @@ func newHACluster(t *testing.T, n int) *haCluster {
 
 // start runs instance i.
 func (h *haCluster) start(i int) {
+	url := h.url
+	if v, ok := h.via[i]; ok {
+		url = v
+	}
 	h.procs[i] = start(h.t, fmt.Sprintf("server-%d", i), "server", "--config", h.config,
-		"--listen", h.addrs[i], "--store", h.url)
+		"--listen", h.addrs[i], "--store", url)
 }
 
 // urls is every instance, comma-separated, as clients and workers take it.
@@ -71,9 +89,12 @@ func (h *haCluster) urls() string {
 	return strings.Join(out, ",")
 }
 
+// probeClient bounds a /readyz probe: a hung instance counts as down.
+var probeClient = &http.Client{Timeout: 2 * time.Second}
+
 // role asks instance i's /readyz for its role and term.
 func (h *haCluster) role(i int) (string, int64) {
-	resp, err := http.Get("http://" + h.addrs[i] + "/readyz")
+	resp, err := probeClient.Get("http://" + h.addrs[i] + "/readyz")
 	if err != nil {
 		return "down", 0
 	}

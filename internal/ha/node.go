@@ -71,9 +71,8 @@ func (n *Node) Run(ctx context.Context) {
 // lead serves the API for one term, until its context ends.
 func (n *Node) lead(ctx context.Context, t leader.Term) {
 	log := n.opts.Logger.With("term", t.Number)
-	st, err := postgres.Open(ctx, n.opts.URL, postgres.WithFence(func(ctx context.Context, tx postgres.Tx) error {
-		return t.Fence(ctx, tx)
-	}))
+	fence := func(ctx context.Context, tx postgres.Tx) error { return t.Fence(ctx, tx) }
+	st, err := postgres.Open(ctx, n.opts.URL, postgres.WithFence(fence), postgres.WithIdleTxTimeout(t.TTL))
 	if err != nil {
 		log.Error("ha: open the store for the term", "err", err)
 		return

@@ -68,6 +68,7 @@ type options struct {
 	readConns int
 	window    time.Duration
 	fence     Fence
+	idleTx    time.Duration
 }
 
 // Option changes a setting of Open.
@@ -81,6 +82,14 @@ func WithIdempotencyWindow(d time.Duration) Option { return func(o *options) { o
 
 // WithFence runs f at the start of every write transaction.
 func WithFence(f Fence) Option { return func(o *options) { o.fence = f } }
+
+// WithIdleTxTimeout has the database end the writer's session when it
+// leaves a transaction open without a statement for d
+// (idle_in_transaction_session_timeout). A leader cut off from the
+// database in the middle of a transaction would otherwise hold the
+// leadership row's shared lock, and so hold off the next term, until the
+// database noticed the dead connection.
+func WithIdleTxTimeout(d time.Duration) Option { return func(o *options) { o.idleTx = d } }
 
 // Open connects to the database at url (postgres://...), applies pending
 // migrations and returns the store.
@@ -115,6 +124,13 @@ func (s *Store) open(ctx context.Context, url string) error {
 	if s.WConn, err = wdb.Conn(ctx); err != nil {
 		_ = wdb.Close()
 		return fmt.Errorf("postgres: connect: %w", unavailable(err))
+	}
+	if s.opts.idleTx > 0 {
+		q := fmt.Sprintf("SET idle_in_transaction_session_timeout = %d", s.opts.idleTx.Milliseconds())
+		if _, err := s.WConn.ExecContext(ctx, q); err != nil {
+			_ = s.closeWriter()
+			return fmt.Errorf("postgres: %s: %w", q, err)
+		}
 	}
 	if err := s.Prepare(ctx); err != nil {
 		_ = s.closeWriter()
@@ -250,4 +266,3 @@ func unavailable(err error) error {
 	}
 	return err
 }
-

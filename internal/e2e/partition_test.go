@@ -1,0 +1,194 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/client"
+	"github.com/fairwayhq/fairway/internal/leader"
+	"github.com/fairwayhq/fairway/internal/pgtest"
+)
+
+// partitionProxy forwards TCP connections to a target and can cut them
+// all at once the way a network partition does: bytes stop flowing both
+// ways, nobody is told (no FIN, no RST), and they flow again once healed.
+type partitionProxy struct {
+	ln     net.Listener
+	target string
+	cut    atomic.Bool
+	mu     sync.Mutex
+	conns  []net.Conn
+}
+
+func newPartitionProxy(t *testing.T, target string) *partitionProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &partitionProxy{ln: ln, target: target}
+	go p.accept()
+	t.Cleanup(p.close)
+	return p
+}
+
+func (p *partitionProxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, up)
+		p.mu.Unlock()
+		go p.pipe(up, c)
+		go p.pipe(c, up)
+	}
+}
+
+// pipe copies src to dst, holding what it read while the link is cut.
+func (p *partitionProxy) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		for p.cut.Load() {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			if err != io.EOF {
+				dst.Close()
+			}
+			return
+		}
+	}
+}
+
+func (p *partitionProxy) close() {
+	p.ln.Close()
+	p.cut.Store(false)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+}
+
+// The partition acceptance: the leader reaches PostgreSQL through a proxy;
+// the proxy is cut while it leads and jobs are being submitted; another
+// instance takes over, and the cut-off leader's last commit comes before
+// the new leader's first. Healed, the old leader is a standby again,
+// without a restart.
+func TestAPartitionedLeaderStopsCommittingBeforeTheNextLeads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("partition test: -short")
+	}
+	store := pgtest.URL(t)
+	u, err := url.Parse(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newPartitionProxy(t, u.Host)
+	h := newHAClusterVia(t, 1, store, func(raw string) string {
+		v, _ := url.Parse(raw)
+		v.Host = proxy.ln.Addr().String()
+		return v.String()
+	})
+	if i, _ := h.leader(0, 30*time.Second); i != 0 {
+		t.Fatalf("instance %d leads, want the proxied 0", i)
+	}
+	h.addrs = append(h.addrs, freeAddr(t))
+	h.procs = append(h.procs, nil)
+	h.start(1)
+	start(t, "w1", "worker", "--server", h.urls(), "--name", "w1", "--slots", "4")
+	c, err := client.New(h.urls())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var acked sync.Map
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ctx.Err() == nil; i++ {
+			key := fmt.Sprintf("k%d", i)
+			for ctx.Err() == nil {
+				r, err := c.Submit(ctx, api.JobSpec{Type: "p", IdempotencyKey: key, Command: []string{"true"}})
+				if err == nil {
+					acked.Store(key, r.Job.ID)
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	time.Sleep(3 * time.Second)
+	_, before := h.role(0)
+	proxy.cut.Store(true)
+	cutAt := time.Now()
+	_, term := h.leader(before, 30*time.Second)
+	t.Logf("cut at term %d; term %d leads after %s", before, term, time.Since(cutAt))
+	time.Sleep(2 * time.Second)
+	proxy.cut.Store(false)
+	deadline := time.Now().Add(30 * time.Second)
+	for role, _ := h.role(0); role != "standby"; role, _ = h.role(0) {
+		if time.Now().After(deadline) {
+			t.Fatalf("healed, instance 0 is %q, want standby", role)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("healed: instance 0 is a standby again after %s", time.Since(cutAt))
+	cancel()
+	wg.Wait()
+
+	terms, err := leader.Terms(context.Background(), openPG(t, store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old, next *leader.TermRecord
+	for i := range terms {
+		switch terms[i].Term {
+		case before:
+			old = &terms[i]
+		case term:
+			next = &terms[i]
+		}
+	}
+	if old == nil || next == nil {
+		t.Fatalf("terms %d and %d not both recorded: %+v", before, term, terms)
+	}
+	if !old.LastCommitAt.Before(next.FirstCommitAt) {
+		t.Errorf("the cut-off leader committed at %s, after the new leader's first commit at %s", old.LastCommitAt, next.FirstCommitAt)
+	}
+	t.Logf("term %d's last commit %s before term %d's first", before, next.FirstCommitAt.Sub(old.LastCommitAt), term)
+	n := 0
+	acked.Range(func(key, id any) bool {
+		n++
+		wctx, wcancel := context.WithTimeout(context.Background(), time.Minute)
+		defer wcancel()
+		if j, err := c.Wait(wctx, id.(string)); err != nil || j.State != api.StateSucceeded {
+			t.Errorf("acknowledged %s (job %s): %s %v", key, id, j.State, err)
+		}
+		return true
+	})
+	t.Logf("%d acknowledged jobs, all succeeded", n)
+}
