@@ -112,7 +112,6 @@ func newTransport() *http.Transport {
 // BaseURL is the root URL (without /api/v1) of the instance in use.
 func (c *Client) BaseURL() string { return c.ends.current() }
 
-
 // bufPool holds response buffers; large ones are not kept.
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 

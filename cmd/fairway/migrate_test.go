@@ -50,4 +50,3 @@ func TestMigrateUpOnPostgres(t *testing.T) {
 		t.Fatalf("status after up: exit %d %s", code, out)
 	}
 }
-
