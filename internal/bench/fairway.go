@@ -2,12 +2,14 @@ package bench
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,6 +20,8 @@ import (
 	"github.com/fairwayhq/fairway/client"
 	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/server"
+	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/store/postgres" // registers the pgx database/sql driver too
 	"github.com/fairwayhq/fairway/internal/store/sqlite"
 	"github.com/fairwayhq/fairway/worker"
 )
@@ -56,6 +60,9 @@ type FairwayOptions struct {
 	// DataDir is the parent of the per-run data directories (default: the
 	// system's temp directory).
 	DataDir string
+	// Store, a postgres:// URL, runs the server on PostgreSQL instead of
+	// SQLite: every run starts on a fresh schema fairway_bench there.
+	Store string
 	// Logger receives the server's and the workers' warnings.
 	Logger *slog.Logger
 }
@@ -77,7 +84,7 @@ type fairwaySystem struct {
 // fairwayRun is one fresh server with its data directory.
 type fairwayRun struct {
 	dir    string
-	st     *sqlite.Store
+	st     store.Store
 	srv    *server.Server
 	hs     *http.Server
 	served chan struct{}
@@ -113,7 +120,7 @@ func (f *fairwaySystem) Info(ctx context.Context) (Info, error) {
 		bw = f.opts.BatchWindow.String()
 	}
 	return Info{
-		Durability:       "sqlite:wal,fsync_before_ack",
+		Durability:       f.durability(),
 		BatchMode:        "SubmitBatch",
 		BatchSize:        f.opts.Batch,
 		BatchParallelism: f.opts.InsertParallel,
@@ -121,6 +128,41 @@ func (f *fairwaySystem) Info(ctx context.Context) (Info, error) {
 		Config: fmt.Sprintf("workers:%d,poll_wait:%s,batch_window:%s,lease_ttl:%s,http:loopback",
 			f.workers(), pw, bw, cfg.Server.LeaseTTL.D()),
 	}, nil
+}
+
+// durability says where a run keeps its state and when it answers.
+func (f *fairwaySystem) durability() string {
+	if f.opts.Store != "" {
+		return "postgres:synchronous_commit,commit_before_ack"
+	}
+	return "sqlite:wal,fsync_before_ack"
+}
+
+// benchSchema is the PostgreSQL schema each run starts afresh.
+const benchSchema = "fairway_bench"
+
+// openStore opens the run's store: SQLite in dir, or PostgreSQL on a
+// fresh benchSchema.
+func (f *fairwaySystem) openStore(ctx context.Context, dir string) (store.Store, error) {
+	if f.opts.Store == "" {
+		return sqlite.Open(ctx, filepath.Join(dir, "fairway.db"))
+	}
+	db, err := sql.Open("pgx", f.opts.Store)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "DROP SCHEMA IF EXISTS "+benchSchema+" CASCADE; CREATE SCHEMA "+benchSchema); err != nil {
+		return nil, fmt.Errorf("reset schema %s: %w", benchSchema, err)
+	}
+	u, err := url.Parse(f.opts.Store)
+	if err != nil {
+		return nil, err
+	}
+	q := u.Query()
+	q.Set("search_path", benchSchema)
+	u.RawQuery = q.Encode()
+	return postgres.Open(ctx, u.String())
 }
 
 // workers is the number of worker instances (before the cap at the
@@ -163,7 +205,7 @@ func (f *fairwaySystem) startRun(ctx context.Context) (r *fairwayRun, err error)
 			_ = r.close()
 		}
 	}()
-	if r.st, err = sqlite.Open(ctx, filepath.Join(dir, "fairway.db")); err != nil {
+	if r.st, err = f.openStore(ctx, dir); err != nil {
 		return r, fmt.Errorf("open store: %w", err)
 	}
 	cfg := config.Default()
