@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -157,6 +159,7 @@ func TestAPartitionedLeaderStopsCommittingBeforeTheNextLeads(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("healed: instance 0 is a standby again after %s", time.Since(cutAt))
+	checkStandbyServesReads(t, "http://"+h.addrs[0])
 	cancel()
 	wg.Wait()
 
@@ -191,4 +194,94 @@ func TestAPartitionedLeaderStopsCommittingBeforeTheNextLeads(t *testing.T) {
 		return true
 	})
 	t.Logf("%d acknowledged jobs, all succeeded", n)
+}
+
+// checkStandbyServesReads: a standby answers a job list from the database
+// and sends what needs the dispatcher (explain, a submit) to the leader.
+func checkStandbyServesReads(t *testing.T, base string) {
+	t.Helper()
+	standby, err := client.New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := standby.List(context.Background(), client.ListOptions{Limit: 5})
+	if err != nil || len(list.Jobs) == 0 || standby.BaseURL() != base {
+		t.Fatalf("list on the standby: %d jobs, %v, answered by %s", len(list.Jobs), err, standby.BaseURL())
+	}
+	resp, err := probeClient.Get(base + "/api/v1/jobs/" + list.Jobs[0].ID + "/explain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("X-Fairway-Leader") == "" {
+		t.Errorf("explain on the standby: HTTP %d, leader %q; want 503 naming the leader", resp.StatusCode, resp.Header.Get("X-Fairway-Leader"))
+	}
+}
+
+// The only instance loses the database: nothing gets a 2xx while it is
+// out of reach (requests hang or get 503), and once it is back the
+// instance leads again, without a restart, and every acknowledged job runs.
+func TestTheDatabaseOutOfReachThenBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("outage test: -short")
+	}
+	store := pgtest.URL(t)
+	u, err := url.Parse(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newPartitionProxy(t, u.Host)
+	h := newHAClusterVia(t, 1, store, func(raw string) string {
+		v, _ := url.Parse(raw)
+		v.Host = proxy.ln.Addr().String()
+		return v.String()
+	})
+	_, term := h.leader(0, 30*time.Second)
+	start(t, "w1", "worker", "--server", h.urls(), "--name", "w1")
+	c, err := client.New(h.urls())
+	if err != nil {
+		t.Fatal(err)
+	}
+	submit := func(key string) (int, string) {
+		body := fmt.Sprintf(`{"type":"p","command":["true"],"idempotency_key":%q}`, key)
+		hc := &http.Client{Timeout: 3 * time.Second}
+		resp, err := hc.Post("http://"+h.addrs[0]+"/api/v1/jobs", "application/json", strings.NewReader(body))
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := submit("before"); code != http.StatusCreated {
+		t.Fatalf("submit before the outage: %d %s", code, body)
+	}
+	proxy.cut.Store(true)
+	for i := range 5 {
+		code, body := submit(fmt.Sprintf("during-%d", i))
+		if code >= 200 && code < 300 {
+			t.Errorf("a submit during the outage got %d: %s", code, body)
+		}
+		t.Logf("during the outage: %d %.120s", code, body)
+		time.Sleep(time.Second)
+	}
+	proxy.cut.Store(false)
+	_, again := h.leader(term, 30*time.Second)
+	t.Logf("back: term %d leads", again)
+	code, body := submit("after")
+	if code != http.StatusCreated && code != http.StatusOK {
+		t.Fatalf("submit after the outage: %d %s", code, body)
+	}
+	list, err := c.List(context.Background(), client.ListOptions{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range list.Jobs {
+		wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		done, err := c.Wait(wctx, j.ID)
+		cancel()
+		if err != nil || done.State != api.StateSucceeded {
+			t.Errorf("job %s (key %s): %s %v", j.ID, j.IdempotencyKey, done.State, err)
+		}
+	}
 }

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
+	"time"
 
 	"database/sql"
 
@@ -36,6 +38,7 @@ type Node struct {
 	opts   Options
 	pool   *sql.DB // the elector's connections
 	active atomic.Pointer[leading]
+	reads  atomic.Pointer[server.Server] // the standby's read-only server
 }
 
 // leading is the server of the term being led.
@@ -64,8 +67,33 @@ func New(ctx context.Context, opts Options) (*Node, error) {
 // Run campaigns and leads until ctx ends, then closes the Node.
 func (n *Node) Run(ctx context.Context) {
 	defer func() { _ = n.pool.Close() }()
+	if closeReads, err := n.openReads(ctx); err != nil {
+		n.opts.Logger.Warn("ha: standby reads unavailable: every request gets not_leader", "err", err)
+	} else {
+		defer closeReads()
+	}
 	e := &leader.Elector{DB: n.pool, Lease: n.opts.Lease, Log: n.opts.Logger}
 	e.Run(ctx, n.lead)
+}
+
+// openReads opens the store (unfenced: it is only read) and a read-only
+// server on it, through which the standby answers reads.
+func (n *Node) openReads(ctx context.Context) (func(), error) {
+	st, err := postgres.Open(ctx, n.opts.URL, postgres.WithReadConns(4))
+	if err != nil {
+		return nil, err
+	}
+	srv, err := server.New(server.Options{Store: st, Config: n.opts.Config, Logger: n.opts.Logger, ReadOnly: true})
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	n.reads.Store(srv)
+	return func() {
+		n.reads.Store(nil)
+		_ = srv.Close()
+		_ = st.Close()
+	}, nil
 }
 
 // lead serves the API for one term, until its context ends.
@@ -89,12 +117,14 @@ func (n *Node) lead(ctx context.Context, t leader.Term) {
 		return
 	}
 	n.active.Store(&leading{term: t, srv: srv})
-	defer n.active.Store(nil)
 	log.Info("ha: leading: the dispatcher runs")
 	if n.opts.OnLead != nil {
 		n.opts.OnLead(t)
 	}
 	<-ctx.Done()
+	// Stand by at once: new requests get not_leader while the server
+	// stops (which waits for a transaction the database may not answer).
+	n.active.Store(nil)
 	log.Info("ha: term over: standing by")
 }
 
@@ -138,16 +168,42 @@ func (n *Node) standby(w http.ResponseWriter, r *http.Request) {
 	if addr != "" {
 		w.Header().Set("X-Fairway-Leader", addr)
 	}
+	if reads := n.reads.Load(); reads != nil && servedByStandby(r) {
+		reads.Handler().ServeHTTP(w, r)
+		return
+	}
 	w.Header().Set("Retry-After", strconv.Itoa(1))
-	msg := "this instance is a standby and no instance leads right now; retry shortly"
+	msg := "this instance is a standby and knows of no leader (none leads right now, or the database is out of reach); retry shortly"
 	if addr != "" {
 		msg = "this instance is a standby; the leader is at " + addr + " (send requests there, or through a load balancer that checks /readyz)"
 	}
 	writeJSON(w, http.StatusServiceUnavailable, api.ErrorResponse{Error: api.ErrorBody{Code: api.CodeNotLeader, Message: msg}})
 }
 
+// servedByStandby reports whether a standby answers r from the database:
+// the reads of jobs, their executions, events, logs (not followed) and
+// reports, and of schedules. What needs the dispatcher's state (explain,
+// lanes, workers, a followed log) and every write go to the leader.
+func servedByStandby(r *http.Request) bool {
+	if r.Method != http.MethodGet || !strings.HasPrefix(r.URL.Path, "/api/v1/") {
+		return false
+	}
+	p := strings.TrimPrefix(r.URL.Path, "/api/v1/")
+	switch {
+	case strings.HasSuffix(p, "/explain"), p == "lanes", p == "workers", p == "openapi.json":
+		return false
+	case strings.HasSuffix(p, "/logs"):
+		q := r.URL.Query()
+		return q.Get("follow") == "" && !strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	}
+	return strings.HasPrefix(p, "jobs") || strings.HasPrefix(p, "schedules") ||
+		p == "failures" || p == "successes" || p == "sla-compliance"
+}
+
 // leaderAddress is the live leader's address, "" when none leads.
 func (n *Node) leaderAddress(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond) // the database may be out of reach
+	defer cancel()
 	cur, err := leader.Read(ctx, n.pool)
 	if err != nil || !cur.Live {
 		return ""

@@ -9,6 +9,9 @@ import (
 // addReasons sets the Reason of every job in jobs that waits: the code of
 // explain, asked of the engine for the whole page in one dispatcher call.
 func (s *Server) addReasons(ctx context.Context, jobs []api.Job) error {
+	if s.readOnly {
+		return nil
+	}
 	var waiting []int
 	for i, j := range jobs {
 		if waits(j.State) {

@@ -32,6 +32,10 @@ type Options struct {
 	Clock  Clock
 	// MaxBatch bounds the commands applied in one transaction (default 4096).
 	MaxBatch int
+	// ReadOnly serves reads from the store only (a standby among several
+	// instances): Start must not be called; a list or a job carries no
+	// reason (the dispatcher that knows it runs on the leader).
+	ReadOnly bool
 }
 
 // Server is a running job server.
@@ -47,6 +51,7 @@ type Server struct {
 
 	uploader    *results.Uploader
 	resultAllow []results.Location // server.results.allow, parsed
+	readOnly    bool
 
 	ready     atomic.Bool
 	startOnce sync.Once
@@ -77,7 +82,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s := &Server{
-		st: opts.Store, cfg: opts.Config, log: opts.Logger, clock: opts.Clock,
+		st: opts.Store, cfg: opts.Config, log: opts.Logger, clock: opts.Clock, readOnly: opts.ReadOnly,
 		auth:   newAuthenticator(opts.Config),
 		limits: newLimiter(opts.Config),
 	}
