@@ -513,7 +513,7 @@ func (d *Dispatcher) transition(tx *txn, rec *jobRec, from []store.State, set st
 	if tx.err != nil {
 		return false
 	}
-	err := tx.w.JobTransition(tx.ctx, store.JobTransitionParams{
+	err := tx.w.JobTransitionBatched(tx.ctx, store.JobTransitionParams{
 		ID: rec.job.ID, FromStates: from, ExpectAttempt: rec.job.Attempt, At: tx.now, Set: set,
 	})
 	if err != nil {

@@ -151,7 +151,7 @@ func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 	if len(deps) > 0 || j.RunAt.After(tx.now) {
 		j.State = store.StateBlocked
 	}
-	err := tx.w.JobInsert(tx.ctx, j)
+	err := tx.w.JobInsertBatched(tx.ctx, j)
 	var dup *store.DuplicateError
 	if errors.As(err, &dup) {
 		return d.duplicate(tx, j, dup, inBatch)

@@ -36,6 +36,11 @@ func (w *insertCounter) JobInsert(ctx context.Context, j store.Job) error {
 	return w.Writer.JobInsert(ctx, j)
 }
 
+func (w *insertCounter) JobInsertBatched(ctx context.Context, j store.Job) error {
+	w.inserted = true
+	return w.Writer.JobInsertBatched(ctx, j)
+}
+
 func (s *heldStore) insertTransactions() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -94,9 +94,22 @@ type Writer interface {
 	// IdempotencyWindow before job.CreatedAt holds it, nothing is stored
 	// and the error is a *DuplicateError. ErrExists if the id is taken.
 	JobInsert(ctx context.Context, job Job) error
+	// JobInsertBatched is JobInsert for a caller to whom a taken id is
+	// fatal (the dispatcher, which makes the ids): for a job without an
+	// idempotency key the driver may hold it and insert it with others
+	// before the transaction's next operation or its commit; ErrExists
+	// then fails that operation, or the Write. A job with a key is
+	// inserted at once, as by JobInsert (ErrDuplicate is an answer).
+	JobInsertBatched(ctx context.Context, job Job) error
 	// JobTransition applies a fenced change; see JobTransitionParams.
 	// ErrConflict when the guard misses, ErrNotFound when there is no job.
 	JobTransition(ctx context.Context, p JobTransitionParams) error
+	// JobTransitionBatched is JobTransition for a caller to whom a missed
+	// guard is fatal (the dispatcher, which knows every job's state): the
+	// driver may hold it and apply it with others in one statement before
+	// the transaction's next operation or its commit. A miss then fails
+	// that operation, or the Write, with ErrConflict, and nothing commits.
+	JobTransitionBatched(ctx context.Context, p JobTransitionParams) error
 	// JobDeleteFinished deletes up to limit terminal jobs finished before
 	// the given time, with their executions, logs and idempotency claims
 	// (events stay), and returns how many jobs it deleted. A job with a

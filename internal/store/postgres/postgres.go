@@ -37,6 +37,7 @@ var dialect = sqlstore.Dialect{
 	Numbered:               true,
 	StatementErrorAbortsTx: true,
 	EventIDsReturned:       true,
+	BatchTransitions:       true,
 	StateGuard:             "state",
 	TagFilter: func(table string) string {
 		return "EXISTS (SELECT 1 FROM jsonb_array_elements_text(" + table + ".tags::jsonb) AS t(tag) WHERE t.tag = ?)"
@@ -239,6 +240,9 @@ func (s *Store) transact(ctx context.Context, fn func(w store.Writer) error) (er
 	}
 	if err := fn(w); err != nil {
 		return err
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("postgres: transaction rolled back: %w", unavailable(err))
 	}
 	if _, broken := w.Finish(); broken != nil {
 		return fmt.Errorf("postgres: transaction rolled back: %w", unavailable(broken))

@@ -302,6 +302,9 @@ func (s *Store) transact(ctx context.Context, fn func(w store.Writer) error) (wr
 	if err := fn(w); err != nil {
 		return false, err
 	}
+	if err := w.Flush(); err != nil {
+		return false, fmt.Errorf("sqlite: transaction rolled back: %w", err)
+	}
 	wrote, broken := w.Finish()
 	if broken != nil {
 		return false, fmt.Errorf("sqlite: transaction rolled back: %w", broken)

@@ -22,6 +22,9 @@ type Dialect struct {
 	// (PostgreSQL), so every operation that may fail on a constraint runs
 	// in a savepoint.
 	StatementErrorAbortsTx bool
+	// BatchTransitions: JobTransitionBatched holds transitions and applies
+	// them set-wise (batched.go), saving a round trip per job.
+	BatchTransitions bool
 	// EventIDsReturned: multi-row event inserts read the new ids with
 	// RETURNING instead of LastInsertId.
 	EventIDsReturned bool

@@ -95,41 +95,42 @@ func scanJob(sc scanner) (store.Job, error) {
 // setField is one column JobTransition may write.
 type setField struct {
 	col string
+	typ string                            // the column's SQL type, for a batched UPDATE's casts
 	arg func(s *store.JobSet) (any, bool) // value, and whether the field is set
 }
 
 // setFields lists the settable columns; a field's index is its bit in
 // transitionShape.fields.
 var setFields = [...]setField{
-	{"state", func(s *store.JobSet) (any, bool) {
+	{"state", "text", func(s *store.JobSet) (any, bool) {
 		return optional(s.State, func(v store.State) any { return string(v) })
 	}},
-	{"attempt", func(s *store.JobSet) (any, bool) { return optional(s.Attempt, func(v int) any { return int64(v) }) }},
-	{"returned_leases", func(s *store.JobSet) (any, bool) {
+	{"attempt", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.Attempt, func(v int) any { return int64(v) }) }},
+	{"returned_leases", "bigint", func(s *store.JobSet) (any, bool) {
 		return optional(s.ReturnedLeases, func(v int) any { return int64(v) })
 	}},
-	{"priority", func(s *store.JobSet) (any, bool) { return optional(s.Priority, func(v int) any { return int64(v) }) }},
-	{"worker_id", func(s *store.JobSet) (any, bool) { return optional(s.WorkerID, strArg) }},
-	{"lease_expires_at", func(s *store.JobSet) (any, bool) { return optional(s.LeaseExpiresAt, timeArg) }},
-	{"enqueued_at", func(s *store.JobSet) (any, bool) { return optional(s.EnqueuedAt, timeArg) }},
-	{"started_at", func(s *store.JobSet) (any, bool) { return optional(s.StartedAt, timeArg) }},
-	{"finished_at", func(s *store.JobSet) (any, bool) { return optional(s.FinishedAt, timeArg) }},
-	{"run_at", func(s *store.JobSet) (any, bool) { return optional(s.RunAt, timeArg) }},
-	{"cancel_requested", func(s *store.JobSet) (any, bool) { return optional(s.CancelRequested, func(v bool) any { return v }) }},
-	{"held", func(s *store.JobSet) (any, bool) { return optional(s.Held, func(v bool) any { return v }) }},
-	{"last_error", func(s *store.JobSet) (any, bool) { return optional(s.LastError, strArg) }},
-	{"exit_code", func(s *store.JobSet) (any, bool) {
+	{"priority", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.Priority, func(v int) any { return int64(v) }) }},
+	{"worker_id", "text", func(s *store.JobSet) (any, bool) { return optional(s.WorkerID, strArg) }},
+	{"lease_expires_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.LeaseExpiresAt, timeArg) }},
+	{"enqueued_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.EnqueuedAt, timeArg) }},
+	{"started_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.StartedAt, timeArg) }},
+	{"finished_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.FinishedAt, timeArg) }},
+	{"run_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.RunAt, timeArg) }},
+	{"cancel_requested", "boolean", func(s *store.JobSet) (any, bool) { return optional(s.CancelRequested, func(v bool) any { return v }) }},
+	{"held", "boolean", func(s *store.JobSet) (any, bool) { return optional(s.Held, func(v bool) any { return v }) }},
+	{"last_error", "text", func(s *store.JobSet) (any, bool) { return optional(s.LastError, strArg) }},
+	{"exit_code", "bigint", func(s *store.JobSet) (any, bool) {
 		if s.ClearExitCode {
 			return nil, true
 		}
 		return optional(s.ExitCode, func(v int) any { return int64(v) })
 	}},
-	{"failure_class", func(s *store.JobSet) (any, bool) {
+	{"failure_class", "text", func(s *store.JobSet) (any, bool) {
 		return optional(s.FailureClass, func(v store.FailureClass) any { return strArg(string(v)) })
 	}},
-	{"result", func(s *store.JobSet) (any, bool) { return optional(s.Result, bytesArg) }},
-	{"timeout_ms", func(s *store.JobSet) (any, bool) { return optional(s.Timeout, msArg) }},
-	{"expected_ms", func(s *store.JobSet) (any, bool) { return optional(s.Expected, msArg) }},
+	{"result", "bytea", func(s *store.JobSet) (any, bool) { return optional(s.Result, bytesArg) }},
+	{"timeout_ms", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.Timeout, msArg) }},
+	{"expected_ms", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.Expected, msArg) }},
 }
 
 func optional[T, R any](p *T, conv func(T) R) (any, bool) {

@@ -83,7 +83,8 @@ var stmtSQL = [numStmts]string{
 type Writer struct {
 	s     *Core
 	done  bool
-	wrote bool // an operation ran: the commit has frames to make durable
+	wrote bool            // an operation ran: the commit has frames to make durable
+	held  heldTransitions // JobTransitionBatched's, not yet applied
 	// broken is the first error that was not an operation's own outcome
 	// (sentinel): after it the transaction may have been rolled back by
 	// SQLite, so every later operation fails with it and Write rolls back.
@@ -98,6 +99,12 @@ var _ store.Writer = (*Writer)(nil)
 var bg = context.Background()
 
 func (w *Writer) check(ctx context.Context) error {
+	return w.checkHeld(ctx, false)
+}
+
+// checkHeld is check; unless batching, it first applies the held
+// transitions, so that operations keep their order.
+func (w *Writer) checkHeld(ctx context.Context, batching bool) error {
 	if w.done {
 		return errors.New("store: Writer used after its Write returned")
 	}
@@ -105,7 +112,30 @@ func (w *Writer) check(ctx context.Context) error {
 		return fmt.Errorf("store: transaction unusable after an earlier error: %w", w.broken)
 	}
 	w.wrote = true
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !batching {
+		if err := w.flushHeld(); err != nil {
+			w.broken = err
+			return err
+		}
+	}
+	return nil
+}
+
+// Flush applies the held transitions; the driver calls it before COMMIT.
+// A missed guard among them is ErrConflict, and the transaction must roll
+// back.
+func (w *Writer) Flush() error {
+	if w.broken != nil {
+		return w.broken
+	}
+	if err := w.flushHeld(); err != nil {
+		w.broken = err
+		return err
+	}
+	return nil
 }
 
 // guard passes an operation's error through fail.

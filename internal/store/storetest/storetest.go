@@ -58,6 +58,8 @@ var tests = []testCase{
 	{"IdempotencyPurge", testIdempotencyPurge},
 
 	{"TransitionFenced", testTransitionFenced},
+	{"TransitionBatched", testTransitionBatched},
+	{"InsertBatched", testInsertBatched},
 	{"TransitionSetsEveryField", testTransitionSetsEveryField},
 	{"TransitionClears", testTransitionClears},
 	{"TransitionNotFound", testTransitionNotFound},

@@ -1,0 +1,208 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// Batched transitions (Dialect.BatchTransitions). Where a statement costs
+// a round trip to the database, JobTransitionBatched holds transitions and
+// applies those of one shape with one UPDATE ... FROM (VALUES ...), before
+// the transaction's next operation of another kind and before the commit;
+// a row the guard misses shows as fewer rows changed, and fails the
+// operation with ErrConflict. Two transitions of one job are never in one
+// statement: the second flushes the first.
+
+// maxBatchedRows bounds one batched UPDATE (PostgreSQL takes 65,535
+// parameters; a transition has at most 23).
+const maxBatchedRows = 1000
+
+type heldTransition struct {
+	shape transitionShape
+	args  []any
+}
+
+// heldTransitions are a Writer's transitions and job inserts not yet
+// applied; inserts go first.
+type heldTransitions struct {
+	list    []heldTransition
+	ids     map[string]bool
+	inserts [][]any // jobArgs of jobs without an idempotency key
+}
+
+// maxBatchedInserts bounds one multi-row job INSERT (52 columns a row).
+const maxBatchedInserts = 500
+
+func (w *Writer) JobInsertBatched(ctx context.Context, j store.Job) (err error) {
+	if !w.s.D.BatchTransitions || j.IdempotencyKey != "" {
+		return w.JobInsert(ctx, j)
+	}
+	defer w.guard(&err)
+	if err := w.checkHeld(ctx, true); err != nil {
+		return err
+	}
+	if err := j.Validate(); err != nil {
+		return err
+	}
+	args, err := jobArgs(&j)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", j.ID, err)
+	}
+	w.held.inserts = append(w.held.inserts, args)
+	return nil
+}
+
+// flushInserts inserts the held jobs, a statement per chunk.
+func (w *Writer) flushInserts() error {
+	rows := w.held.inserts
+	w.held.inserts = nil
+	for len(rows) > 0 {
+		n := min(len(rows), maxBatchedInserts)
+		var b strings.Builder
+		b.WriteString("INSERT INTO jobs (" + strings.Join(jobColumns, ", ") + ") VALUES ")
+		writeRows(&b, n, len(jobColumns))
+		b.WriteString(" ON CONFLICT (id) DO NOTHING")
+		args := make([]any, 0, n*len(jobColumns))
+		for _, r := range rows[:n] {
+			args = append(args, r...)
+		}
+		res, err := w.s.WConn.ExecContext(bg, w.s.D.rebind(b.String()), args...)
+		if err != nil {
+			return fmt.Errorf("store: insert jobs: %w", err)
+		}
+		if got, err := res.RowsAffected(); err != nil || int(got) != n {
+			return fmt.Errorf("%w: %d of %d batched jobs inserted: an id was taken (%v)", store.ErrExists, got, n, err)
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+func (w *Writer) JobTransitionBatched(ctx context.Context, p store.JobTransitionParams) (err error) {
+	if !w.s.D.BatchTransitions {
+		return w.JobTransition(ctx, p)
+	}
+	defer w.guard(&err)
+	if err := w.checkHeld(ctx, true); err != nil {
+		return err
+	}
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if w.held.ids[p.ID] {
+		if err := w.flushHeld(); err != nil {
+			return err
+		}
+	}
+	shape, args := transitionArgs(&p)
+	if w.held.ids == nil {
+		w.held.ids = map[string]bool{}
+	}
+	w.held.list = append(w.held.list, heldTransition{shape: shape, args: args})
+	w.held.ids[p.ID] = true
+	return nil
+}
+
+// flushHeld applies the held transitions, a statement per shape and
+// chunk.
+func (w *Writer) flushHeld() error {
+	if len(w.held.inserts) > 0 {
+		if err := w.flushInserts(); err != nil {
+			return err
+		}
+	}
+	if len(w.held.list) == 0 {
+		return nil
+	}
+	byShape := map[transitionShape][][]any{}
+	var order []transitionShape
+	for _, h := range w.held.list {
+		if _, ok := byShape[h.shape]; !ok {
+			order = append(order, h.shape)
+		}
+		byShape[h.shape] = append(byShape[h.shape], h.args)
+	}
+	w.held.list, w.held.ids = w.held.list[:0], nil
+	for _, sh := range order {
+		rows := byShape[sh]
+		for len(rows) > 0 {
+			n := min(len(rows), maxBatchedRows)
+			if err := w.applyBatch(sh, rows[:n]); err != nil {
+				return err
+			}
+			rows = rows[n:]
+		}
+	}
+	return nil
+}
+
+func (w *Writer) applyBatch(sh transitionShape, rows [][]any) error {
+	q, cols := sh.batchSQL(len(rows))
+	args := make([]any, 0, len(rows)*cols)
+	for _, r := range rows {
+		args = append(args, r...)
+	}
+	res, err := w.s.WConn.ExecContext(bg, w.s.D.rebind(q), args...)
+	if err != nil {
+		return fmt.Errorf("store: transitions: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("store: transitions: %w", err)
+	}
+	if int(n) != len(rows) {
+		return fmt.Errorf("%w: %d of %d batched transitions found their job in the expected state and attempt",
+			store.ErrConflict, n, len(rows))
+	}
+	return nil
+}
+
+// batchSQL renders the shape's UPDATE of rows jobs at once, and the
+// number of values per row (transitionArgs' order: updated_at, the set
+// fields, id, the attempt guard, the from states).
+func (sh transitionShape) batchSQL(rows int) (string, int) {
+	var set, names, types []string
+	add := func(name, typ string) {
+		names = append(names, name)
+		types = append(types, typ)
+	}
+	add("u", "bigint")
+	set = append(set, "updated_at = v.u")
+	for i, f := range setFields {
+		if sh.fields&(1<<i) != 0 {
+			name := "c" + strconv.Itoa(i)
+			add(name, f.typ)
+			set = append(set, f.col+" = v."+name)
+		}
+	}
+	add("id", "text")
+	where := []string{"jobs.id = v.id"}
+	if sh.guardAttempt {
+		add("att", "bigint")
+		where = append(where, "jobs.attempt = v.att")
+	}
+	var from []string
+	for i := range sh.fromStates {
+		name := "s" + strconv.Itoa(i)
+		add(name, "text")
+		from = append(from, "v."+name)
+	}
+	if len(from) > 0 {
+		where = append(where, "jobs.state IN ("+strings.Join(from, ", ")+")")
+	}
+	row := make([]string, len(types))
+	for i, t := range types {
+		row[i] = "?::" + t
+	}
+	values := make([]string, rows)
+	for i := range values {
+		values[i] = "(" + strings.Join(row, ", ") + ")"
+	}
+	q := "UPDATE jobs SET " + strings.Join(set, ", ") + " FROM (VALUES " + strings.Join(values, ", ") +
+		") AS v(" + strings.Join(names, ", ") + ") WHERE " + strings.Join(where, " AND ")
+	return q, len(types)
+}
