@@ -139,7 +139,7 @@ func TestLeaderFailoverLosesAndDoublesNothing(t *testing.T) {
 		t.Skip("failover test: -short")
 	}
 	h := newHACluster(t, 3)
-	db := openPG(t, h.url)
+	db := pgtest.Open(t, h.url)
 	first, term := h.leader(0, 30*time.Second)
 	t.Logf("instance %d leads term %d", first, term)
 	for _, name := range []string{"w1", "w2"} {
@@ -236,7 +236,7 @@ func TestLeaderFailoverLosesAndDoublesNothing(t *testing.T) {
 // comes after the previous term's last.
 func checkTermsNeverOverlap(t *testing.T, url string) {
 	t.Helper()
-	db := openPG(t, url)
+	db := pgtest.Open(t, url)
 	terms, err := leader.Terms(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
@@ -259,17 +259,6 @@ func commitsPerTerm(terms []leader.TermRecord) []int64 {
 		out[i] = tr.Commits
 	}
 	return out
-}
-
-// openPG opens a database/sql pool on the test schema.
-func openPG(t *testing.T, url string) *sql.DB {
-	t.Helper()
-	db, err := sql.Open("pgx", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
 }
 
 // firstLeaseAfter is the time of the first lease committed after from

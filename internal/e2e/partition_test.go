@@ -92,16 +92,10 @@ func (p *partitionProxy) close() {
 	}
 }
 
-// The partition acceptance: the leader reaches PostgreSQL through a proxy;
-// the proxy is cut while it leads and jobs are being submitted; another
-// instance takes over, and the cut-off leader's last commit comes before
-// the new leader's first. Healed, the old leader is a standby again,
-// without a restart.
-func TestAPartitionedLeaderStopsCommittingBeforeTheNextLeads(t *testing.T) {
-	if testing.Short() {
-		t.Skip("partition test: -short")
-	}
-	store := pgtest.URL(t)
+// newProxiedCluster starts one instance on store that reaches PostgreSQL
+// through a partitionProxy.
+func newProxiedCluster(t *testing.T, store string) (*haCluster, *partitionProxy) {
+	t.Helper()
 	u, err := url.Parse(store)
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +106,20 @@ func TestAPartitionedLeaderStopsCommittingBeforeTheNextLeads(t *testing.T) {
 		v.Host = proxy.ln.Addr().String()
 		return v.String()
 	})
+	return h, proxy
+}
+
+// The partition acceptance: the leader reaches PostgreSQL through a proxy;
+// the proxy is cut while it leads and jobs are being submitted; another
+// instance takes over, and the cut-off leader's last commit comes before
+// the new leader's first. Healed, the old leader is a standby again,
+// without a restart.
+func TestAPartitionedLeaderStopsCommittingBeforeTheNextLeads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("partition test: -short")
+	}
+	store := pgtest.URL(t)
+	h, proxy := newProxiedCluster(t, store)
 	if i, _ := h.leader(0, 30*time.Second); i != 0 {
 		t.Fatalf("instance %d leads, want the proxied 0", i)
 	}
@@ -163,7 +171,7 @@ func TestAPartitionedLeaderStopsCommittingBeforeTheNextLeads(t *testing.T) {
 	cancel()
 	wg.Wait()
 
-	terms, err := leader.Terms(context.Background(), openPG(t, store))
+	terms, err := leader.Terms(context.Background(), pgtest.Open(t, store))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,16 +234,7 @@ func TestTheDatabaseOutOfReachThenBack(t *testing.T) {
 		t.Skip("outage test: -short")
 	}
 	store := pgtest.URL(t)
-	u, err := url.Parse(store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newPartitionProxy(t, u.Host)
-	h := newHAClusterVia(t, 1, store, func(raw string) string {
-		v, _ := url.Parse(raw)
-		v.Host = proxy.ln.Addr().String()
-		return v.String()
-	})
+	h, proxy := newProxiedCluster(t, store)
 	_, term := h.leader(0, 30*time.Second)
 	start(t, "w1", "worker", "--server", h.urls(), "--name", "w1")
 	c, err := client.New(h.urls())

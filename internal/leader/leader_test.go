@@ -23,18 +23,7 @@ func testDB(t *testing.T) (*sql.DB, string) {
 	if _, err := postgres.Migrate(ctx, url); err != nil {
 		t.Fatal(err)
 	}
-	return openDB(t, url), url
-}
-
-// openDB opens a pool on the pgx driver, closed when the test ends.
-func openDB(t *testing.T, url string) *sql.DB {
-	t.Helper()
-	db, err := sql.Open("pgx", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return pgtest.Open(t, url), url
 }
 
 func lease(name string, ttl time.Duration) Lease {
@@ -184,7 +173,7 @@ func TestElectorsFailOver(t *testing.T) {
 	}
 	stopA := run("a", db)
 	waitLeader("a", 5*time.Second)
-	poolB := openDB(t, url)
+	poolB := pgtest.Open(t, url)
 	stopB := run("b", poolB)
 	defer stopB()
 	time.Sleep(2 * ttl)

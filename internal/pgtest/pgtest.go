@@ -6,6 +6,7 @@ package pgtest
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib" // the pgx database/sql driver
 )
 
 // URL creates a fresh schema and returns the test server's URL with
@@ -63,4 +65,16 @@ func drop(t testing.TB, base, schema string) {
 	if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
 		t.Logf("pgtest: drop %s: %v", schema, err)
 	}
+}
+
+// Open opens a database/sql pool on url (the pgx driver), closed when the
+// test ends.
+func Open(t testing.TB, url string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

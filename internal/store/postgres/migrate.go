@@ -6,22 +6,13 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
-	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/fairwayhq/fairway/internal/store/sqlstore"
 )
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
-
-// migration is one embedded file migrations/NNNN_name.sql.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
 
 // ErrSchemaTooNew: the database was migrated by a newer fairway.
 var ErrSchemaTooNew = errors.New("postgres: database schema is newer than this binary")
@@ -30,31 +21,8 @@ var ErrSchemaTooNew = errors.New("postgres: database schema is newer than this b
 // ASCII): several servers starting at once apply each migration once.
 const migrationLock = 0x66616972776179
 
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, e := range entries {
-		num, name, ok := strings.Cut(strings.TrimSuffix(e.Name(), ".sql"), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("bad migration file name %q", e.Name())
-		}
-		body, err := fs.ReadFile(migrationFS, "migrations/"+e.Name())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: name, sql: string(body)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, m := range out {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration versions must be 1..n without gaps; found %d at %d", m.version, i+1)
-		}
-	}
-	return out, nil
+func migrations() ([]sqlstore.Migration, error) {
+	return sqlstore.ReadMigrations(migrationFS, "migrations")
 }
 
 // LatestVersion returns the schema version this binary migrates to.
@@ -105,11 +73,11 @@ func Migrate(ctx context.Context, url string) (applied int, err error) {
 		return 0, fmt.Errorf("%w: version %d, this binary knows %d", ErrSchemaTooNew, current, len(ms))
 	}
 	for _, m := range ms[current:] {
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return 0, fmt.Errorf("postgres: migration %04d_%s: %w", m.version, m.name, err)
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return 0, fmt.Errorf("postgres: migration %04d_%s: %w", m.Version, m.Name, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
-			return 0, fmt.Errorf("postgres: migration %04d_%s: %w", m.version, m.name, err)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+			return 0, fmt.Errorf("postgres: migration %04d_%s: %w", m.Version, m.Name, err)
 		}
 		applied++
 	}

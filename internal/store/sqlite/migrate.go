@@ -6,53 +6,21 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/fairwayhq/fairway/internal/store/sqlstore"
 )
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// migration is one embedded file migrations/NNNN_name.sql.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
 // ErrSchemaTooNew: the database was migrated by a newer fairway.
 var ErrSchemaTooNew = errors.New("sqlite: database schema is newer than this binary")
 
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, e := range entries {
-		num, name, ok := strings.Cut(strings.TrimSuffix(e.Name(), ".sql"), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("bad migration file name %q", e.Name())
-		}
-		body, err := fs.ReadFile(migrationFS, "migrations/"+e.Name())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: name, sql: string(body)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, m := range out {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration versions must be 1..n without gaps; found %d at %d", m.version, i+1)
-		}
-	}
-	return out, nil
+func migrations() ([]sqlstore.Migration, error) {
+	return sqlstore.ReadMigrations(migrationFS, "migrations")
 }
 
 // LatestVersion returns the schema version this binary migrates to.
@@ -81,13 +49,13 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	}
 	for _, m := range ms {
 		if err := apply(ctx, db, m, len(ms)); err != nil {
-			return fmt.Errorf("migration %04d_%s: %w", m.version, m.name, err)
+			return fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
 		}
 	}
 	return nil
 }
 
-func apply(ctx context.Context, db *sql.DB, m migration, latest int) error {
+func apply(ctx context.Context, db *sql.DB, m sqlstore.Migration, latest int) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -100,14 +68,14 @@ func apply(ctx context.Context, db *sql.DB, m migration, latest int) error {
 	if current > latest {
 		return fmt.Errorf("%w: version %d, this binary knows %d", ErrSchemaTooNew, current, latest)
 	}
-	if current >= m.version {
+	if current >= m.Version {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-		m.version, m.name, time.Now().UnixMicro()); err != nil {
+		m.Version, m.Name, time.Now().UnixMicro()); err != nil {
 		return err
 	}
 	return tx.Commit()
