@@ -4,9 +4,11 @@
 //
 // A Node listens from the start. While it does not lead it is a standby:
 // /healthz answers 200, /readyz 503 with role "standby" and the leader's
-// address, and every other request 503 not_leader with Retry-After and the
-// leader's address in X-Fairway-Leader, so that a load balancer checking
-// /readyz sends traffic to the leader and clients and workers retry. When
+// address; reads of jobs, logs, events, reports and schedules are answered
+// from the database by a read-only server (no dispatcher); every other
+// request gets 503 not_leader with Retry-After and the leader's address in
+// X-Fairway-Leader, so that a load balancer checking /readyz sends
+// traffic to the leader and clients and workers follow it. When
 // the Node wins a term it opens the store with every write transaction
 // fenced by that term, rebuilds the dispatcher's state from the database
 // (jobs, leases, workers, schedules: as after a restart) and serves the
