@@ -220,24 +220,29 @@ func (s *Store) WriteDeferred(ctx context.Context, fn func(w store.Writer) error
 
 func (s *Store) transact(ctx context.Context, fn func(w store.Writer) error) (err error) {
 	bg := context.Background()
-	if _, err := s.WConn.ExecContext(bg, "BEGIN"); err != nil {
-		return fmt.Errorf("postgres: begin: %w", unavailable(err))
-	}
 	w := s.NewWriter()
-	committed := false
+	begun, committed := false, false
+	// The transaction begins, and the fence runs, with the first operation:
+	// a Write that writes nothing (a dispatcher tick with nothing to do)
+	// costs no round trip.
+	w.OnFirstOperation(func() error {
+		if _, err := s.WConn.ExecContext(bg, "BEGIN"); err != nil {
+			return fmt.Errorf("postgres: begin: %w", unavailable(err))
+		}
+		begun = true
+		if s.opts.fence != nil {
+			return s.opts.fence(ctx, s.WConn)
+		}
+		return nil
+	})
 	defer func() {
 		w.Finish()
-		if !committed {
+		if begun && !committed {
 			if _, rerr := s.WConn.ExecContext(bg, "ROLLBACK"); rerr != nil {
 				err = errors.Join(err, fmt.Errorf("postgres: rollback: %w", unavailable(rerr)))
 			}
 		}
 	}()
-	if s.opts.fence != nil {
-		if err := s.opts.fence(ctx, s.WConn); err != nil {
-			return err
-		}
-	}
 	if err := fn(w); err != nil {
 		return err
 	}
@@ -249,6 +254,9 @@ func (s *Store) transact(ctx context.Context, fn func(w store.Writer) error) (er
 	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if !begun {
+		return nil // nothing was written
 	}
 	if _, err := s.WConn.ExecContext(bg, "COMMIT"); err != nil {
 		return fmt.Errorf("postgres: commit: %w", unavailable(err))

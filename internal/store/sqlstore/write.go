@@ -85,6 +85,7 @@ type Writer struct {
 	done  bool
 	wrote bool            // an operation ran: the commit has frames to make durable
 	held  heldTransitions // JobTransitionBatched's, not yet applied
+	begin func() error    // run before the first operation (OnFirstOperation)
 	// broken is the first error that was not an operation's own outcome
 	// (sentinel): after it the transaction may have been rolled back by
 	// SQLite, so every later operation fails with it and Write rolls back.
@@ -111,6 +112,12 @@ func (w *Writer) checkHeld(ctx context.Context, batching bool) error {
 	if w.broken != nil {
 		return fmt.Errorf("store: transaction unusable after an earlier error: %w", w.broken)
 	}
+	if !w.wrote && w.begin != nil {
+		if err := w.begin(); err != nil {
+			w.broken = err
+			return err
+		}
+	}
 	w.wrote = true
 	if err := ctx.Err(); err != nil {
 		return err
@@ -123,6 +130,12 @@ func (w *Writer) checkHeld(ctx context.Context, batching bool) error {
 	}
 	return nil
 }
+
+// OnFirstOperation makes the Writer call begin before its first
+// operation: a driver that begins its transaction there commits nothing,
+// and spends no round trip, when the caller wrote nothing. An error of
+// begin fails that operation and the transaction.
+func (w *Writer) OnFirstOperation(begin func() error) { w.begin = begin }
 
 // Flush applies the held transitions; the driver calls it before COMMIT.
 // A missed guard among them is ErrConflict, and the transaction must roll
