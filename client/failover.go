@@ -85,7 +85,7 @@ func (c *Client) withFailover(ctx context.Context, call func(root string) (int, 
 			return status, err
 		}
 		c.ends.moveOn(root, leader)
-		if tries%len(c.ends.roots) == 0 || leader == "" && len(c.ends.roots) == 1 {
+		if tries%len(c.ends.roots) == 0 { // a round of the instances: pause
 			select {
 			case <-ctx.Done():
 				return status, err

@@ -14,6 +14,7 @@ import (
 	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/ha"
 	"github.com/fairwayhq/fairway/internal/leader"
+	"github.com/fairwayhq/fairway/internal/store/postgres"
 )
 
 // serveHA runs this process as one instance on a PostgreSQL store: a
@@ -33,7 +34,7 @@ func serveHA(ctx context.Context, cfg config.Config, log *slog.Logger, inner net
 	hs, ln := listenHTTP(cfg.Server, inner, node.Handler(), log)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	ready(ln.Addr().String(), "store "+redactURL(cfg.Server.Store))
+	ready(ln.Addr().String(), "store "+postgres.Redact(cfg.Server.Store))
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -73,9 +73,9 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 // schemaStatus reads the store's schema version without changing it.
 func schemaStatus(ctx context.Context, storeURL, dataDir string) (where string, current, latest int, err error) {
-	if isPostgres(storeURL) {
+	if postgres.IsURL(storeURL) {
 		current, latest, err = postgres.SchemaStatus(ctx, storeURL)
-		return redactURL(storeURL), current, latest, err
+		return postgres.Redact(storeURL), current, latest, err
 	}
 	current, latest, err = sqlite.SchemaStatus(ctx, sqlitePath(dataDir))
 	return sqlitePath(dataDir), current, latest, err
@@ -83,7 +83,7 @@ func schemaStatus(ctx context.Context, storeURL, dataDir string) (where string, 
 
 // migrateUp applies the pending migrations.
 func migrateUp(ctx context.Context, storeURL, dataDir string) error {
-	if isPostgres(storeURL) {
+	if postgres.IsURL(storeURL) {
 		_, err := postgres.Migrate(ctx, storeURL)
 		return err
 	}

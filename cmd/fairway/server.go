@@ -11,6 +11,7 @@ import (
 
 	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/server"
+	"github.com/fairwayhq/fairway/internal/store/postgres"
 )
 
 func init() {
@@ -111,7 +112,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 		return err
 	}
 	defer inner.Close()
-	if isPostgres(cfg.Server.Store) {
+	if postgres.IsURL(cfg.Server.Store) {
 		return serveHA(ctx, cfg, log, inner, ready)
 	}
 	st, err := openStore(ctx, cfg)

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"path/filepath"
-	"strings"
 
 	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/datadir"
@@ -14,18 +12,13 @@ import (
 	"github.com/fairwayhq/fairway/internal/store/sqlite"
 )
 
-// isPostgres reports whether a --store value names a PostgreSQL database.
-func isPostgres(storeURL string) bool {
-	return strings.HasPrefix(storeURL, "postgres://") || strings.HasPrefix(storeURL, "postgresql://")
-}
-
 // checkStoreURL refuses a --store that is neither empty (SQLite in the
 // data directory) nor a PostgreSQL URL.
 func checkStoreURL(storeURL string) error {
-	if storeURL == "" || isPostgres(storeURL) {
+	if storeURL == "" || postgres.IsURL(storeURL) {
 		return nil
 	}
-	return fmt.Errorf("--store %q: want a postgres://user@host:5432/db URL, or no --store for SQLite in --data", redactURL(storeURL))
+	return fmt.Errorf("--store %q: want a postgres://user@host:5432/db URL, or no --store for SQLite in --data", postgres.Redact(storeURL))
 }
 
 // sqlitePath is the SQLite database file of a data directory.
@@ -48,12 +41,12 @@ func (o *openedStore) Close() error {
 // openStore opens the configured store: SQLite in the data directory,
 // locked against a second server on it, or PostgreSQL.
 func openStore(ctx context.Context, cfg config.Config) (*openedStore, error) {
-	if isPostgres(cfg.Server.Store) {
+	if postgres.IsURL(cfg.Server.Store) {
 		st, err := postgres.Open(ctx, cfg.Server.Store)
 		if err != nil {
-			return nil, fmt.Errorf("open store %s: %w", redactURL(cfg.Server.Store), err)
+			return nil, fmt.Errorf("open store %s: %w", postgres.Redact(cfg.Server.Store), err)
 		}
-		return &openedStore{Store: st, where: redactURL(cfg.Server.Store), release: func() {}}, nil
+		return &openedStore{Store: st, where: postgres.Redact(cfg.Server.Store), release: func() {}}, nil
 	}
 	release, err := datadirLock(cfg.Server.DataDir)
 	if err != nil {
@@ -65,15 +58,6 @@ func openStore(ctx context.Context, cfg config.Config) (*openedStore, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	return &openedStore{Store: st, where: "data in " + cfg.Server.DataDir, release: release}, nil
-}
-
-// redactURL hides a URL's password, to print it.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
 }
 
 // datadirLock takes the data directory's lock (the one a server holds) and

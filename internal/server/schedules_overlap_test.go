@@ -55,6 +55,20 @@ func patientConfig() config.Config {
 	return c
 }
 
+// startOverlap is a server with a worker of slots slots and a minutely
+// schedule under overlap, the clock moved to its first slot (12:01).
+func startOverlap(t *testing.T, overlap string, slots int) (h *harness, base time.Time, w string, sc api.Schedule) {
+	t.Helper()
+	h = newHarness(t, patientConfig())
+	base = h.clock.Now()
+	w = h.register(api.RegisterRequest{Name: "w", Slots: slots})
+	spec := everyMinute
+	spec.Overlap = overlap
+	sc = h.createSchedule(spec)
+	h.clock.Advance(time.Minute)
+	return h, base, w, sc
+}
+
 // pendingJob is the schedule's one unfinished job.
 func (h *harness) pendingJob(id string) api.Job {
 	h.t.Helper()
@@ -73,13 +87,7 @@ func (h *harness) pendingJob(id string) api.Job {
 // buffer_one keeps one slot that came while the last run was unfinished
 // and fires it once that run ends; the others are skipped and recorded.
 func TestOverlapBufferOneRunsOneSlotAfterTheRunningJob(t *testing.T) {
-	h := newHarness(t, patientConfig())
-	base := h.clock.Now()
-	w := h.register(api.RegisterRequest{Name: "w", Slots: 1})
-	spec := everyMinute
-	spec.Overlap = "buffer_one"
-	sc := h.createSchedule(spec)
-	h.clock.Advance(time.Minute)
+	h, base, w, sc := startOverlap(t, "buffer_one", 1)
 	h.tick() // 12:01 fires
 	for range 3 {
 		h.clock.Advance(time.Minute)
@@ -106,13 +114,7 @@ func TestOverlapBufferOneRunsOneSlotAfterTheRunningJob(t *testing.T) {
 // buffer_all keeps every slot and runs them one after another, oldest
 // first, never two at once.
 func TestOverlapBufferAllRunsEverySlotInTurn(t *testing.T) {
-	h := newHarness(t, patientConfig())
-	base := h.clock.Now()
-	w := h.register(api.RegisterRequest{Name: "w", Slots: 2})
-	spec := everyMinute
-	spec.Overlap = "buffer_all"
-	sc := h.createSchedule(spec)
-	h.clock.Advance(time.Minute)
+	h, base, w, sc := startOverlap(t, "buffer_all", 2)
 	h.tick()
 	h.clock.Advance(3 * time.Minute)
 	h.tick() // 12:02, 12:03, 12:04 buffered behind 12:01
@@ -134,13 +136,7 @@ func TestOverlapBufferAllRunsEverySlotInTurn(t *testing.T) {
 // cancel_other cancels the unfinished run when the next slot comes and
 // starts the new one: a running job's worker is told to stop.
 func TestOverlapCancelOtherReplacesTheUnfinishedRun(t *testing.T) {
-	h := newHarness(t, patientConfig())
-	base := h.clock.Now()
-	w := h.register(api.RegisterRequest{Name: "w", Slots: 2})
-	spec := everyMinute
-	spec.Overlap = "cancel_other"
-	sc := h.createSchedule(spec)
-	h.clock.Advance(time.Minute)
+	h, base, w, sc := startOverlap(t, "cancel_other", 2)
 	h.tick()
 	first := h.pendingJob(sc.ID)
 	leases := h.lease(w, 1)

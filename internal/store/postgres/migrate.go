@@ -120,8 +120,8 @@ func SchemaStatus(ctx context.Context, url string) (current, latest int, err err
 	return current, latest, err
 }
 
-// redact hides a URL's password, to show it.
-func redact(raw string) string {
+// Redact is a URL with its password hidden, to show it.
+func Redact(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(unparsable URL)"

@@ -24,7 +24,6 @@ type Store struct {
 	opts options
 
 	wmu sync.Mutex // held by Write and Close
-	wdb *sql.DB    // the pool WConn comes from
 }
 
 var _ store.Store = (*Store)(nil)
@@ -121,7 +120,7 @@ func (s *Store) open(ctx context.Context, url string) error {
 	wdb.SetMaxIdleConns(1)
 	wdb.SetConnMaxLifetime(0)
 	wdb.SetConnMaxIdleTime(0)
-	s.wdb = wdb
+	s.WDB = wdb
 	if s.WConn, err = wdb.Conn(ctx); err != nil {
 		_ = wdb.Close()
 		return fmt.Errorf("postgres: connect: %w", unavailable(err))
@@ -129,34 +128,40 @@ func (s *Store) open(ctx context.Context, url string) error {
 	if s.opts.idleTx > 0 {
 		q := fmt.Sprintf("SET idle_in_transaction_session_timeout = %d", s.opts.idleTx.Milliseconds())
 		if _, err := s.WConn.ExecContext(ctx, q); err != nil {
-			_ = s.closeWriter()
+			_ = s.CloseWriter()
 			return fmt.Errorf("postgres: %s: %w", q, err)
 		}
 	}
 	if err := s.Prepare(ctx); err != nil {
-		_ = s.closeWriter()
+		_ = s.CloseWriter()
 		return fmt.Errorf("postgres: prepare: %w", err)
 	}
 	rdb, err := sql.Open("pgx", url)
 	if err != nil {
-		_ = s.closeWriter()
+		_ = s.CloseWriter()
 		return fmt.Errorf("postgres: open: %w", err)
 	}
 	rdb.SetMaxOpenConns(s.opts.readConns)
 	rdb.SetMaxIdleConns(s.opts.readConns)
 	if err := rdb.PingContext(ctx); err != nil {
 		_ = rdb.Close()
-		_ = s.closeWriter()
+		_ = s.CloseWriter()
 		return fmt.Errorf("postgres: connect: %w", unavailable(err))
 	}
 	s.RDB = rdb
 	return nil
 }
 
+// IsURL reports whether s names a PostgreSQL database (postgres:// or
+// postgresql://).
+func IsURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
 // checkURL refuses what is not a PostgreSQL URL.
 func checkURL(url string) error {
-	if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") {
-		return fmt.Errorf("postgres: %q is not a postgres:// URL", redact(url))
+	if !IsURL(url) {
+		return fmt.Errorf("postgres: %q is not a postgres:// URL", Redact(url))
 	}
 	if _, err := pgconn.ParseConfig(url); err != nil {
 		return fmt.Errorf("postgres: bad URL: %w", err)
@@ -172,18 +177,10 @@ func (s *Store) Close() error {
 	if s.Closed.Swap(true) {
 		return nil
 	}
-	if err := errors.Join(s.RDB.Close(), s.closeWriter()); err != nil {
+	if err := errors.Join(s.RDB.Close(), s.CloseWriter()); err != nil {
 		return fmt.Errorf("postgres: close: %w", err)
 	}
 	return nil
-}
-
-func (s *Store) closeWriter() error {
-	errs := []error{s.CloseStatements()}
-	if s.WConn != nil {
-		errs = append(errs, s.WConn.Close())
-	}
-	return errors.Join(append(errs, s.wdb.Close())...)
 }
 
 // Write runs fn in one transaction on the writer connection and returns

@@ -27,7 +27,6 @@ type Store struct {
 	path string
 
 	wmu  sync.Mutex    // held by Write and Close
-	wdb  *sql.DB       // a pool of exactly one connection: WConn
 	ckpt *checkpointer // nil when checkpoints are left to SQLite
 	sync *syncer       // makes commits durable behind the writer
 }
@@ -113,19 +112,19 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	s.sync = startSyncer(abs)
 	if err := <-s.sync.commit(true); err != nil {
 		_ = s.sync.close()
-		_ = s.closeWriter()
+		_ = s.CloseWriter()
 		return nil, fmt.Errorf("sqlite: open %s: %w", s.path, err)
 	}
 	if err := s.openReaders(ctx, o); err != nil {
 		_ = s.sync.close()
-		_ = s.closeWriter()
+		_ = s.CloseWriter()
 		return nil, err
 	}
 	if o.checkpointEvery > 0 {
 		if err := s.startCheckpointer(ctx, o); err != nil {
 			_ = s.RDB.Close()
 			_ = s.sync.close()
-			_ = s.closeWriter()
+			_ = s.CloseWriter()
 			return nil, fmt.Errorf("sqlite: open %s: checkpointer: %w", s.path, err)
 		}
 	}
@@ -148,7 +147,7 @@ func (s *Store) openWriter(ctx context.Context, o options) error {
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	s.wdb = db
+	s.WDB = db
 	if err := s.checkWAL(ctx); err != nil {
 		_ = db.Close()
 		return err
@@ -166,11 +165,11 @@ func (s *Store) openWriter(ctx context.Context, o options) error {
 		autockpt = backstopPages
 	}
 	if _, err := s.WConn.ExecContext(ctx, "PRAGMA wal_autocheckpoint = "+strconv.Itoa(autockpt)); err != nil {
-		_ = s.closeWriter()
+		_ = s.CloseWriter()
 		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
 	}
 	if err := s.Prepare(ctx); err != nil {
-		_ = s.closeWriter()
+		_ = s.CloseWriter()
 		return fmt.Errorf("sqlite: prepare: %w", err)
 	}
 	return nil
@@ -178,7 +177,7 @@ func (s *Store) openWriter(ctx context.Context, o options) error {
 
 func (s *Store) checkWAL(ctx context.Context) error {
 	var mode string
-	if err := s.wdb.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+	if err := s.WDB.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
 	}
 	if mode != "wal" {
@@ -231,20 +230,11 @@ func (s *Store) Close() error {
 	}
 	errs = append(errs, s.RDB.Close())
 	_, err := s.WConn.ExecContext(bg, "PRAGMA optimize")
-	errs = append(errs, err, s.sync.close(), s.closeWriter())
+	errs = append(errs, err, s.sync.close(), s.CloseWriter())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("sqlite: close %s: %w", s.path, err)
 	}
 	return nil
-}
-
-// closeWriter closes the writer's statements, connection and pool.
-func (s *Store) closeWriter() error {
-	errs := []error{s.CloseStatements()}
-	if s.WConn != nil {
-		errs = append(errs, s.WConn.Close())
-	}
-	return errors.Join(append(errs, s.wdb.Close())...)
 }
 
 // Write runs fn in one transaction on the writer connection (BEGIN

@@ -65,6 +65,7 @@ func (d *Dialect) rebind(q string) string {
 type Core struct {
 	D      Dialect
 	Window time.Duration // idempotency window
+	WDB    *sql.DB       // the pool of one connection WConn comes from
 	WConn  *sql.Conn     // the writer connection, held for the store's life
 	RDB    *sql.DB       // the read pool
 	Closed atomic.Bool   // set by the driver's Close: reads fail with ErrClosed
@@ -97,8 +98,21 @@ func (c *Core) prepareOn(q string) (*sql.Stmt, error) {
 	return c.WConn.PrepareContext(bg, c.D.rebind(q))
 }
 
-// CloseStatements closes every prepared statement.
-func (c *Core) CloseStatements() error {
+// CloseWriter closes the prepared statements, the writer connection and
+// its pool.
+func (c *Core) CloseWriter() error {
+	errs := []error{c.closeStatements()}
+	if c.WConn != nil {
+		errs = append(errs, c.WConn.Close())
+	}
+	if c.WDB != nil {
+		errs = append(errs, c.WDB.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// closeStatements closes every prepared statement.
+func (c *Core) closeStatements() error {
 	var errs []error
 	for _, st := range c.stmts {
 		if st != nil {
