@@ -99,7 +99,7 @@ func (n *Node) openReads(ctx context.Context) (func(), error) {
 // lead serves the API for one term, until its context ends.
 func (n *Node) lead(ctx context.Context, t leader.Term) {
 	log := n.opts.Logger.With("term", t.Number)
-	fence := func(ctx context.Context, tx postgres.Tx) error { return t.Fence(ctx, tx) }
+	fence := postgres.Fence{SQL: leader.FenceSQL, Args: t.FenceArgs(), Err: leader.FenceError}
 	st, err := postgres.Open(ctx, n.opts.URL, postgres.WithFence(fence), postgres.WithIdleTxTimeout(t.TTL))
 	if err != nil {
 		log.Error("ha: open the store for the term", "err", err)

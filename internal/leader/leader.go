@@ -8,6 +8,8 @@ import (
 
 	"database/sql"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/fairwayhq/fairway/internal/store"
 )
 
@@ -81,23 +83,34 @@ func (t Term) Resign(ctx context.Context, db DB) error {
 // term can begin before it commits. ErrDeposed when the term is over.
 // It also counts the transaction in leader_terms (first and last commit
 // time of each term), the record that shows terms never overlap.
+//
+// The check is one statement (FenceSQL with FenceArgs, the database
+// function fairway_fence), so that a store can send it with the rest of
+// its transaction (postgres.WithFence) and name its error with
+// FenceError.
 func (t Term) Fence(ctx context.Context, tx DB) error {
-	var one int
-	err := tx.QueryRowContext(ctx, `SELECT 1 FROM leadership
-		WHERE id = 1 AND holder = $1 AND term = $2 AND expires_at > clock_timestamp() FOR SHARE`,
-		t.Holder, t.Number).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("%w (term %d)", ErrDeposed, t.Number)
+	_, err := tx.ExecContext(ctx, FenceSQL, t.FenceArgs()...)
+	if ferr := FenceError(err); ferr != nil {
+		return ferr
 	}
 	if err != nil {
 		return fmt.Errorf("leader: fence term %d: %w", t.Number, err)
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO leader_terms (term, holder, first_commit_at, last_commit_at, commits)
-		VALUES ($1, $2, clock_timestamp(), clock_timestamp(), 1)
-		ON CONFLICT (term) DO UPDATE SET last_commit_at = clock_timestamp(), commits = leader_terms.commits + 1`,
-		t.Number, t.Holder)
-	if err != nil {
-		return fmt.Errorf("leader: record term %d: %w", t.Number, err)
+	return nil
+}
+
+// FenceSQL is the fence statement; its arguments are Term.FenceArgs.
+const FenceSQL = `SELECT fairway_fence($1, $2)`
+
+// FenceArgs are FenceSQL's arguments for the term.
+func (t Term) FenceArgs() []any { return []any{t.Holder, t.Number} }
+
+// FenceError is ErrDeposed, with the database's message, when err is the
+// fence's refusal; nil for any other error.
+func FenceError(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "FWDEP" {
+		return fmt.Errorf("%w (%s)", ErrDeposed, pe.Message)
 	}
 	return nil
 }

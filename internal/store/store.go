@@ -124,7 +124,10 @@ type Writer interface {
 	// ErrNotFound if the job does not exist.
 	ExecutionUpsert(ctx context.Context, e Execution) error
 	// ExecutionUpsertMany upserts many executions as one operation;
-	// ErrNotFound, and nothing stored, if a job does not exist.
+	// ErrNotFound, and nothing stored, if a job does not exist. Like the
+	// Batched operations it is for the dispatcher, which knows its jobs
+	// exist: the driver may send it with the transaction's later
+	// statements, and a missing job then fails the Write with ErrNotFound.
 	ExecutionUpsertMany(ctx context.Context, es []Execution) error
 	// ExecutionResultUpdate records a try of an attempt's result upload;
 	// see ResultUpdate. ErrConflict when the upload is not pending with

@@ -10,19 +10,35 @@
 // placeholders, reads new event ids with RETURNING (BIGSERIAL hands the
 // rows of one INSERT increasing ids), and, because a failed statement
 // aborts a PostgreSQL transaction, runs every operation that may break a
-// constraint (an execution or log chunk of a job that is gone) in a
-// savepoint, so that its sentinel error leaves the transaction usable.
-// Guarded UPDATEs (fenced transitions) and INSERT ... ON CONFLICT report
-// through the rows they changed and cannot fail.
+// constraint and reports it as its outcome (a log chunk of a job that is
+// gone) in a savepoint, so that its sentinel error leaves the transaction
+// usable.
+//
+// Pipelining: a transaction of the dispatcher costs one round trip. BEGIN,
+// the fence, the batched job inserts and transitions, the executions, the
+// events and COMMIT are queued (sqlstore.Pipeline) and sent together as a
+// pgx.Batch, which pgx writes in pipeline mode: every statement, one Sync,
+// then the results. The checks that used to read an answer run in the
+// database and fail the statement instead (migration 0003): a batched
+// transition's UPDATE ends in fairway_expect_rows(count, want), SQLSTATE
+// FWCON, read as store.ErrConflict; a job insert has no ON CONFLICT, so a
+// taken id is a unique violation, store.ErrExists; package leader's fence
+// is fairway_fence(holder, term), SQLSTATE FWDEP, read as ErrDeposed. After
+// a failed statement the database skips every later one up to the Sync, so
+// the queued COMMIT never runs and Write rolls back. An operation that
+// needs an answer (an idempotency claim, a single transition, a log
+// append) sends the queue first and runs at once; the statements keep
+// their order. Measured with fairway bench on this machine's PostgreSQL:
+// drain 3.9-4.3k to 5.4-5.6k jobs/s, latency p99 5.8-6.6 to 4.2 ms.
 //
 // Durability: synchronous_commit stays on; a Write returns once COMMIT has
 // returned, so acknowledged means committed and durable (WriteDeferred
 // hands back a channel that is already closed).
 //
-// Fencing: WithFence runs a check first in every write transaction, on
-// the writer connection. Package leader's Term.Fence takes the
-// leadership row FOR SHARE and requires this instance's term to be
-// current: a deposed leader commits nothing (see package leader).
+// Fencing: WithFence runs a statement first in every write transaction.
+// Package leader's (fairway_fence) takes the leadership row FOR SHARE and
+// requires this instance's term to be current: a deposed leader commits
+// nothing (see package leader).
 //
 // Migrations: embedded, versioned SQL files (migrations/NNNN_name.sql),
 // recorded in schema_migrations and applied by Open or Migrate in one

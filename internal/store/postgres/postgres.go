@@ -43,6 +43,8 @@ var dialect = sqlstore.Dialect{
 	},
 	UniqueViolation:     func(err error) bool { return pgCode(err) == "23505" },
 	ForeignKeyViolation: func(err error) bool { return pgCode(err) == "23503" },
+	ExpectRows:          "fairway_expect_rows",
+	ExpectRowsMissed:    func(err error) bool { return pgCode(err) == "FWCON" },
 }
 
 func pgCode(err error) string {
@@ -53,21 +55,20 @@ func pgCode(err error) string {
 	return ""
 }
 
-// Fence runs first in every write transaction, on it; an error aborts
-// the transaction (package leader's Term.Fence: nothing commits once this
-// instance no longer leads).
-type Fence func(ctx context.Context, tx Tx) error
-
-// Tx is what a Fence may run statements on.
-type Tx interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+// Fence is a statement that runs first in every write transaction, sent
+// with its other statements; its error aborts the transaction, and Err,
+// when set, names that error (package leader's fence: nothing commits
+// once this instance no longer leads).
+type Fence struct {
+	SQL  string
+	Args []any
+	Err  func(error) error // the error Write returns for the fence's, or nil to keep it
 }
 
 type options struct {
 	readConns int
 	window    time.Duration
-	fence     Fence
+	fence     *Fence
 	idleTx    time.Duration
 }
 
@@ -81,7 +82,7 @@ func WithReadConns(n int) Option { return func(o *options) { o.readConns = n } }
 func WithIdempotencyWindow(d time.Duration) Option { return func(o *options) { o.window = d } }
 
 // WithFence runs f at the start of every write transaction.
-func WithFence(f Fence) Option { return func(o *options) { o.fence = f } }
+func WithFence(f Fence) Option { return func(o *options) { o.fence = &f } }
 
 // WithIdleTxTimeout has the database end the writer's session when it
 // leaves a transaction open without a statement for d
@@ -132,6 +133,7 @@ func (s *Store) open(ctx context.Context, url string) error {
 			return fmt.Errorf("postgres: %s: %w", q, err)
 		}
 	}
+	s.Pipe = &pipeline{conn: s.WConn, fence: s.opts.fence}
 	if err := s.Prepare(ctx); err != nil {
 		_ = s.CloseWriter()
 		return fmt.Errorf("postgres: prepare: %w", err)
@@ -215,6 +217,9 @@ func (s *Store) WriteDeferred(ctx context.Context, fn func(w store.Writer) error
 	return durable, nil
 }
 
+// transact runs fn in one transaction. Its statements are queued
+// (sqlstore.Pipeline) and sent, with BEGIN, the fence and COMMIT, in one
+// round trip, unless an operation needs an answer first.
 func (s *Store) transact(ctx context.Context, fn func(w store.Writer) error) (err error) {
 	bg := context.Background()
 	w := s.NewWriter()
@@ -223,18 +228,18 @@ func (s *Store) transact(ctx context.Context, fn func(w store.Writer) error) (er
 	// a Write that writes nothing (a dispatcher tick with nothing to do)
 	// costs no round trip.
 	w.OnFirstOperation(func() error {
-		if _, err := s.WConn.ExecContext(bg, "BEGIN"); err != nil {
-			return fmt.Errorf("postgres: begin: %w", unavailable(err))
-		}
+		s.Pipe.Queue("BEGIN", nil, nil)
 		begun = true
-		if s.opts.fence != nil {
-			return s.opts.fence(ctx, s.WConn)
+		if f := s.opts.fence; f != nil {
+			s.Pipe.Queue(f.SQL, f.Args, nil)
 		}
 		return nil
 	})
 	defer func() {
 		w.Finish()
-		if begun && !committed {
+		sent := s.Pipe.Pending() == 0
+		s.Pipe.Reset()
+		if begun && !committed && sent {
 			if _, rerr := s.WConn.ExecContext(bg, "ROLLBACK"); rerr != nil {
 				err = errors.Join(err, fmt.Errorf("postgres: rollback: %w", unavailable(rerr)))
 			}
@@ -244,10 +249,10 @@ func (s *Store) transact(ctx context.Context, fn func(w store.Writer) error) (er
 		return err
 	}
 	if err := w.Flush(); err != nil {
-		return fmt.Errorf("postgres: transaction rolled back: %w", unavailable(err))
+		return fmt.Errorf("postgres: transaction rolled back: %w", err)
 	}
 	if _, broken := w.Finish(); broken != nil {
-		return fmt.Errorf("postgres: transaction rolled back: %w", unavailable(broken))
+		return fmt.Errorf("postgres: transaction rolled back: %w", broken)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -255,8 +260,9 @@ func (s *Store) transact(ctx context.Context, fn func(w store.Writer) error) (er
 	if !begun {
 		return nil // nothing was written
 	}
-	if _, err := s.WConn.ExecContext(bg, "COMMIT"); err != nil {
-		return fmt.Errorf("postgres: commit: %w", unavailable(err))
+	s.Pipe.Queue("COMMIT", nil, nil)
+	if err := w.Send(bg); err != nil {
+		return fmt.Errorf("postgres: commit: %w", err)
 	}
 	committed = true
 	return nil

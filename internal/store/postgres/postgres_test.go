@@ -69,16 +69,24 @@ func TestOpenRefusesWhatIsNotAPostgresURL(t *testing.T) {
 	}
 }
 
-// A fence that refuses makes the write commit nothing.
+// A fence that refuses makes the write commit nothing, and its Err names
+// the error.
 func TestAFenceThatRefusesCommitsNothing(t *testing.T) {
 	url := pgtest.URL(t)
+	db := pgtest.Open(t, url)
+	if _, err := db.ExecContext(ctx, `CREATE TABLE gate (open BOOLEAN NOT NULL); INSERT INTO gate VALUES (true)`); err != nil {
+		t.Fatal(err)
+	}
 	deposed := errors.New("deposed")
-	refuse := false
-	s, err := Open(ctx, url, WithFence(func(ctx context.Context, tx Tx) error {
-		if refuse {
-			return deposed
-		}
-		return nil
+	s, err := Open(ctx, url, WithFence(Fence{
+		SQL:  `SELECT 1 / (SELECT count(*) FROM gate WHERE open)::int WHERE $1`,
+		Args: []any{true},
+		Err: func(err error) error {
+			if pgCode(err) == "22012" { // division by zero: the gate is shut
+				return deposed
+			}
+			return nil
+		},
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -88,12 +96,21 @@ func TestAFenceThatRefusesCommitsNothing(t *testing.T) {
 	if err := s.Write(ctx, func(w store.Writer) error { return w.JobInsert(ctx, job) }); err != nil {
 		t.Fatal(err)
 	}
-	refuse = true
-	job.ID = "b"
-	if err := s.Write(ctx, func(w store.Writer) error { return w.JobInsert(ctx, job) }); !errors.Is(err, deposed) {
-		t.Fatalf("write under a refusing fence: %v", err)
+	if _, err := db.ExecContext(ctx, `UPDATE gate SET open = false`); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := s.JobGet(ctx, "b"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("the fenced-off job was stored: %v", err)
+	for _, job.ID = range []string{"b", "c"} { // an operation that runs at once, then one that is queued
+		err := s.Write(ctx, func(w store.Writer) error {
+			if job.ID == "b" {
+				return w.JobInsert(ctx, job)
+			}
+			return w.JobInsertBatched(ctx, job)
+		})
+		if !errors.Is(err, deposed) {
+			t.Fatalf("write of %s under a refusing fence: %v", job.ID, err)
+		}
+		if _, err := s.JobGet(ctx, job.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("the fenced-off job %s was stored: %v", job.ID, err)
+		}
 	}
 }

@@ -66,13 +66,21 @@ func writeRows(b *strings.Builder, n, cols int) {
 // operation; ErrNotFound (and nothing stored) if a job does not exist.
 func (w *Writer) ExecutionUpsertMany(ctx context.Context, es []store.Execution) (err error) {
 	defer w.guard(&err)
-	if err := w.check(ctx); err != nil {
+	mode := opNow
+	if w.piped() {
+		mode = opPiped
+	}
+	if err := w.checkOp(ctx, mode); err != nil {
 		return err
 	}
 	for i := range es {
 		if err := es[i].Validate(); err != nil {
 			return err
 		}
+	}
+	if mode == opPiped {
+		w.queueExecutions(es)
+		return nil
 	}
 	return w.atomically(func() error {
 		return eachChunk(len(es), func(from, n int) error { return w.upsertExecChunk(es[from : from+n]) })
@@ -86,6 +94,17 @@ func (w *Writer) upsertExecChunk(es []store.Execution) error {
 	if err != nil {
 		return fmt.Errorf("store: prepare executions: %w", err)
 	}
+	_, err = st.ExecContext(bg, execArgs(es)...)
+	if w.s.D.ForeignKeyViolation(err) {
+		return fmt.Errorf("%w: an execution's job does not exist", store.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("store: upsert executions: %w", err)
+	}
+	return nil
+}
+
+func execArgs(es []store.Execution) []any {
 	args := make([]any, 0, execCols*len(es))
 	for i := range es {
 		e := &es[i]
@@ -95,14 +114,7 @@ func (w *Writer) upsertExecChunk(es []store.Execution) error {
 			boolPtrArg(e.SLAMet), e.SLAViolationPct, strArg(string(e.ResultState)), strArg(e.ResultURL),
 			strArg(e.ResultError), int64(e.ResultTries), timeArg(e.ResultNextAt))
 	}
-	_, err = st.ExecContext(bg, args...)
-	if w.s.D.ForeignKeyViolation(err) {
-		return fmt.Errorf("%w: an execution's job does not exist", store.ErrNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("store: upsert executions: %w", err)
-	}
-	return nil
+	return args
 }
 
 func execBatchSQL(n int) string {

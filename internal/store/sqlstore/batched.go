@@ -42,7 +42,7 @@ func (w *Writer) JobInsertBatched(ctx context.Context, j store.Job) (err error) 
 		return w.JobInsert(ctx, j)
 	}
 	defer w.guard(&err)
-	if err := w.checkHeld(ctx, true); err != nil {
+	if err := w.checkOp(ctx, opHeld); err != nil {
 		return err
 	}
 	if err := j.Validate(); err != nil {
@@ -60,6 +60,10 @@ func (w *Writer) JobInsertBatched(ctx context.Context, j store.Job) (err error) 
 func (w *Writer) flushInserts() error {
 	rows := w.held.inserts
 	w.held.inserts = nil
+	if w.piped() {
+		w.queueInserts(rows)
+		return nil
+	}
 	for len(rows) > 0 {
 		n := min(len(rows), maxBatchedInserts)
 		var b strings.Builder
@@ -87,7 +91,7 @@ func (w *Writer) JobTransitionBatched(ctx context.Context, p store.JobTransition
 		return w.JobTransition(ctx, p)
 	}
 	defer w.guard(&err)
-	if err := w.checkHeld(ctx, true); err != nil {
+	if err := w.checkOp(ctx, opHeld); err != nil {
 		return err
 	}
 	if err := p.Validate(); err != nil {
@@ -108,7 +112,7 @@ func (w *Writer) JobTransitionBatched(ctx context.Context, p store.JobTransition
 }
 
 // flushHeld applies the held transitions, a statement per shape and
-// chunk.
+// chunk (queues them, when the driver pipelines).
 func (w *Writer) flushHeld() error {
 	if len(w.held.inserts) > 0 {
 		if err := w.flushInserts(); err != nil {
@@ -141,6 +145,10 @@ func (w *Writer) flushHeld() error {
 }
 
 func (w *Writer) applyBatch(sh transitionShape, rows [][]any) error {
+	if w.piped() {
+		w.queueTransitions(sh, rows)
+		return nil
+	}
 	q, cols := sh.batchSQL(len(rows))
 	args := make([]any, 0, len(rows)*cols)
 	for _, r := range rows {

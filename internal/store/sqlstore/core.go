@@ -38,6 +38,11 @@ type Dialect struct {
 	// UniqueViolation and ForeignKeyViolation classify constraint errors.
 	UniqueViolation     func(error) bool
 	ForeignKeyViolation func(error) bool
+	// ExpectRows names the database function f(got, want) that fails the
+	// statement unless got = want, and ExpectRowsMissed tells its error
+	// (pipelined transitions, pipeline.go).
+	ExpectRows       string
+	ExpectRowsMissed func(error) bool
 }
 
 // rebind rewrites ? placeholders for the dialect.
@@ -69,6 +74,10 @@ type Core struct {
 	WConn  *sql.Conn     // the writer connection, held for the store's life
 	RDB    *sql.DB       // the read pool
 	Closed atomic.Bool   // set by the driver's Close: reads fail with ErrClosed
+	// Pipe, when the driver sets it, queues the dispatcher's operations
+	// and sends them with the commit (pipeline.go).
+	Pipe  Pipeline
+	piped pipedSQL
 
 	stmts  [numStmts]*sql.Stmt
 	shapes map[transitionShape]*sql.Stmt // JobTransition statements by shape

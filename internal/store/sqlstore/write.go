@@ -100,12 +100,13 @@ var _ store.Writer = (*Writer)(nil)
 var bg = context.Background()
 
 func (w *Writer) check(ctx context.Context) error {
-	return w.checkHeld(ctx, false)
+	return w.checkOp(ctx, opNow)
 }
 
-// checkHeld is check; unless batching, it first applies the held
-// transitions, so that operations keep their order.
-func (w *Writer) checkHeld(ctx context.Context, batching bool) error {
+// checkOp is check for an operation of the given mode: unless it is held,
+// the held transitions go first (queued, if it is piped); unless it is
+// piped, the queue is sent first. So operations keep their order.
+func (w *Writer) checkOp(ctx context.Context, mode opMode) error {
 	if w.done {
 		return errors.New("store: Writer used after its Write returned")
 	}
@@ -122,11 +123,15 @@ func (w *Writer) checkHeld(ctx context.Context, batching bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !batching {
-		if err := w.flushHeld(); err != nil {
-			w.broken = err
-			return err
-		}
+	if mode == opHeld {
+		return nil
+	}
+	if err := w.flushHeld(); err != nil {
+		w.broken = err
+		return err
+	}
+	if mode == opNow {
+		return w.Send(ctx)
 	}
 	return nil
 }
@@ -137,9 +142,9 @@ func (w *Writer) checkHeld(ctx context.Context, batching bool) error {
 // begin fails that operation and the transaction.
 func (w *Writer) OnFirstOperation(begin func() error) { w.begin = begin }
 
-// Flush applies the held transitions; the driver calls it before COMMIT.
-// A missed guard among them is ErrConflict, and the transaction must roll
-// back.
+// Flush applies the held transitions (queues them, when the driver
+// pipelines); the driver calls it before COMMIT. A missed guard among
+// them is ErrConflict, and the transaction must roll back.
 func (w *Writer) Flush() error {
 	if w.broken != nil {
 		return w.broken
@@ -454,13 +459,21 @@ func (w *Writer) LogAppend(ctx context.Context, chunks []store.LogChunk) (err er
 
 func (w *Writer) EventAppend(ctx context.Context, events []store.Event) (err error) {
 	defer w.guard(&err)
-	if err := w.check(ctx); err != nil {
+	mode := opNow
+	if w.piped() {
+		mode = opPiped
+	}
+	if err := w.checkOp(ctx, mode); err != nil {
 		return err
 	}
 	for i := range events {
 		if err := events[i].Validate(); err != nil {
 			return err
 		}
+	}
+	if mode == opPiped {
+		w.queueEvents(events)
+		return nil
 	}
 	insert := func() error { return w.insertEvents(events) }
 	if len(events) == 1 {
@@ -498,12 +511,7 @@ func (w *Writer) insertEvents(events []store.Event) error {
 }
 
 func (w *Writer) insertEventChunk(events []store.Event) error {
-	args := make([]any, 0, 8*len(events))
-	for i := range events {
-		e := &events[i]
-		args = append(args, strArg(e.JobID), int64(e.Attempt), e.Tenant, string(e.Type), timeArg(e.At), e.Actor,
-			rawJSONArg(e.Detail), strArg(e.ScheduleID))
-	}
+	args := eventArgs(events)
 	st, err := w.eventStmt(len(events))
 	if err != nil {
 		return fmt.Errorf("store: append events: %w", err)
@@ -523,6 +531,16 @@ func (w *Writer) insertEventChunk(events []store.Event) error {
 		events[i].ID = last - int64(len(events)-1-i)
 	}
 	return nil
+}
+
+func eventArgs(events []store.Event) []any {
+	args := make([]any, 0, 8*len(events))
+	for i := range events {
+		e := &events[i]
+		args = append(args, strArg(e.JobID), int64(e.Attempt), e.Tenant, string(e.Type), timeArg(e.At), e.Actor,
+			rawJSONArg(e.Detail), strArg(e.ScheduleID))
+	}
+	return args
 }
 
 // returnedEventIDs runs an event insert ending in RETURNING id: a
@@ -561,6 +579,17 @@ func (w *Writer) eventStmt(n int) (*sql.Stmt, error) {
 	if st := w.s.eventStmts[n]; st != nil {
 		return st, nil
 	}
+	st, err := w.s.prepareOn(eventInsertSQL(n, w.s.D.EventIDsReturned))
+	if err != nil {
+		return nil, err
+	}
+	w.s.eventStmts[n] = st
+	return st, nil
+}
+
+// eventInsertSQL is the insert of n events, reading their ids back if
+// returning.
+func eventInsertSQL(n int, returning bool) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO events (job_id, attempt, tenant, type, at, actor, detail, schedule_id) VALUES `)
 	for i := range n {
@@ -569,15 +598,10 @@ func (w *Writer) eventStmt(n int) (*sql.Stmt, error) {
 		}
 		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
 	}
-	if w.s.D.EventIDsReturned {
+	if returning {
 		b.WriteString(" RETURNING id")
 	}
-	st, err := w.s.prepareOn(b.String())
-	if err != nil {
-		return nil, err
-	}
-	w.s.eventStmts[n] = st
-	return st, nil
+	return b.String()
 }
 
 func (w *Writer) WorkerUpsert(ctx context.Context, wk store.Worker) (err error) {

@@ -1,0 +1,81 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// pipeline is sqlstore.Pipeline on the writer connection: a pgx.Batch,
+// which pgx sends in pipeline mode (every statement, then one Sync) and
+// reads back in one round trip. After a failed statement the database
+// skips the rest up to the Sync, so a queued COMMIT never follows an
+// error.
+type pipeline struct {
+	conn  *sql.Conn
+	fence *Fence
+	batch *pgx.Batch
+}
+
+func (p *pipeline) Queue(query string, args []any, ids func([]int64)) {
+	if p.batch == nil {
+		p.batch = &pgx.Batch{}
+	}
+	qq := p.batch.Queue(query, args...)
+	if ids == nil {
+		return
+	}
+	qq.Query(func(rows pgx.Rows) error {
+		var got []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			got = append(got, id)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		ids(got)
+		return nil
+	})
+}
+
+func (p *pipeline) Pending() int {
+	if p.batch == nil {
+		return 0
+	}
+	return p.batch.Len()
+}
+
+func (p *pipeline) Reset() { p.batch = nil }
+
+// Send sends the batch on the writer connection's pgx.Conn. The fence's
+// refusal is named by its Err; a broken connection is ErrUnavailable.
+func (p *pipeline) Send(ctx context.Context) error {
+	b := p.batch
+	p.batch = nil
+	if b == nil || b.Len() == 0 {
+		return nil
+	}
+	err := p.conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("postgres: the writer connection is a %T, not pgx's", dc)
+		}
+		return c.Conn().SendBatch(ctx, b).Close()
+	})
+	if err == nil {
+		return nil
+	}
+	if p.fence != nil && p.fence.Err != nil {
+		if ferr := p.fence.Err(err); ferr != nil {
+			return ferr
+		}
+	}
+	return unavailable(err)
+}

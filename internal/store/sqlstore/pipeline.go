@@ -1,0 +1,180 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// Pipelined statements (Core.Pipe). Where every statement costs a round
+// trip to the database, the operations the dispatcher runs in every
+// transaction — batched job inserts and transitions, executions, events —
+// are queued instead of executed, and the driver sends the queue with its
+// BEGIN, fence and COMMIT in one round trip (PostgreSQL's pipeline mode).
+// A queued statement cannot report to its operation, so:
+//
+//   - every check is a statement error, which aborts the transaction and
+//     every statement after it: a batched transition's UPDATE counts its
+//     rows in the database and fails unless all were found
+//     (Dialect.ExpectRows); a job insert has no ON CONFLICT, so a taken id
+//     is a unique violation;
+//   - an error surfaces at the next operation that needs an answer (which
+//     sends the queue first) or at the commit, and fails the Write: such
+//     operations are the Batched ones of store.Writer, whose contracts
+//     allow it;
+//   - new event ids are read back from RETURNING when the queue is sent,
+//     before Write returns.
+
+// Pipeline queues statements and sends them together.
+type Pipeline interface {
+	// Queue adds a statement (the dialect's placeholders); ids, if not
+	// nil, receives the first column (bigint) of every row it returns.
+	Queue(query string, args []any, ids func([]int64))
+	// Pending is how many statements wait to be sent.
+	Pending() int
+	// Send sends the queued statements in one round trip and reads every
+	// result; the first statement error. Statements after a failed one
+	// do not run.
+	Send(ctx context.Context) error
+	// Reset drops what is queued.
+	Reset()
+}
+
+// opMode is how an operation treats the pipeline and held transitions.
+type opMode int
+
+const (
+	opNow   opMode = iota // runs at once: held transitions and the queue go first
+	opHeld                // held by the Writer (batched.go)
+	opPiped               // queued: held transitions are queued before it
+)
+
+// piped reports whether the driver pipelines.
+func (w *Writer) piped() bool { return w.s.Pipe != nil }
+
+// Send sends the queued statements and fails the transaction if one
+// failed: ErrConflict for a batched transition that missed, ErrExists
+// for a taken job id, ErrNotFound for an execution of a missing job.
+func (w *Writer) Send(ctx context.Context) error {
+	if w.broken != nil {
+		return w.broken
+	}
+	if !w.piped() || w.s.Pipe.Pending() == 0 {
+		return nil
+	}
+	if err := w.s.Pipe.Send(ctx); err != nil {
+		w.broken = w.s.classifyPiped(err)
+		return w.broken
+	}
+	return nil
+}
+
+// classifyPiped names the sentinel of a pipelined statement's error.
+func (c *Core) classifyPiped(err error) error {
+	var sentinel error
+	switch {
+	case c.D.ExpectRowsMissed != nil && c.D.ExpectRowsMissed(err):
+		sentinel = store.ErrConflict
+	case c.D.UniqueViolation(err):
+		sentinel = store.ErrExists
+	case c.D.ForeignKeyViolation(err):
+		sentinel = store.ErrNotFound
+	default:
+		return fmt.Errorf("store: pipelined statements: %w", err)
+	}
+	return fmt.Errorf("%w: pipelined statements: %w", sentinel, err)
+}
+
+// pipedSQL caches the statement texts of the pipeline by what they
+// depend on (shape and row count), rebound for the dialect.
+type pipedSQL struct {
+	mu    sync.Mutex
+	texts map[any]string
+}
+
+func (p *pipedSQL) get(key any, render func() string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if q, ok := p.texts[key]; ok {
+		return q
+	}
+	if p.texts == nil {
+		p.texts = map[any]string{}
+	}
+	q := render()
+	p.texts[key] = q
+	return q
+}
+
+type (
+	insertKey     struct{ rows int }
+	transitionKey struct {
+		shape transitionShape
+		rows  int
+	}
+	execKey  struct{ rows int }
+	eventKey struct{ rows int }
+)
+
+// queueInserts queues the held job inserts, in chunks of batchChunks
+// rows. There is no ON CONFLICT: a taken id is a unique violation.
+func (w *Writer) queueInserts(rows [][]any) {
+	_ = eachChunk(len(rows), func(from, n int) error {
+		q := w.s.piped.get(insertKey{n}, func() string {
+			var b strings.Builder
+			b.WriteString("INSERT INTO jobs (" + strings.Join(jobColumns, ", ") + ") VALUES ")
+			writeRows(&b, n, len(jobColumns))
+			return w.s.D.rebind(b.String())
+		})
+		w.s.Pipe.Queue(q, slices.Concat(rows[from:from+n]...), nil)
+		return nil
+	})
+}
+
+// queueTransitions queues the UPDATE of rows jobs of one shape; the
+// database checks that it found them all (Dialect.ExpectRows).
+func (w *Writer) queueTransitions(sh transitionShape, rows [][]any) {
+	_ = eachChunk(len(rows), func(from, n int) error {
+		q := w.s.piped.get(transitionKey{sh, n}, func() string {
+			update, _ := sh.batchSQL(n)
+			return w.s.D.rebind("WITH changed AS (" + update + " RETURNING 1) " +
+				"SELECT " + w.s.D.ExpectRows + "(count(*), ?) FROM changed")
+		})
+		args := slices.Concat(rows[from : from+n]...)
+		w.s.Pipe.Queue(q, append(args, int64(n)), nil)
+		return nil
+	})
+}
+
+// queueExecutions queues the upsert of es.
+func (w *Writer) queueExecutions(es []store.Execution) {
+	_ = eachChunk(len(es), func(from, n int) error {
+		q := w.s.piped.get(execKey{n}, func() string { return w.s.D.rebind(execBatchSQL(n)) })
+		w.s.Pipe.Queue(q, execArgs(es[from:from+n]), nil)
+		return nil
+	})
+}
+
+// queueEvents queues the insert of events; their ids are set when the
+// queue is sent.
+func (w *Writer) queueEvents(events []store.Event) {
+	for len(events) > 0 {
+		n := min(len(events), eventChunk)
+		chunk := events[:n]
+		q := w.s.piped.get(eventKey{n}, func() string { return w.s.D.rebind(eventInsertSQL(n, true)) })
+		w.s.Pipe.Queue(q, eventArgs(chunk), func(ids []int64) {
+			if len(ids) != len(chunk) {
+				return // cannot happen: the insert returns a row per event
+			}
+			slices.Sort(ids)
+			for i := range chunk {
+				chunk[i].ID = ids[i]
+			}
+		})
+		events = events[n:]
+	}
+}
