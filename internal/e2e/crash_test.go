@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
-	"github.com/fairwayhq/fairway/client"
 )
 
 // crashLoad submits jobs with idempotency keys until stopped. A submit
@@ -42,7 +41,12 @@ func (l *crashLoad) count() int {
 
 // submitter submits key prefix-0, prefix-1, ... each job appending
 // "start KEY" and "end KEY" lines to the witness file around a short sleep.
-func (l *crashLoad) submitter(ctx context.Context, c *client.Client, prefix, witness string) {
+// submitClient is what a submitter sends its jobs through.
+type submitClient interface {
+	Submit(ctx context.Context, spec api.JobSpec) (api.SubmitResponse, error)
+}
+
+func (l *crashLoad) submitter(ctx context.Context, c submitClient, prefix, witness string) {
 	for i := 0; ctx.Err() == nil && i < 5000; i++ {
 		key := fmt.Sprintf("%s-%d", prefix, i)
 		script := fmt.Sprintf("echo 'start %s' >> %s; sleep 0.02; echo 'end %s' >> %s", key, witness, key, witness)

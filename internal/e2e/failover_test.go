@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,12 +82,15 @@ func (h *haCluster) start(i int) {
 }
 
 // urls is every instance, comma-separated, as clients and workers take it.
-func (h *haCluster) urls() string {
+func (h *haCluster) urls() string { return strings.Join(h.urlsFrom(0), ",") }
+
+// urlsFrom is the instances' base URLs starting with instance i.
+func (h *haCluster) urlsFrom(i int) []string {
 	var out []string
-	for _, a := range h.addrs {
+	for _, a := range append(slices.Clone(h.addrs[i:]), h.addrs[:i]...) {
 		out = append(out, "http://"+a)
 	}
-	return strings.Join(out, ",")
+	return out
 }
 
 // probeClient bounds a /readyz probe: a hung instance counts as down.
@@ -149,20 +153,12 @@ func TestLeaderFailoverLosesAndDoublesNothing(t *testing.T) {
 	schedWitness := filepath.Join(t.TempDir(), "schedule-witness")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clients := make([]*client.Client, len(h.addrs))
-	for i := range h.addrs {
-		order := append(slices.Clone(h.addrs[i:]), h.addrs[:i]...)
-		var urls []string
-		for _, a := range order {
-			urls = append(urls, "http://"+a)
-		}
-		c, err := client.New(strings.Join(urls, ","))
-		if err != nil {
-			t.Fatal(err)
-		}
-		clients[i] = c
+	c0, err := client.New(h.urls())
+	if err != nil {
+		t.Fatal(err)
 	}
-	sc, err := clients[0].CreateSchedule(ctx, api.ScheduleSpec{Spec: "* * * * * *", Overlap: "allow_all", Template: api.JobSpec{
+	rr := &roundRobin{h: h, http: &http.Client{Timeout: 30 * time.Second}}
+	sc, err := c0.CreateSchedule(ctx, api.ScheduleSpec{Spec: "* * * * * *", Overlap: "allow_all", Template: api.JobSpec{
 		Type: "tick", MaxAttempts: 1,
 		Command: []string{"sh", "-c", "echo \"start $FAIRWAY_JOB_ID $FAIRWAY_SCHEDULED_FOR\" >> " + schedWitness +
 			"; sleep 0.05; echo \"end $FAIRWAY_JOB_ID $FAIRWAY_SCHEDULED_FOR\" >> " + schedWitness},
@@ -172,9 +168,9 @@ func TestLeaderFailoverLosesAndDoublesNothing(t *testing.T) {
 	}
 	load := &crashLoad{acked: map[string]string{}}
 	var wg sync.WaitGroup
-	for i, c := range clients {
+	for i := range len(h.addrs) {
 		wg.Add(1)
-		go func() { defer wg.Done(); load.submitter(ctx, c, fmt.Sprintf("c%d", i), witness) }()
+		go func() { defer wg.Done(); load.submitter(ctx, rr, fmt.Sprintf("c%d", i), witness) }()
 	}
 	var takeovers []time.Duration
 	for kill := range 5 {
@@ -194,11 +190,11 @@ func TestLeaderFailoverLosesAndDoublesNothing(t *testing.T) {
 	wg.Wait()
 	bg, bgCancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer bgCancel()
-	if _, err := clients[0].PauseSchedule(bg, sc.ID, "test over"); err != nil {
+	if _, err := c0.PauseSchedule(bg, sc.ID, "test over"); err != nil {
 		t.Fatal(err)
 	}
 	for key, id := range load.acked {
-		j, err := clients[0].Wait(bg, id)
+		j, err := c0.Wait(bg, id)
 		if err != nil || j.State != api.StateSucceeded {
 			t.Errorf("acknowledged %s (job %s) ended %s: %v", key, id, j.State, err)
 		}
@@ -208,7 +204,7 @@ func TestLeaderFailoverLosesAndDoublesNothing(t *testing.T) {
 	}
 	checkWitness(t, witness, load.acked)
 	var slotted []api.Job
-	err = clients[0].ListAll(bg, client.ListOptions{}, func(j api.Job) error {
+	err = c0.ListAll(bg, client.ListOptions{}, func(j api.Job) error {
 		if j.ScheduleID == sc.ID {
 			slotted = append(slotted, j)
 		}
@@ -223,7 +219,7 @@ func TestLeaderFailoverLosesAndDoublesNothing(t *testing.T) {
 		if n := bySlot[*j.ScheduledFor]; n > 1 {
 			t.Errorf("slot %s has %d jobs", j.ScheduledFor, n)
 		}
-		clients[0].Wait(bg, j.ID)
+		c0.Wait(bg, j.ID)
 	}
 	checkScheduleWitness(t, schedWitness, slotted)
 	checkTermsNeverOverlap(t, h.url)
@@ -279,4 +275,24 @@ func firstLeaseAfter(t *testing.T, db *sql.DB, from time.Time) time.Time {
 	}
 	t.Fatalf("no lease within 30 s after %s", from)
 	return time.Time{}
+}
+
+// roundRobin sends each submit to the next instance in turn (a standby
+// forwards it to the leader), through a client rooted there that falls
+// back on the others while that instance is down: a fresh client per
+// call, sharing one HTTP client, so that no call stays on the instance an
+// earlier one failed over to.
+type roundRobin struct {
+	h    *haCluster
+	http *http.Client
+	next atomic.Int64
+}
+
+func (r *roundRobin) Submit(ctx context.Context, spec api.JobSpec) (api.SubmitResponse, error) {
+	i := int(r.next.Add(1)) % len(r.h.addrs)
+	c, err := client.New(strings.Join(r.h.urlsFrom(i), ","), client.WithHTTPClient(r.http))
+	if err != nil {
+		return api.SubmitResponse{}, err
+	}
+	return c.Submit(ctx, spec)
 }

@@ -6,9 +6,10 @@
 // /healthz answers 200, /readyz 503 with role "standby" and the leader's
 // address; reads of jobs, logs, events, reports and schedules are answered
 // from the database by a read-only server (no dispatcher); every other
-// request gets 503 not_leader with Retry-After and the leader's address in
-// X-Fairway-Leader, so that a load balancer checking /readyz sends
-// traffic to the leader and clients and workers follow it. When
+// request is forwarded to the leader and its answer copied back
+// (forward.go), so that clients and workers may talk to any instance;
+// with no leader it gets 503 not_leader with Retry-After. A load balancer
+// checking /readyz can send traffic to the leader directly. When
 // the Node wins a term it opens the store with every write transaction
 // fenced by that term, rebuilds the dispatcher's state from the database
 // (jobs, leases, workers, schedules: as after a restart) and serves the

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -15,7 +14,6 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the pgx database/sql driver
 
-	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/leader"
 	"github.com/fairwayhq/fairway/internal/server"
@@ -154,7 +152,9 @@ func (n *Node) readyLeader(w http.ResponseWriter, l *leading) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "role": "leader", "term": l.term.Number})
 }
 
-// standby answers everything but /healthz with 503 and where the leader is.
+// standby answers /healthz, /readyz and the reads it can serve from the
+// database, and forwards the rest to the leader (forward.go); with no
+// leader, 503 not_leader.
 func (n *Node) standby(w http.ResponseWriter, r *http.Request) {
 	addr := n.leaderAddress(r.Context())
 	switch r.URL.Path {
@@ -172,12 +172,11 @@ func (n *Node) standby(w http.ResponseWriter, r *http.Request) {
 		reads.Handler().ServeHTTP(w, r)
 		return
 	}
-	w.Header().Set("Retry-After", strconv.Itoa(1))
-	msg := "this instance is a standby and knows of no leader (none leads right now, or the database is out of reach); retry shortly"
-	if addr != "" {
-		msg = "this instance is a standby; the leader is at " + addr + " (send requests there, or through a load balancer that checks /readyz)"
+	if addr == "" {
+		notLeader(w, "this instance is a standby and knows of no leader (none leads right now, or the database is out of reach); retry shortly")
+		return
 	}
-	writeJSON(w, http.StatusServiceUnavailable, api.ErrorResponse{Error: api.ErrorBody{Code: api.CodeNotLeader, Message: msg}})
+	n.forward(w, r, addr)
 }
 
 // servedByStandby reports whether a standby answers r from the database:
@@ -200,12 +199,13 @@ func servedByStandby(r *http.Request) bool {
 		p == "failures" || p == "successes" || p == "sla-compliance"
 }
 
-// leaderAddress is the live leader's address, "" when none leads.
+// leaderAddress is the live leader's address; "" when none leads, or
+// when the row still names this Node between two of its terms.
 func (n *Node) leaderAddress(ctx context.Context) string {
 	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond) // the database may be out of reach
 	defer cancel()
 	cur, err := leader.Read(ctx, n.pool)
-	if err != nil || !cur.Live {
+	if err != nil || !cur.Live || cur.Holder == n.opts.Lease.Holder {
 		return ""
 	}
 	return cur.Address

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -100,6 +101,11 @@ func (s *Server) classify(err error) *apiError {
 	case errors.Is(err, store.ErrUnavailable):
 		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeServerUnavailable,
 			Message: "the database cannot be reached; nothing was changed: retry"}, retryAfter: 1}
+	case errors.Is(err, context.Canceled):
+		// The dispatcher's context ended (shutdown, or the end of a term as
+		// leader) before the commit: a store checks it before COMMIT.
+		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeServerUnavailable,
+			Message: "this server stopped (shutting down, or no longer leading) before the change was committed; nothing was changed: retry"}, retryAfter: 1}
 	case errors.Is(err, ErrClosed):
 		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeServerUnavailable, Message: "the server is shutting down"}, retryAfter: 1}
 	}
