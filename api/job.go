@@ -178,15 +178,50 @@ const (
 	ResultAlreadyFinished = "already_finished"
 	ResultReprioritized   = "reprioritized"
 	ResultAlreadyRunning  = "already_running"
-	ResultHeld            = "held"         // hold: set aside until released
-	ResultAlreadyHeld     = "already_held" // hold: nothing changed
-	ResultReleased        = "released"     // release: runnable again
-	ResultNotHeld         = "not_held"     // release: nothing changed
+	ResultHeld            = "held"           // hold: set aside until released
+	ResultAlreadyHeld     = "already_held"   // hold: nothing changed
+	ResultReleased        = "released"       // release: runnable again
+	ResultNotHeld         = "not_held"       // release: nothing changed
+	ResultRetried         = "retried"        // retry: pending again, with one more attempt
+	ResultNotFinished     = "not_finished"   // retry: the job has not ended
+	ResultNotRetriable    = "not_retriable"  // retry: the job succeeded
+	ResultNotFound        = "not_found"      // bulk retry: no such job (deleted by retention)
+	ResultPaused          = "paused"         // lane pause
+	ResultAlreadyPaused   = "already_paused" // lane pause: nothing changed
+	ResultResumed         = "resumed"        // lane resume
+	ResultNotPaused       = "not_paused"     // lane resume: nothing changed
 )
 
 // ActionResponse answers cancel and reprioritize.
 type ActionResponse struct {
 	Job    Job    `json:"job"`
+	Result string `json:"result"`
+}
+
+// RetryRequest is the body of POST /jobs/retry: failed or cancelled jobs
+// to send back to the queue, named (IDs) or matched by filters (the other
+// fields), never both.
+type RetryRequest struct {
+	IDs          []string `json:"ids,omitempty"`
+	State        string   `json:"state,omitempty"`         // "failed" (default) or "cancelled"
+	Type         string   `json:"type,omitempty"`          // jobs of this type
+	FailureClass string   `json:"failure_class,omitempty"` // failed jobs whose last attempt failed so
+	Tenant       string   `json:"tenant,omitempty"`        // an admin's filter; a tenant key sees its own
+	Lane         string   `json:"lane,omitempty"`
+	Limit        int      `json:"limit,omitempty"` // jobs matched at most (default 100, at most 1000)
+}
+
+// RetryResponse is the answer of POST /jobs/retry: the jobs sent back to
+// the queue, and the others with why (a RetryRequest's IDs only).
+type RetryResponse struct {
+	Retried []string       `json:"retried"`
+	Skipped []RetrySkipped `json:"skipped"`
+}
+
+// RetrySkipped is a job a bulk retry left alone: Result is
+// not_finished, not_retriable, not_found or conflict.
+type RetrySkipped struct {
+	ID     string `json:"id"`
 	Result string `json:"result"`
 }
 

@@ -185,6 +185,20 @@ type LaneInfo struct {
 	Running       int       `json:"running"`
 	Usage         Resources `json:"usage"`
 	DominantShare float64   `json:"dominant_share"`
+	Paused        bool      `json:"paused"`               // leases nothing until resumed
+	PauseNote     string    `json:"pause_note,omitempty"` // why, as the operator said
+}
+
+// PauseLaneRequest is the optional body of POST /lanes/{name}/pause.
+type PauseLaneRequest struct {
+	Note string `json:"note,omitempty"`
+}
+
+// LaneActionResponse answers POST /lanes/{name}/pause and /resume: Result
+// is paused, already_paused, resumed or not_paused.
+type LaneActionResponse struct {
+	Lane   LaneInfo `json:"lane"`
+	Result string   `json:"result"`
 }
 
 // Capacity is the pool's total.

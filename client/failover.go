@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -78,12 +79,17 @@ const failoverWindow = 15 * time.Second
 // them, for up to failoverWindow.
 func (c *Client) withFailover(ctx context.Context, call func(root string) (int, string, error)) (int, error) {
 	deadline := time.Now().Add(failoverWindow)
+	var answered error // the last standby's answer, kept if ctx ends during the next call
 	for tries := 1; ; tries++ {
 		root := c.ends.current()
 		status, leader, err := call(root)
+		if ctx.Err() != nil && answered != nil && !c.retryable(err) {
+			return status, fmt.Errorf("%w; before that: %w", err, answered)
+		}
 		if !c.retryable(err) || time.Now().After(deadline) || ctx.Err() != nil {
 			return status, err
 		}
+		answered = err
 		c.ends.moveOn(root, leader)
 		if tries%len(c.ends.roots) == 0 { // a round of the instances: pause
 			select {

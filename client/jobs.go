@@ -257,3 +257,19 @@ func (c *Client) Release(ctx context.Context, id string) (api.ActionResponse, er
 	_, err := c.do(ctx, call{method: http.MethodPost, path: jobPath(id, "/release"), in: struct{}{}, out: &out})
 	return out, wrap("release job "+id, err)
 }
+
+// Retry sends a failed or cancelled job back to the queue with one more
+// attempt. Result is retried, or not_finished when the job has not ended
+// (nothing changed); a job that succeeded is a conflict error.
+func (c *Client) Retry(ctx context.Context, id string) (api.ActionResponse, error) {
+	var out api.ActionResponse
+	_, err := c.do(ctx, call{method: http.MethodPost, path: jobPath(id, "/retry"), in: struct{}{}, out: &out})
+	return out, wrap("retry job "+id, err)
+}
+
+// RetryMany retries the failed or cancelled jobs req names or matches.
+func (c *Client) RetryMany(ctx context.Context, req api.RetryRequest) (api.RetryResponse, error) {
+	var out api.RetryResponse
+	_, err := c.do(ctx, call{method: http.MethodPost, path: "/jobs/retry", in: req, out: &out})
+	return out, wrap("retry jobs", err)
+}

@@ -90,3 +90,19 @@ func (c *Client) probe(ctx context.Context, path string) error {
 	}
 	return wrap(path, decodeBody(resp.Body, nil))
 }
+
+// PauseLane pauses a lane (admin keys): it leases nothing until resumed;
+// its running jobs finish. Result is paused or already_paused.
+func (c *Client) PauseLane(ctx context.Context, lane, note string) (api.LaneActionResponse, error) {
+	var out api.LaneActionResponse
+	_, err := c.do(ctx, call{method: http.MethodPost, path: "/lanes/" + url.PathEscape(lane) + "/pause",
+		in: api.PauseLaneRequest{Note: note}, out: &out})
+	return out, wrap("pause lane "+lane, err)
+}
+
+// ResumeLane resumes a paused lane. Result is resumed or not_paused.
+func (c *Client) ResumeLane(ctx context.Context, lane string) (api.LaneActionResponse, error) {
+	var out api.LaneActionResponse
+	_, err := c.do(ctx, call{method: http.MethodPost, path: "/lanes/" + url.PathEscape(lane) + "/resume", in: struct{}{}, out: &out})
+	return out, wrap("resume lane "+lane, err)
+}

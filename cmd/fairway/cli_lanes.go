@@ -14,7 +14,7 @@ func init() {
 const lanesAbout = `Shows each lane: its weight, its jobs (pending: runnable and waiting;
 queued: every job not yet started; running), the resources its running jobs
 use and its weighted dominant share (the lane with the smallest goes next),
-then the pool's capacity.`
+then the pool's capacity. A paused lane (fairway lane pause) leases nothing.`
 
 func runLanes(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := newCLI("lanes", "[flags]", lanesAbout, stdout, stderr)
@@ -34,9 +34,13 @@ func runLanes(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return c.done(c.printJSON(lanes))
 	}
 	tw := c.table()
-	tableRow(tw, "LANE", "WEIGHT", "PENDING", "QUEUED", "RUNNING", "CPU", "MEM_MB", "GPU", "SHARE")
+	tableRow(tw, "LANE", "STATE", "WEIGHT", "PENDING", "QUEUED", "RUNNING", "CPU", "MEM_MB", "GPU", "SHARE")
 	for _, l := range lanes.Lanes {
-		tableRow(tw, l.Name, floatText(l.Weight), strconv.Itoa(l.Pending), strconv.Itoa(l.Queued), strconv.Itoa(l.Running),
+		state := "active"
+		if l.Paused {
+			state = "paused"
+		}
+		tableRow(tw, l.Name, state, floatText(l.Weight), strconv.Itoa(l.Pending), strconv.Itoa(l.Queued), strconv.Itoa(l.Running),
 			floatText(l.Usage.CPU), strconv.FormatInt(l.Usage.MemoryMB, 10), strconv.FormatInt(l.Usage.GPU, 10),
 			strconv.FormatFloat(l.DominantShare, 'f', 3, 64))
 	}

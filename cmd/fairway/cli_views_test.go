@@ -122,16 +122,17 @@ w2  host-2  draining  0        1      0.5  0       0    *         -       2026-1
 func TestCLILanes(t *testing.T) {
 	list := api.LaneList{
 		Lanes: []api.LaneInfo{
-			{Name: "batch", Weight: 1, Pending: 12, Queued: 15, Running: 2, Usage: api.Resources{CPU: 4, MemoryMB: 8192}, DominantShare: 0.5},
+			{Name: "batch", Weight: 1, Pending: 12, Queued: 15, Running: 2, Usage: api.Resources{CPU: 4, MemoryMB: 8192}, DominantShare: 0.5,
+				Paused: true, PauseNote: "db migration"},
 			{Name: "interactive", Weight: 3, Pending: 0, Running: 1, Usage: api.Resources{CPU: 0.5, GPU: 1}, DominantShare: 0.16667},
 		},
 		Capacity: api.Capacity{Resources: api.Resources{CPU: 8, MemoryMB: 32768, GPU: 2}, Slots: 10},
 	}
 	f := newAPIFake(t, map[string]http.HandlerFunc{"GET /api/v1/lanes": replyWith(200, list)})
 	code, out, errOut := runCLI(t, f.URL, "lanes")
-	want := `LANE         WEIGHT  PENDING  QUEUED  RUNNING  CPU  MEM_MB  GPU  SHARE
-batch        1       12       15      2        4    8192    0    0.500
-interactive  3       0        0       1        0.5  0       1    0.167
+	want := `LANE         STATE   WEIGHT  PENDING  QUEUED  RUNNING  CPU  MEM_MB  GPU  SHARE
+batch        paused  1       12       15      2        4    8192    0    0.500
+interactive  active  3       0        0       1        0.5  0       1    0.167
 
 capacity: 10 slots, 8 cpu, 32768 MB memory, 2 gpu
 `

@@ -138,8 +138,9 @@ type Dispatcher struct {
 	jobs           map[string]*jobRec
 	workers        map[string]*workerRec
 	waiters        map[string][]chan api.Job
-	byTenant       map[string]int  // unfinished jobs per tenant
-	pending        []func(tx *txn) // repairs found at rebuild, applied in the first batch
+	byTenant       map[string]int             // unfinished jobs per tenant
+	laneStates     map[string]store.LaneState // the paused lanes, as stored
+	pending        []func(tx *txn)            // repairs found at rebuild, applied in the first batch
 	lastPurge      time.Time
 	inflight       []committed  // committed batches waiting for the disk, oldest first
 	seq            uint64       // batches started

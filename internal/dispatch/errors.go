@@ -48,3 +48,8 @@ func (e *UnrunnableError) Error() string { return e.Msg }
 type UnknownWorkerError struct{ ID string }
 
 func (e *UnknownWorkerError) Error() string { return "no worker " + e.ID + " (register again)" }
+
+// UnknownLaneError is a lane the configuration does not define.
+type UnknownLaneError struct{ Lane string }
+
+func (e *UnknownLaneError) Error() string { return "no lane " + e.Lane + " in the configuration" }

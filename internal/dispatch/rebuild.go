@@ -18,6 +18,9 @@ func (d *Dispatcher) rebuild(ctx context.Context) error {
 	if err := d.reset(); err != nil {
 		return err
 	}
+	if err := d.loadLaneStates(ctx); err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
 	now := d.clock.Now()
 	workers, err := d.st.WorkerList(ctx)
 	if err != nil {

@@ -87,6 +87,9 @@ func (r *jobRec) apply(set store.JobSet, at time.Time) {
 	if set.Expected != nil {
 		j.Expected = *set.Expected
 	}
+	if set.MaxAttempts != nil {
+		j.MaxAttempts = *set.MaxAttempts
+	}
 }
 
 // workerRec is a registered worker: its liveness, the leases made for it

@@ -60,7 +60,7 @@ func (d *Dispatcher) tenantLanes(tenant string) api.LaneList {
 	byLane := map[string]*api.LaneInfo{}
 	out := api.LaneList{}
 	for _, l := range d.eng.Lanes() {
-		out.Lanes = append(out.Lanes, api.LaneInfo{Name: l.Name, Weight: l.Weight})
+		out.Lanes = append(out.Lanes, api.LaneInfo{Name: l.Name, Weight: l.Weight, Paused: l.Paused, PauseNote: d.pauseNote(l)})
 	}
 	for i := range out.Lanes {
 		byLane[out.Lanes[i].Name] = &out.Lanes[i]
@@ -94,10 +94,18 @@ func (d *Dispatcher) lanes() api.LaneList {
 	for _, l := range d.eng.Lanes() {
 		out.Lanes = append(out.Lanes, api.LaneInfo{
 			Name: l.Name, Weight: l.Weight, Pending: l.Pending, Queued: l.Queued, Running: l.Running,
-			Usage: wire.Resources(l.Usage), DominantShare: l.DominantShare,
+			Usage: wire.Resources(l.Usage), DominantShare: l.DominantShare, Paused: l.Paused, PauseNote: d.pauseNote(l),
 		})
 	}
 	return out
+}
+
+// pauseNote is the note a paused lane was paused with.
+func (d *Dispatcher) pauseNote(l policy.LaneStats) string {
+	if !l.Paused {
+		return ""
+	}
+	return d.laneStates[l.Name].Note
 }
 
 func (d *Dispatcher) workerList() api.WorkerList {

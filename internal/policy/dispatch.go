@@ -59,12 +59,12 @@ func (e *Engine) advance(now time.Time) {
 	e.costs.evict(now)
 }
 
-// lanesByShare returns the lanes with queued jobs, smallest weighted
-// dominant share first, ties by name.
+// lanesByShare returns the lanes with queued jobs that are not paused,
+// smallest weighted dominant share first, ties by name.
 func (e *Engine) lanesByShare() []*lane {
 	ls := e.scratch[:0]
 	for _, l := range e.laneList {
-		if l.queued == 0 {
+		if l.queued == 0 || l.paused {
 			continue
 		}
 		l.share = dominantShare(l.usage, l.slots, e.capacity, e.capSlots, l.cfg.Weight)

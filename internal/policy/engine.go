@@ -55,7 +55,8 @@ type lane struct {
 	usage   Resources
 	slots   int // running jobs
 	share   float64
-	pending int // every job of the lane not running: queued, parked, delayed, waiting
+	pending int  // every job of the lane not running: queued, parked, delayed, waiting
+	paused  bool // admits nothing (PauseLane)
 }
 
 type groupID struct {

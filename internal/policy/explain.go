@@ -13,7 +13,8 @@ const (
 	CodeRunning            Code = "running"
 	CodeWaitingDependency  Code = "waiting_dependency"
 	CodeNotYetDue          Code = "not_yet_due"
-	CodeHeld               Code = "held" // set aside until released
+	CodeHeld               Code = "held"        // set aside until released
+	CodeLanePaused         Code = "lane_paused" // the lane admits nothing until resumed
 	CodeNoCompatibleWorker Code = "no_compatible_worker"
 	CodeTierCap            Code = "tier_cap"
 	CodeTypeCap            Code = "type_cap"
@@ -115,6 +116,8 @@ func (e *Engine) Reason(id string, now time.Time) (Code, error) {
 
 func (e *Engine) queuedBlock(en *entry, now time.Time) (Code, string, string) {
 	switch code := e.blockCode(en); code {
+	case CodeLanePaused:
+		return code, fmt.Sprintf("lane %s is paused: nothing in it starts until it is resumed (running jobs finish)", en.ln.name), ""
 	case CodeNoCompatibleWorker:
 		return code, fmt.Sprintf("no registered worker supports type %q with %s", en.typ.name, describe(en)), ""
 	case CodeTierCap:
@@ -145,6 +148,8 @@ func (e *Engine) queuedBlock(en *entry, now time.Time) (Code, string, string) {
 func (e *Engine) blockCode(en *entry) Code {
 	g := en.grp
 	switch {
+	case en.ln.paused:
+		return CodeLanePaused
 	case !g.fit.anyWorker():
 		return CodeNoCompatibleWorker
 	case en.tr != nil && en.tr.MaxRunning > 0 && en.tr.running >= en.tr.MaxRunning:

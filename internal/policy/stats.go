@@ -11,6 +11,7 @@ type LaneStats struct {
 	Running       int
 	Usage         Resources
 	DominantShare float64 // weighted, as DRF compares it
+	Paused        bool    // admits nothing (PauseLane)
 }
 
 // Lanes returns every lane's load, sorted by name.
@@ -21,6 +22,7 @@ func (e *Engine) Lanes() []LaneStats {
 			Name: l.name, Weight: l.cfg.Weight, Pending: l.pending, Queued: l.queued,
 			Running: l.slots, Usage: l.usage,
 			DominantShare: dominantShare(l.usage, l.slots, e.capacity, e.capSlots, l.cfg.Weight),
+			Paused:        l.paused,
 		})
 	}
 	return out

@@ -79,6 +79,7 @@ func (s *Server) classify(err error) *apiError {
 	var qe *dispatch.QuotaError
 	var ue *dispatch.UnrunnableError
 	var uw *dispatch.UnknownWorkerError
+	var ul *dispatch.UnknownLaneError
 	var us *dispatch.ScheduleNotFoundError
 	switch {
 	case errors.As(err, &ae):
@@ -93,6 +94,8 @@ func (s *Server) classify(err error) *apiError {
 		return &apiError{status: http.StatusUnprocessableEntity, body: api.ErrorBody{Code: api.CodeUnrunnable, Message: ue.Msg}}
 	case errors.As(err, &us):
 		return notFound("schedule", us.ID)
+	case errors.As(err, &ul):
+		return notFound("lane", ul.Lane)
 	case errors.As(err, &uw):
 		return notFound("worker", uw.ID+" (register again)")
 	case errors.Is(err, store.ErrFenced):

@@ -29,6 +29,7 @@ const (
 	EventReprioritized    EventType = "reprioritized"
 	EventHeld             EventType = "held"
 	EventReleased         EventType = "released"
+	EventRetried          EventType = "retried" // an ended job sent back to the queue by hand
 	EventSLAWarning       EventType = "sla_warning"
 	EventSLAViolation     EventType = "sla_violation"
 	EventSLAExtended      EventType = "sla_extended"
@@ -42,6 +43,8 @@ const (
 	EventScheduleMissed   EventType = "schedule_missed"  // slots older than the catch-up window
 	EventScheduleSkipped  EventType = "schedule_skipped" // slots dropped by the overlap policy
 	EventScheduleFailed   EventType = "schedule_failed"  // a slot's job could not be created
+	EventLanePaused       EventType = "lane_paused"
+	EventLaneResumed      EventType = "lane_resumed"
 	EventScheduleCreated  EventType = "schedule_created"
 	EventScheduleUpdated  EventType = "schedule_updated"
 	EventSchedulePaused   EventType = "schedule_paused"

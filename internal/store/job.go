@@ -132,6 +132,15 @@ const (
 	FailStartError FailureClass = "start_error" // the command could not start
 )
 
+// Valid reports whether c is one of the failure classes.
+func (c FailureClass) Valid() bool {
+	switch c {
+	case FailExitCode, FailTimeout, FailKilled, FailOOM, FailLostWorker, FailCancelled, FailStartError:
+		return true
+	}
+	return false
+}
+
 // Job is one stored job: its definition, its current state and the
 // bookkeeping of its latest attempt.
 //
@@ -273,6 +282,7 @@ type JobSet struct {
 	Result          *[]byte
 	Timeout         *time.Duration // extend-SLA
 	Expected        *time.Duration // extend-SLA
+	MaxAttempts     *int           // retry of an ended job: its one more attempt
 }
 
 // Validate checks the params before any SQL runs.
@@ -308,11 +318,12 @@ type JobListParams struct {
 	Type          string
 	Lane          string
 	ScheduleID    string
-	Tag           string    // jobs that carry this tag
-	CreatedAfter  time.Time // created_at > CreatedAfter
-	CreatedBefore time.Time // created_at < CreatedBefore
-	Limit         int       // 0 = DefaultListLimit; capped at MaxListLimit
-	Cursor        string    // NextCursor of the previous page; "" = first page
+	Tag           string       // jobs that carry this tag
+	FailureClass  FailureClass // jobs whose last attempt failed so
+	CreatedAfter  time.Time    // created_at > CreatedAfter
+	CreatedBefore time.Time    // created_at < CreatedBefore
+	Limit         int          // 0 = DefaultListLimit; capped at MaxListLimit
+	Cursor        string       // NextCursor of the previous page; "" = first page
 }
 
 // JobPage is one page of JobList. NextCursor is "" on the last page.

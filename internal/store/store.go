@@ -151,6 +151,9 @@ type Writer interface {
 	// ScheduleDelete removes a schedule. ErrNotFound if unknown.
 	ScheduleDelete(ctx context.Context, id string) error
 
+	// LaneStateSet inserts or replaces a lane's state.
+	LaneStateSet(ctx context.Context, l LaneState) error
+
 	// APIKeyInsert stores a key. ErrExists if the hash is stored.
 	APIKeyInsert(ctx context.Context, k APIKey) error
 	// APIKeyDelete removes a key. ErrNotFound if unknown.
@@ -199,6 +202,9 @@ type Reader interface {
 	ScheduleGet(ctx context.Context, id string) (Schedule, error)
 	// ScheduleList returns schedules in id order.
 	ScheduleList(ctx context.Context, p ScheduleListParams) ([]Schedule, error)
+
+	// LaneStateList returns every stored lane state by lane name.
+	LaneStateList(ctx context.Context) ([]LaneState, error)
 
 	// APIKeyGet returns the key with this hash or ErrNotFound.
 	APIKeyGet(ctx context.Context, keyHash string) (APIKey, error)

@@ -131,6 +131,9 @@ var setFields = [...]setField{
 	{"result", "bytea", func(s *store.JobSet) (any, bool) { return optional(s.Result, bytesArg) }},
 	{"timeout_ms", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.Timeout, msArg) }},
 	{"expected_ms", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.Expected, msArg) }},
+	{"max_attempts", "bigint", func(s *store.JobSet) (any, bool) {
+		return optional(s.MaxAttempts, func(v int) any { return int64(v) })
+	}},
 }
 
 func optional[T, R any](p *T, conv func(T) R) (any, bool) {

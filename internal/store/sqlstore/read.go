@@ -323,6 +323,9 @@ func (s *Core) jobFilter(p store.JobListParams) where {
 	if p.Tag != "" {
 		w.add(s.D.TagFilter("jobs"), p.Tag)
 	}
+	if p.FailureClass != "" {
+		w.add("failure_class = ?", string(p.FailureClass))
+	}
 	if !p.CreatedAfter.IsZero() {
 		w.add("created_at > ?", timeArg(p.CreatedAfter))
 	}
@@ -591,6 +594,18 @@ func (s *Core) ScheduleList(ctx context.Context, p store.ScheduleListParams) ([]
 		return nil, fmt.Errorf("store: list schedules: %w", err)
 	}
 	return scs, nil
+}
+
+func (s *Core) LaneStateList(ctx context.Context) ([]store.LaneState, error) {
+	out, err := queryAll(ctx, s, func(sc scanner) (store.LaneState, error) {
+		var l store.LaneState
+		err := sc.Scan(&l.Lane, &l.Paused, &l.Note, timeCol{&l.ChangedAt}, &l.ChangedBy)
+		return l, err
+	}, "SELECT lane, paused, note, changed_at, changed_by FROM lane_states ORDER BY lane")
+	if err != nil {
+		return nil, fmt.Errorf("store: list lane states: %w", err)
+	}
+	return out, nil
 }
 
 const apiKeySelect = "SELECT key_hash, tenant, role, name, created_at FROM api_keys"

@@ -34,6 +34,7 @@ const (
 	stmtScheduleDelete
 	stmtAPIKeyInsert
 	stmtAPIKeyDelete
+	stmtLaneStateSet
 	numStmts
 )
 
@@ -76,6 +77,9 @@ var stmtSQL = [numStmts]string{
 	stmtScheduleDelete: `DELETE FROM schedules WHERE id = ?`,
 	stmtAPIKeyInsert:   `INSERT INTO api_keys (key_hash, tenant, role, name, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING`,
 	stmtAPIKeyDelete:   `DELETE FROM api_keys WHERE key_hash = ?`,
+	stmtLaneStateSet: `INSERT INTO lane_states (lane, paused, note, changed_at, changed_by) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (lane) DO UPDATE SET paused = excluded.paused, note = excluded.note,
+			changed_at = excluded.changed_at, changed_by = excluded.changed_by`,
 }
 
 // Writer is the store.Writer of one write transaction. Its statements run
@@ -673,6 +677,20 @@ func (w *Writer) ScheduleUpsert(ctx context.Context, s store.Schedule) (err erro
 func (w *Writer) ScheduleDelete(ctx context.Context, id string) (err error) {
 	defer w.guard(&err)
 	return w.mustAffect(ctx, "delete schedule "+id, stmtScheduleDelete, id)
+}
+
+func (w *Writer) LaneStateSet(ctx context.Context, l store.LaneState) (err error) {
+	defer w.guard(&err)
+	if err := w.check(ctx); err != nil {
+		return err
+	}
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	if _, err := w.exec(stmtLaneStateSet, l.Lane, l.Paused, l.Note, timeArg(l.ChangedAt), l.ChangedBy); err != nil {
+		return fmt.Errorf("store: set lane state %s: %w", l.Lane, err)
+	}
+	return nil
 }
 
 func (w *Writer) APIKeyInsert(ctx context.Context, k store.APIKey) (err error) {

@@ -64,6 +64,9 @@ func testListFilters(t *testing.T, s store.Store) {
 		if i%4 == 1 {
 			j.Tags = []string{"nightly", fmt.Sprintf("n%d", i)}
 		}
+		if i%6 == 4 { // the store does not check that a failure class goes with a failed state
+			j.FailureClass = store.FailTimeout
+		}
 		jobs = append(jobs, j)
 	}
 	insert(t, s, jobs...)
@@ -91,6 +94,8 @@ func testListFilters(t *testing.T, s store.Store) {
 		"lane": {store.JobListParams{Lane: "adhoc"}, match(func(j store.Job) bool { return j.Lane == "adhoc" })},
 		"type+lane+tenant": {store.JobListParams{Type: "report", Lane: "batch", Tenant: "acme"},
 			match(func(j store.Job) bool { return j.Type == "report" && j.Lane == "batch" && j.Tenant == "acme" })},
+		"failure class": {store.JobListParams{FailureClass: store.FailTimeout, States: []store.State{store.StateRunning}},
+			match(func(j store.Job) bool { return j.FailureClass == store.FailTimeout && j.State == store.StateRunning })},
 		"schedule": {store.JobListParams{ScheduleID: "sched"}, match(func(j store.Job) bool { return j.ScheduleID == "sched" })},
 		"tag":      {store.JobListParams{Tag: "nightly"}, match(func(j store.Job) bool { return slices.Contains(j.Tags, "nightly") })},
 		"tag+type": {store.JobListParams{Tag: "nightly", Type: "report"}, match(func(j store.Job) bool {

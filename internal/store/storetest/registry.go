@@ -168,3 +168,31 @@ func testAPIKeys(t *testing.T, s store.Store) {
 	_, err = s.APIKeyGet(ctx, "sha256:aa")
 	wantErr(t, "deleted key", err, store.ErrNotFound)
 }
+
+// testLaneStates: a lane's state is stored, replaced, and listed by name.
+func testLaneStates(t *testing.T, s store.Store) {
+	if got, err := s.LaneStateList(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("empty store: %v %v", got, err)
+	}
+	batch := store.LaneState{Lane: "batch", Paused: true, Note: "db migration", ChangedAt: T0, ChangedBy: "admin"}
+	adhoc := store.LaneState{Lane: "adhoc", Paused: false, ChangedAt: T0, ChangedBy: "tenant:acme"}
+	write(t, s, func(w store.Writer) error {
+		wantErr(t, "no lane", w.LaneStateSet(ctx, store.LaneState{ChangedAt: T0}), store.ErrInvalid)
+		if err := w.LaneStateSet(ctx, batch); err != nil {
+			return err
+		}
+		return w.LaneStateSet(ctx, adhoc)
+	})
+	got, err := s.LaneStateList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, "LaneStateList", []store.LaneState{adhoc, batch}, got)
+	batch.Paused, batch.Note, batch.ChangedAt = false, "", T0.Add(time.Hour)
+	write(t, s, func(w store.Writer) error { return w.LaneStateSet(ctx, batch) })
+	got, err = s.LaneStateList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, "after resume", []store.LaneState{adhoc, batch}, got)
+}

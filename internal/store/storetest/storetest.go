@@ -95,6 +95,7 @@ var tests = []testCase{
 	{"Workers", testWorkers},
 	{"Schedules", testSchedules},
 	{"APIKeys", testAPIKeys},
+	{"LaneStates", testLaneStates},
 }
 
 // T0 is the suite's clock origin: every time in the suite is T0 plus

@@ -85,7 +85,7 @@ func testTransitionSetsEveryField(t *testing.T, s store.Store) {
 		FinishedAt: store.Ptr(at.Add(4 * time.Second)), RunAt: store.Ptr(at.Add(5 * time.Second)),
 		CancelRequested: store.Ptr(true), LastError: store.Ptr("killed"), ExitCode: store.Ptr(-1),
 		FailureClass: store.Ptr(store.FailKilled), Result: store.Ptr([]byte("out")),
-		Timeout: store.Ptr(time.Hour), Expected: store.Ptr(time.Minute),
+		Timeout: store.Ptr(time.Hour), Expected: store.Ptr(time.Minute), MaxAttempts: store.Ptr(9),
 	}
 	if err := transition(t, s, store.JobTransitionParams{ID: "j", ExpectAttempt: 0,
 		FromStates: []store.State{store.StatePending}, At: at, Set: set}); err != nil {
@@ -98,7 +98,7 @@ func testTransitionSetsEveryField(t *testing.T, s store.Store) {
 	want.FinishedAt, want.RunAt = at.Add(4*time.Second), at.Add(5*time.Second)
 	want.CancelRequested, want.LastError, want.ExitCode = true, "killed", store.Ptr(-1)
 	want.FailureClass, want.Result = store.FailKilled, []byte("out")
-	want.Timeout, want.Expected, want.UpdatedAt = time.Hour, time.Minute, at
+	want.Timeout, want.Expected, want.UpdatedAt, want.MaxAttempts = time.Hour, time.Minute, at, 9
 	diff(t, "job", want, get(t, s, "j"))
 }
 

@@ -1,0 +1,9 @@
+-- Lanes an operator paused (a paused lane leases nothing), kept across
+-- restarts.
+CREATE TABLE lane_states (
+    lane       TEXT    NOT NULL PRIMARY KEY,
+    paused     INTEGER NOT NULL,
+    note       TEXT    NOT NULL,
+    changed_at INTEGER NOT NULL,
+    changed_by TEXT    NOT NULL
+);
