@@ -296,9 +296,13 @@ type Event struct {
 	Detail  json.RawMessage `json:"detail,omitempty"`
 	// ScheduleID names the schedule of a schedule's event.
 	ScheduleID string `json:"schedule_id,omitempty"`
+	// Tenant is the tenant of the job or schedule; "" for events of the
+	// whole server (a worker registered, a lane paused).
+	Tenant string `json:"tenant,omitempty"`
 }
 
-// EventList answers GET /jobs/{id}/events and /schedules/{id}/events.
+// EventList answers GET /events, /jobs/{id}/events and
+// /schedules/{id}/events.
 type EventList struct {
 	Events []Event `json:"events"`
 	// NextAfterID, when set, is the after_id that reads the next page.

@@ -1,6 +1,8 @@
 package dispatch
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"log/slog"
 	"sync"
 
@@ -189,8 +191,28 @@ func New(o Options) (*Dispatcher, error) {
 	return d, err
 }
 
-// Rebuild loads the unfinished jobs and the workers from the store.
-func (d *Dispatcher) Rebuild(ctx context.Context) error { return d.rebuild(ctx) }
+// Rebuild loads the unfinished jobs and the workers from the store, as
+// at start; the first batch then records a config_loaded event (the
+// policy the server runs with: lanes, types, tenants, and a fingerprint
+// of the policy, no keys).
+func (d *Dispatcher) Rebuild(ctx context.Context) error {
+	if err := d.rebuild(ctx); err != nil {
+		return err
+	}
+	detail := d.configFingerprint()
+	d.pending = append(d.pending, func(tx *txn) { tx.event("", 0, "", store.EventConfigLoaded, "system", detail) })
+	return nil
+}
+
+// configFingerprint describes the policy configuration for the audit
+// trail: counts, and a hash that changes with any policy setting.
+func (d *Dispatcher) configFingerprint() map[string]any {
+	pc := d.cfg.PolicyConfig()
+	raw, _ := json.Marshal(pc)
+	sum := sha256.Sum256(raw)
+	return map[string]any{"lanes": len(pc.Lanes), "types": len(pc.Types), "tenants": len(pc.Tenants),
+		"policy_sha256": hex.EncodeToString(sum[:])}
+}
 
 // Run applies commands until ctx ends, then stops the dispatcher.
 func (d *Dispatcher) Run(ctx context.Context) {

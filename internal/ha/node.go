@@ -195,7 +195,7 @@ func servedByStandby(r *http.Request) bool {
 		q := r.URL.Query()
 		return q.Get("follow") == "" && !strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 	}
-	return strings.HasPrefix(p, "jobs") || strings.HasPrefix(p, "schedules") ||
+	return strings.HasPrefix(p, "jobs") || strings.HasPrefix(p, "schedules") || p == "events" ||
 		p == "failures" || p == "successes" || p == "sla-compliance"
 }
 

@@ -53,6 +53,7 @@ var openapiRoutes = []route{
 	{"POST", "/schedules/{id}/trigger", "Fire a slot now, under the overlap policy", nil, api.ScheduleActionResponse{}},
 	{"POST", "/schedules/{id}/backfill", "Fire the slots of a past range", api.ScheduleBackfillRequest{}, api.ScheduleActionResponse{}},
 	{"GET", "/schedules/{id}/events", "A schedule's history: fired, skipped, missed and failed slots, changes", nil, api.EventList{}},
+	{"GET", "/events", "The audit trail: every event (admin) or the tenant's own, filtered by type, job, schedule, actor and time, oldest first", nil, api.EventList{}},
 	{"GET", "/lanes", "Lanes and their dominant shares", nil, api.LaneList{}},
 	{"POST", "/lanes/{name}/pause", "Pause a lane: it leases nothing until resumed; running jobs finish (admin)", api.PauseLaneRequest{}, api.LaneActionResponse{}},
 	{"POST", "/lanes/{name}/resume", "Resume a paused lane (admin)", nil, api.LaneActionResponse{}},

@@ -61,6 +61,7 @@ func (s *Server) routes() http.Handler {
 		{"POST /api/v1/schedules/{id}/trigger", s.handleScheduleTrigger, nil},
 		{"POST /api/v1/schedules/{id}/backfill", s.handleScheduleBackfill, nil},
 		{"GET /api/v1/schedules/{id}/events", s.handleScheduleEvents, []string{"type", "after_id", "limit"}},
+		{"GET /api/v1/events", s.handleAuditEvents, []string{"type", "job_id", "schedule_id", "actor", "tenant", "since", "until", "after_id", "limit"}},
 		{"GET /api/v1/lanes", s.handleLanes, nil},
 		{"POST /api/v1/lanes/{name}/pause", s.handleLanePause, nil},
 		{"POST /api/v1/lanes/{name}/resume", s.handleLaneResume, nil},

@@ -43,6 +43,7 @@ const (
 	EventScheduleMissed   EventType = "schedule_missed"  // slots older than the catch-up window
 	EventScheduleSkipped  EventType = "schedule_skipped" // slots dropped by the overlap policy
 	EventScheduleFailed   EventType = "schedule_failed"  // a slot's job could not be created
+	EventConfigLoaded     EventType = "config_loaded"    // a server started leading with this policy
 	EventLanePaused       EventType = "lane_paused"
 	EventLaneResumed      EventType = "lane_resumed"
 	EventScheduleCreated  EventType = "schedule_created"
@@ -90,6 +91,9 @@ type EventListParams struct {
 	ScheduleID string
 	Tenant     string
 	Types      []EventType
+	Actor      string    // events by this actor ("admin", "tenant:acme", "worker:w1", "system")
+	Since      time.Time // at >= Since
+	Until      time.Time // at < Until
 	AfterID    int64
 	Limit      int // 0 = DefaultListLimit; capped at MaxListLimit
 }

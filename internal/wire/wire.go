@@ -84,6 +84,6 @@ func Execution(e store.Execution) api.Execution {
 func Event(e store.Event) api.Event {
 	return api.Event{
 		ID: e.ID, JobID: e.JobID, Attempt: e.Attempt, Type: string(e.Type), At: e.At.UTC(), Actor: e.Actor,
-		Detail: RawJSON(e.Detail), ScheduleID: e.ScheduleID,
+		Detail: RawJSON(e.Detail), ScheduleID: e.ScheduleID, Tenant: e.Tenant,
 	}
 }

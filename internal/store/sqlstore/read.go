@@ -494,6 +494,15 @@ func (s *Core) EventList(ctx context.Context, p store.EventListParams) ([]store.
 		w.add("schedule_id = ?", p.ScheduleID)
 	}
 	in(&w, "type", p.Types)
+	if p.Actor != "" {
+		w.add("actor = ?", p.Actor)
+	}
+	if !p.Since.IsZero() {
+		w.add("at >= ?", timeArg(p.Since))
+	}
+	if !p.Until.IsZero() {
+		w.add("at < ?", timeArg(p.Until))
+	}
 	limit := store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
 	rows, err := s.RDB.QueryContext(ctx, s.D.rebind("SELECT id, job_id, attempt, tenant, type, at, actor, detail, schedule_id FROM events"+
 		w.sql()+" ORDER BY id LIMIT ?"), append(w.args, limit)...)
