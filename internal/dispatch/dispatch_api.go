@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/metrics"
 	"github.com/fairwayhq/fairway/internal/store"
 )
 
@@ -293,4 +294,12 @@ func (d *Dispatcher) AppendLogs(ctx context.Context, workerID string, chunks []s
 // jobs back uncharged.
 func (d *Dispatcher) Deregister(ctx context.Context, workerID string) error {
 	return d.workerCall(ctx, workerID, func(tx *txn, wk *workerRec) { d.deregister(tx, wk) })
+}
+
+// MetricsSnapshot reads the state the metrics' gauges report; ok is false
+// when the dispatcher does not answer (stopped, or busy past ctx).
+func (d *Dispatcher) MetricsSnapshot(ctx context.Context) (metrics.Snapshot, bool) {
+	var out metrics.Snapshot
+	err := d.submit(ctx, func(tx *txn) { out = d.snapshot() })
+	return out, err == nil
 }

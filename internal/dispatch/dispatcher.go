@@ -17,6 +17,7 @@ import (
 	"github.com/fairwayhq/fairway/internal/config"
 
 	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/metrics"
 	"github.com/fairwayhq/fairway/internal/policy"
 	"github.com/fairwayhq/fairway/internal/store"
 )
@@ -142,6 +143,7 @@ type Dispatcher struct {
 	waiters        map[string][]chan api.Job
 	byTenant       map[string]int             // unfinished jobs per tenant
 	laneStates     map[string]store.LaneState // the paused lanes, as stored
+	metrics        *metrics.Metrics           // nil: none
 	pending        []func(tx *txn)            // repairs found at rebuild, applied in the first batch
 	lastPurge      time.Time
 	inflight       []committed  // committed batches waiting for the disk, oldest first
@@ -157,10 +159,11 @@ type Dispatcher struct {
 // step (housekeeping) may still commit behind it, and one fsync then
 // serves both.
 type committed struct {
-	seq     uint64
-	durable <-chan error
-	batch   []command
-	after   []func()
+	seq      uint64
+	durable  <-chan error
+	batch    []command
+	after    []func()
+	commitAt time.Time // when WriteDeferred returned (the fsync metric)
 }
 
 // maxInflight bounds the committed batches waiting for the disk; past it
@@ -180,13 +183,15 @@ type Options struct {
 	// ResultsPending is called once a transaction that made result
 	// uploads pending has committed (the uploader's Notify).
 	ResultsPending func()
+	// Metrics records what the dispatcher does (nil: nothing).
+	Metrics *metrics.Metrics
 }
 
 // New builds a dispatcher; Rebuild loads its state, Run applies commands.
 func New(o Options) (*Dispatcher, error) {
 	d, err := newDispatcher(o.Store, o.Config, o.Logger, o.Clock, o.MaxBatch)
 	if err == nil {
-		d.build, d.resultsPending = o.BuildJob, o.ResultsPending
+		d.build, d.resultsPending, d.metrics = o.BuildJob, o.ResultsPending, o.Metrics
 	}
 	return d, err
 }
@@ -384,6 +389,7 @@ func (d *Dispatcher) settle(err error) {
 		return
 	}
 	d.durable = c.seq
+	d.metrics.Durable(time.Since(c.commitAt))
 	for _, f := range c.after {
 		f()
 	}
@@ -444,6 +450,7 @@ func (d *Dispatcher) drainClosed() {
 func (d *Dispatcher) step(ctx context.Context, batch []command) {
 	d.seq++
 	tx := &txn{ctx: ctx, now: d.clock.Now(), seq: d.seq}
+	began := time.Now()
 	durable, err := d.st.WriteDeferred(ctx, func(w store.Writer) error {
 		tx.w = w
 		for _, fix := range d.pending {
@@ -472,7 +479,9 @@ func (d *Dispatcher) step(ctx context.Context, batch []command) {
 		d.recover(ctx, batch, err)
 		return
 	}
-	d.inflight = append(d.inflight, committed{seq: tx.seq, durable: durable, batch: batch, after: tx.after})
+	committedAt := time.Now()
+	d.metrics.Commit(committedAt.Sub(began))
+	d.inflight = append(d.inflight, committed{seq: tx.seq, durable: durable, batch: batch, after: tx.after, commitAt: committedAt})
 	if len(d.inflight) > maxInflight {
 		d.settle(<-d.inflight[0].durable)
 	}
@@ -515,7 +524,10 @@ func (d *Dispatcher) dispatch(tx *txn) {
 
 // admit leases every job the engine admits now.
 func (d *Dispatcher) admit(tx *txn) {
-	for _, a := range d.eng.Dispatch(tx.now, 0) {
+	began := time.Now()
+	admitted := d.eng.Dispatch(tx.now, 0)
+	d.metrics.Decision(time.Since(began))
+	for _, a := range admitted {
 		rec, wk := d.jobs[a.JobID], d.workers[a.WorkerID]
 		if rec == nil || wk == nil {
 			tx.fatal(fmt.Errorf("dispatcher: engine admitted unknown job %s or worker %s", a.JobID, a.WorkerID))

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/metrics"
 	"github.com/fairwayhq/fairway/internal/policy"
 	"github.com/fairwayhq/fairway/internal/store"
 	"github.com/fairwayhq/fairway/internal/wire"
@@ -48,6 +49,7 @@ func (d *Dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.Item
 	if rec.job.State == store.StateLeased {
 		// Started and ended between two reports: record the start too.
 		tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, end.actor, map[string]any{"started_at": end.started.UTC()})
+		d.noteStarted(tx, rec, end.started)
 	}
 	if end.outcome == store.OutcomeCancelled {
 		end.class = store.FailCancelled
@@ -197,6 +199,7 @@ func (d *Dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attempt
 		return
 	}
 	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, terminalEvent(state), end.actor, eventDetail(end))
+	d.noteFinished(tx, rec, state, end.class)
 	var dropped []policy.Dropped
 	if running {
 		dropped = d.releaseFromWorker(tx, rec, engineOutcome(state))
@@ -266,6 +269,7 @@ func (d *Dispatcher) writeEnd(tx *txn, rec *jobRec, end attemptEnd) {
 	e.SLAMet, e.SLAViolationPct = slaOf(rec.job, e.Duration)
 	d.resultPending(tx, rec, &e)
 	d.writeExecution(tx, rec, e)
+	d.noteAttemptEnded(tx, rec, e)
 }
 
 // slaOf says whether a run of duration met the job's SLA: within its max
@@ -289,6 +293,7 @@ func slaOf(j store.Job, dur time.Duration) (*bool, float64) {
 func (d *Dispatcher) leaseLost(tx *txn, rec *jobRec, reason string) {
 	end := attemptEnd{outcome: store.OutcomeLost, class: store.FailLostWorker, err: reason, started: rec.job.StartedAt, actor: "system"}
 	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventLeaseExpired, "system", map[string]string{"reason": reason})
+	d.observe(tx, func(m *metrics.Metrics) { m.LeaseExpired() })
 	d.endAttempt(tx, rec, end)
 }
 

@@ -227,6 +227,7 @@ func (d *Dispatcher) startAttempt(tx *txn, wk *workerRec, a api.JobAttempt) api.
 		return staleResult(a.JobID, a.Attempt)
 	}
 	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, "worker:"+wk.w.ID, nil)
+	d.noteStarted(tx, rec, started)
 	return api.ItemResult{JobID: a.JobID, OK: true}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/metrics"
 	"github.com/fairwayhq/fairway/internal/schedule"
 	"github.com/fairwayhq/fairway/internal/store"
 )
@@ -189,6 +190,8 @@ func (d *Dispatcher) applySlots(tx *txn, sr *schedRec, a schedule.Action, actor 
 		sr.s.LastRunAt = nominal
 	}
 	for _, m := range a.Missed {
+		n := m.Count
+		d.observe(tx, func(mt *metrics.Metrics) { mt.ScheduleMissed(n) })
 		tx.scheduleEvent("", sr.s.ID, sr.s.Tenant, store.EventScheduleMissed, actor, map[string]any{
 			"schedule_id": sr.s.ID, "from": m.From.UTC(), "to": m.To.UTC(), "count": m.Count, "at_least": m.AtLeast})
 	}

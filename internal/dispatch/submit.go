@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/metrics"
 	"github.com/fairwayhq/fairway/internal/policy"
 	"github.com/fairwayhq/fairway/internal/store"
 	"github.com/fairwayhq/fairway/internal/wire"
@@ -176,6 +177,8 @@ func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 		tx.arrive(rec)
 	}
 	tx.event(j.ID, 0, j.Tenant, store.EventSubmitted, "tenant:"+j.Tenant, map[string]any{"type": j.Type, "lane": j.Lane, "priority": j.Priority})
+	lane, typ := j.Lane, j.Type
+	d.observe(tx, func(m *metrics.Metrics) { m.JobSubmitted(lane, typ) })
 	return submitted{job: j, rec: rec}
 }
 

@@ -168,7 +168,7 @@ func (n *Node) standby(w http.ResponseWriter, r *http.Request) {
 	if addr != "" {
 		w.Header().Set("X-Fairway-Leader", addr)
 	}
-	if reads := n.reads.Load(); reads != nil && servedByStandby(r) {
+	if reads := n.reads.Load(); reads != nil && (servedByStandby(r) || r.URL.Path == "/metrics") {
 		reads.Handler().ServeHTTP(w, r)
 		return
 	}

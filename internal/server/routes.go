@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/fairwayhq/fairway/api"
 )
@@ -18,6 +19,7 @@ func (s *Server) routes() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", s.handleReady)
+	mux.Handle("GET /metrics", s.wrap("GET /metrics", s.handleMetrics, nil))
 	mux.HandleFunc("GET /api/v1/openapi.json", s.handleOpenAPI)
 	summary := []string{"since", "until", "start_date", "end_date", "type", "tenant", "lane"}
 	scoped := []string{"since", "until", "start_date", "end_date"}
@@ -74,15 +76,18 @@ func (s *Server) routes() http.Handler {
 		{"POST /api/v1/workers/{id}/logs", s.handleLogAppend, nil},
 		{"POST /api/v1/workers/{id}/deregister", s.handleDeregister, nil},
 	} {
-		mux.Handle(rt.pattern, s.wrap(rt.h, rt.params))
+		mux.Handle(rt.pattern, s.wrap(rt.pattern, rt.h, rt.params))
 	}
 	return s.recoverer(refuseChunkedBodies(jsonMuxErrors(mux)))
 }
 
 // wrap authenticates, refuses query parameters the route does not read,
 // and turns a returned error into its JSON answer.
-func (s *Server) wrap(h handlerFunc, params []string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) wrap(route string, h handlerFunc, params []string) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		began := time.Now()
+		w := &statusWriter{ResponseWriter: rw, code: http.StatusOK}
+		defer func() { s.metrics.Request(route, w.code, time.Since(began)) }()
 		p, aerr := s.auth.identify(r)
 		if aerr != nil {
 			s.writeError(w, r, aerr)
@@ -165,3 +170,24 @@ func (s *Server) Ready() error {
 	}
 	return nil
 }
+
+// statusWriter remembers the status code a handler answered with (for
+// fairway_http_requests_total); Flush and Unwrap keep streaming answers
+// (followed logs) working through it.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -13,6 +13,7 @@ import (
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/dispatch"
+	"github.com/fairwayhq/fairway/internal/metrics"
 	"github.com/fairwayhq/fairway/internal/results"
 	"github.com/fairwayhq/fairway/internal/store"
 )
@@ -58,7 +59,8 @@ type Server struct {
 	stopOnce  sync.Once
 	cancel    context.CancelFunc
 	done      <-chan struct{} // closed once the dispatcher has stopped
-	services  sync.WaitGroup  // background services (the result uploader)
+	metrics   *metrics.Metrics
+	services  sync.WaitGroup // background services (the result uploader)
 }
 
 // ErrClosed is returned to requests that arrive after Close.
@@ -93,10 +95,11 @@ func New(opts Options) (*Server, error) {
 		}
 		s.resultAllow = append(s.resultAllow, loc)
 	}
+	s.metrics = metrics.New(s.metricsSnapshot)
 	var uploader *results.Uploader
 	d, err := dispatch.New(dispatch.Options{
 		Store: opts.Store, Config: opts.Config, Logger: opts.Logger, Clock: opts.Clock, MaxBatch: opts.MaxBatch,
-		BuildJob: s.buildScheduledJob, ResultsPending: func() { uploader.Notify() },
+		BuildJob: s.buildScheduledJob, ResultsPending: func() { uploader.Notify() }, Metrics: s.metrics,
 	})
 	if err != nil {
 		return nil, err
@@ -107,6 +110,17 @@ func New(opts Options) (*Server, error) {
 	s.d, s.done, s.uploader = d, d.Done(), uploader
 	s.mux = s.routes()
 	return s, nil
+}
+
+// metricsSnapshot is the dispatcher's state for the gauges of /metrics;
+// none while it does not run (a standby's read-only server, or stopping).
+func (s *Server) metricsSnapshot() (metrics.Snapshot, bool) {
+	if s.readOnly || !s.ready.Load() {
+		return metrics.Snapshot{}, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return s.d.MetricsSnapshot(ctx)
 }
 
 // Start rebuilds the scheduling state from the store and runs the
