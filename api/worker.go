@@ -212,3 +212,37 @@ type LaneList struct {
 	Lanes    []LaneInfo `json:"lanes"`
 	Capacity Capacity   `json:"capacity"`
 }
+
+// KeyRequest is the body of POST /keys: an API key to create. Role is
+// tenant (Tenant required), worker or admin; ExpiresAt is optional.
+type KeyRequest struct {
+	Name      string     `json:"name,omitempty"`
+	Role      string     `json:"role"`
+	Tenant    string     `json:"tenant,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+}
+
+// Key is a stored API key as the admin API shows it: never its secret
+// nor its hash. ID names it for revocation.
+type Key struct {
+	ID        string     `json:"id"`
+	Name      string     `json:"name,omitempty"`
+	Role      string     `json:"role"`
+	Tenant    string     `json:"tenant,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	CreatedBy string     `json:"created_by,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	Expired   bool       `json:"expired,omitempty"`
+}
+
+// KeyCreated answers POST /keys. Secret is shown this once: only its hash
+// is stored.
+type KeyCreated struct {
+	Key    Key    `json:"key"`
+	Secret string `json:"secret"`
+}
+
+// KeyList answers GET /keys.
+type KeyList struct {
+	Keys []Key `json:"keys"`
+}

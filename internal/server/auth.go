@@ -1,12 +1,17 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/config"
+	"github.com/fairwayhq/fairway/internal/store"
 )
 
 type role int
@@ -37,14 +42,19 @@ func (p principal) name() string {
 }
 
 // authenticator maps the SHA-256 of each configured key to its principal,
-// so keys are compared by hash lookup, not by string comparison.
+// so keys are compared by hash lookup, not by string comparison. A key not
+// in the configuration is looked up by the same hash in the store (keys
+// created through the admin API): at every request, so that a revoked or
+// expired key is refused from its next request on, on every instance.
 type authenticator struct {
-	open bool
-	keys map[[32]byte]principal
+	open   bool
+	keys   map[[32]byte]principal
+	stored func(ctx context.Context, keyHash string) (store.APIKey, error) // nil: none
+	now    func() time.Time
 }
 
 func newAuthenticator(c config.Config) *authenticator {
-	a := &authenticator{open: c.Open(), keys: map[[32]byte]principal{}}
+	a := &authenticator{open: c.Open(), keys: map[[32]byte]principal{}, now: time.Now}
 	for _, k := range c.AdminKeys {
 		a.keys[sha256.Sum256([]byte(k))] = principal{role: roleAdmin}
 	}
@@ -59,6 +69,18 @@ func newAuthenticator(c config.Config) *authenticator {
 	return a
 }
 
+// storedKeyHash is how a key's secret is stored: its SHA-256. Keys are 32
+// random bytes, so a fast hash is as safe as a slow one and costs nothing
+// per request.
+func storedKeyHash(sum [32]byte) string { return "sha256:" + hex.EncodeToString(sum[:]) }
+
+// keyID is the public name of a stored key: the first 16 hex digits of
+// its hash (the secret cannot be recovered from it).
+func keyID(keyHash string) string {
+	h := strings.TrimPrefix(keyHash, "sha256:")
+	return h[:min(16, len(h))]
+}
+
 func (a *authenticator) identify(r *http.Request) (principal, *apiError) {
 	if a.open {
 		return principal{role: roleOpen}, nil
@@ -68,11 +90,31 @@ func (a *authenticator) identify(r *http.Request) (principal, *apiError) {
 	if !ok || key == "" {
 		return principal{}, errf(http.StatusUnauthorized, api.CodeUnauthenticated, "missing API key: send Authorization: Bearer <key>")
 	}
-	p, ok := a.keys[sha256.Sum256([]byte(key))]
-	if !ok {
+	sum := sha256.Sum256([]byte(key))
+	if p, ok := a.keys[sum]; ok {
+		return p, nil
+	}
+	if a.stored == nil {
 		return principal{}, errf(http.StatusUnauthorized, api.CodeUnauthenticated, "unknown API key")
 	}
-	return p, nil
+	k, err := a.stored(r.Context(), storedKeyHash(sum))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return principal{}, errf(http.StatusUnauthorized, api.CodeUnauthenticated, "unknown API key (or revoked)")
+	case err != nil:
+		e := errf(http.StatusServiceUnavailable, api.CodeServerUnavailable, "the key store cannot be read; retry")
+		e.retryAfter = 1
+		return principal{}, e
+	case k.Expired(a.now()):
+		return principal{}, errf(http.StatusUnauthorized, api.CodeUnauthenticated, "API key %s expired at %s", keyID(k.KeyHash), k.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	switch k.Role {
+	case store.RoleAdmin:
+		return principal{role: roleAdmin}, nil
+	case store.RoleWorker:
+		return principal{role: roleWorker}, nil
+	}
+	return principal{role: roleTenant, tenant: k.Tenant}, nil
 }
 
 // tenantFor is the tenant a job submitted by p belongs to.

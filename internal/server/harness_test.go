@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -58,12 +59,23 @@ func newHarness(t testing.TB, cfg config.Config) *harness {
 
 func startHarness(t testing.TB, cfg config.Config, path string, clock *fakeClock) *harness {
 	t.Helper()
+	return startHarnessLogging(t, cfg, path, clock, nil)
+}
+
+// startHarnessLogging is startHarness with the server's log (debug level)
+// written to logs (nil: discarded).
+func startHarnessLogging(t testing.TB, cfg config.Config, path string, clock *fakeClock, logs io.Writer) *harness {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Options{Store: st, Config: cfg, Clock: clock})
+	var logger *slog.Logger
+	if logs != nil {
+		logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	srv, err := New(Options{Store: st, Config: cfg, Clock: clock, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

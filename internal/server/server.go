@@ -95,6 +95,7 @@ func New(opts Options) (*Server, error) {
 		}
 		s.resultAllow = append(s.resultAllow, loc)
 	}
+	s.auth.stored, s.auth.now = opts.Store.APIKeyGet, opts.Clock.Now
 	s.metrics = metrics.New(s.metricsSnapshot)
 	var uploader *results.Uploader
 	d, err := dispatch.New(dispatch.Options{

@@ -44,6 +44,8 @@ const (
 	EventScheduleSkipped  EventType = "schedule_skipped" // slots dropped by the overlap policy
 	EventScheduleFailed   EventType = "schedule_failed"  // a slot's job could not be created
 	EventConfigLoaded     EventType = "config_loaded"    // a server started leading with this policy
+	EventKeyCreated       EventType = "key_created"      // an API key was created through the admin API
+	EventKeyRevoked       EventType = "key_revoked"
 	EventLanePaused       EventType = "lane_paused"
 	EventLaneResumed      EventType = "lane_resumed"
 	EventScheduleCreated  EventType = "schedule_created"

@@ -617,11 +617,12 @@ func (s *Core) LaneStateList(ctx context.Context) ([]store.LaneState, error) {
 	return out, nil
 }
 
-const apiKeySelect = "SELECT key_hash, tenant, role, name, created_at FROM api_keys"
+const apiKeySelect = "SELECT key_hash, tenant, role, name, created_at, created_by, expires_at FROM api_keys"
 
 func scanAPIKey(sc scanner) (store.APIKey, error) {
 	var k store.APIKey
-	err := sc.Scan(&k.KeyHash, &k.Tenant, strCol[store.Role]{&k.Role}, &k.Name, timeCol{&k.CreatedAt})
+	err := sc.Scan(&k.KeyHash, &k.Tenant, strCol[store.Role]{&k.Role}, &k.Name, timeCol{&k.CreatedAt},
+		&k.CreatedBy, timeCol{&k.ExpiresAt})
 	return k, err
 }
 

@@ -75,8 +75,9 @@ var stmtSQL = [numStmts]string{
 			start_at = excluded.start_at, end_at = excluded.end_at, pause_note = excluded.pause_note,
 			pause_on_failure = excluded.pause_on_failure, buffered = excluded.buffered, tags = excluded.tags`,
 	stmtScheduleDelete: `DELETE FROM schedules WHERE id = ?`,
-	stmtAPIKeyInsert:   `INSERT INTO api_keys (key_hash, tenant, role, name, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING`,
-	stmtAPIKeyDelete:   `DELETE FROM api_keys WHERE key_hash = ?`,
+	stmtAPIKeyInsert: `INSERT INTO api_keys (key_hash, tenant, role, name, created_at, created_by, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING`,
+	stmtAPIKeyDelete: `DELETE FROM api_keys WHERE key_hash = ?`,
 	stmtLaneStateSet: `INSERT INTO lane_states (lane, paused, note, changed_at, changed_by) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (lane) DO UPDATE SET paused = excluded.paused, note = excluded.note,
 			changed_at = excluded.changed_at, changed_by = excluded.changed_by`,
@@ -701,7 +702,8 @@ func (w *Writer) APIKeyInsert(ctx context.Context, k store.APIKey) (err error) {
 	if err := k.Validate(); err != nil {
 		return err
 	}
-	n, err := w.affected(stmtAPIKeyInsert, k.KeyHash, k.Tenant, string(k.Role), k.Name, timeArg(k.CreatedAt))
+	n, err := w.affected(stmtAPIKeyInsert, k.KeyHash, k.Tenant, string(k.Role), k.Name, timeArg(k.CreatedAt),
+		k.CreatedBy, timeArg(k.ExpiresAt))
 	if err != nil {
 		return fmt.Errorf("store: insert api key: %w", err)
 	}

@@ -130,11 +130,14 @@ func testSchedules(t *testing.T, s store.Store) {
 }
 
 func testAPIKeys(t *testing.T, s store.Store) {
-	k1 := store.APIKey{KeyHash: "sha256:aa", Tenant: "acme", Role: store.RoleTenant, Name: "ci", CreatedAt: T0}
+	k1 := store.APIKey{KeyHash: "sha256:aa", Tenant: "acme", Role: store.RoleTenant, Name: "ci", CreatedAt: T0,
+		CreatedBy: "admin", ExpiresAt: T0.Add(time.Hour)}
 	k2 := store.APIKey{KeyHash: "sha256:bb", Tenant: "acme", Role: store.RoleAdmin, CreatedAt: T0.Add(time.Second)}
 	k3 := store.APIKey{KeyHash: "sha256:cc", Tenant: "globex", Role: store.RoleTenant, CreatedAt: T0}
+	k4 := store.APIKey{KeyHash: "sha256:dd", Role: store.RoleWorker, Name: "fleet", CreatedAt: T0}
 	write(t, s, func(w store.Writer) error {
-		for _, k := range []store.APIKey{k3, k2, k1} {
+		wantErr(t, "tenant key without tenant", w.APIKeyInsert(ctx, store.APIKey{KeyHash: "h", Role: store.RoleTenant, CreatedAt: T0}), store.ErrInvalid)
+		for _, k := range []store.APIKey{k3, k2, k1, k4} {
 			if err := w.APIKeyInsert(ctx, k); err != nil {
 				return err
 			}
@@ -157,7 +160,10 @@ func testAPIKeys(t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	diff(t, "all keys", []store.APIKey{k1, k2, k3}, list)
+	diff(t, "all keys", []store.APIKey{k1, k2, k3, k4}, list)
+	if !k1.Expired(T0.Add(time.Hour)) || k1.Expired(T0.Add(time.Hour-time.Microsecond)) || k2.Expired(T0.Add(1000*time.Hour)) {
+		t.Errorf("Expired: wrong at the boundary, or for a key that never expires")
+	}
 	write(t, s, func(w store.Writer) error {
 		if err := w.APIKeyDelete(ctx, "sha256:aa"); err != nil {
 			return err

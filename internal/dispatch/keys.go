@@ -1,0 +1,65 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// API keys kept in the store (the admin API's): their writes go through
+// the dispatcher, the store's one writer, so that they are fenced like
+// every other change and leave key_created / key_revoked events. Only a
+// key's hash reaches the store, and no event holds it.
+
+// CreateAPIKey stores k; store.ErrExists if its hash is stored already.
+func (d *Dispatcher) CreateAPIKey(ctx context.Context, k store.APIKey, id, actor string) error {
+	var opErr error
+	err := d.submit(ctx, func(tx *txn) {
+		k.CreatedAt, k.CreatedBy = tx.now, actor
+		if err := tx.w.APIKeyInsert(tx.ctx, k); err != nil {
+			if errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrInvalid) {
+				opErr = err
+				return
+			}
+			tx.fatal(fmt.Errorf("store api key: %w", err))
+			return
+		}
+		tx.event("", 0, k.Tenant, store.EventKeyCreated, actor, keyDetail(k, id))
+	})
+	if err != nil {
+		return err
+	}
+	return opErr
+}
+
+// RevokeAPIKey deletes the stored key k (found by the caller); requests
+// that present it fail from the next one on, on every instance, since
+// stored keys are looked up in the store at each request.
+func (d *Dispatcher) RevokeAPIKey(ctx context.Context, k store.APIKey, id, actor string) error {
+	var opErr error
+	err := d.submit(ctx, func(tx *txn) {
+		if err := tx.w.APIKeyDelete(tx.ctx, k.KeyHash); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				opErr = err
+				return
+			}
+			tx.fatal(fmt.Errorf("delete api key: %w", err))
+			return
+		}
+		tx.event("", 0, k.Tenant, store.EventKeyRevoked, actor, keyDetail(k, id))
+	})
+	if err != nil {
+		return err
+	}
+	return opErr
+}
+
+func keyDetail(k store.APIKey, id string) map[string]any {
+	d := map[string]any{"id": id, "name": k.Name, "role": string(k.Role), "tenant": k.Tenant}
+	if !k.ExpiresAt.IsZero() {
+		d["expires_at"] = k.ExpiresAt.UTC()
+	}
+	return d
+}
