@@ -30,6 +30,7 @@ type Config struct {
 	Cost      Cost                 `yaml:"cost"`
 	AdminKeys []string             `yaml:"admin_keys"`
 	Workers   WorkerAuth           `yaml:"workers"`
+	Alerts    Alerts               `yaml:"alerts"`
 	Extra     map[string]yaml.Node `yaml:",inline"` // rejected: unknown top-level keys
 }
 
@@ -322,6 +323,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.Results.MaxTries < 0 || c.Server.Results.Timeout.D() < 0 {
 		return invalid("server.results", "max_tries and timeout must be >= 0")
+	}
+	if err := c.Alerts.validate(); err != nil {
+		return err
 	}
 	for _, name := range sortedKeys(c.Lanes) {
 		if err := c.Lanes[name].Validate(); err != nil {

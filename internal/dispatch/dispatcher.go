@@ -17,6 +17,7 @@ import (
 	"github.com/fairwayhq/fairway/internal/config"
 
 	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/alerts"
 	"github.com/fairwayhq/fairway/internal/metrics"
 	"github.com/fairwayhq/fairway/internal/policy"
 	"github.com/fairwayhq/fairway/internal/store"
@@ -144,6 +145,7 @@ type Dispatcher struct {
 	byTenant       map[string]int             // unfinished jobs per tenant
 	laneStates     map[string]store.LaneState // the paused lanes, as stored
 	metrics        *metrics.Metrics           // nil: none
+	alerts         *alerts.Alerter            // nil: none
 	pending        []func(tx *txn)            // repairs found at rebuild, applied in the first batch
 	lastPurge      time.Time
 	inflight       []committed  // committed batches waiting for the disk, oldest first
@@ -185,13 +187,16 @@ type Options struct {
 	ResultsPending func()
 	// Metrics records what the dispatcher does (nil: nothing).
 	Metrics *metrics.Metrics
+	// Alerts hears each durable batch's events and tenants over quota
+	// (nil: no webhooks).
+	Alerts *alerts.Alerter
 }
 
 // New builds a dispatcher; Rebuild loads its state, Run applies commands.
 func New(o Options) (*Dispatcher, error) {
 	d, err := newDispatcher(o.Store, o.Config, o.Logger, o.Clock, o.MaxBatch)
 	if err == nil {
-		d.build, d.resultsPending, d.metrics = o.BuildJob, o.ResultsPending, o.Metrics
+		d.build, d.resultsPending, d.metrics, d.alerts = o.BuildJob, o.ResultsPending, o.Metrics, o.Alerts
 	}
 	return d, err
 }
@@ -472,6 +477,10 @@ func (d *Dispatcher) step(ctx context.Context, batch []command) {
 		}
 		if len(tx.events) == 0 {
 			return nil
+		}
+		if d.alerts != nil {
+			evs := tx.events
+			tx.then(func() { d.alerts.FromEvents(evs) })
 		}
 		return w.EventAppend(ctx, tx.events)
 	})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/fairwayhq/fairway/internal/alerts"
 	"github.com/fairwayhq/fairway/internal/store"
 )
 
@@ -62,4 +63,25 @@ func keyDetail(k store.APIKey, id string) map[string]any {
 		d["expires_at"] = k.ExpiresAt.UTC()
 	}
 	return d
+}
+
+// RecordAlert writes an alert's delivery outcome to the audit trail:
+// alert_delivered or alert_failed, with the webhook, the kind, the tries
+// and the last status or error.
+func (d *Dispatcher) RecordAlert(ctx context.Context, o alerts.Outcome) error {
+	typ := store.EventAlertFailed
+	if o.Delivered {
+		typ = store.EventAlertDelivered
+	}
+	detail := map[string]any{"webhook": o.Alert.Webhook, "kind": o.Alert.Kind, "alert_id": o.Alert.ID, "tries": o.Tries}
+	if o.Status != 0 {
+		detail["status"] = o.Status
+	}
+	if o.Err != "" {
+		detail["error"] = o.Err
+	}
+	return d.submit(ctx, func(tx *txn) {
+		tx.event(o.Alert.JobID, 0, o.Alert.Tenant, typ, "system", detail)
+		tx.events[len(tx.events)-1].ScheduleID = o.Alert.ScheduleID
+	})
 }

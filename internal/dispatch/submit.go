@@ -104,7 +104,9 @@ func failAll(out []submitted, err error) []submitted {
 // checkQuota applies the tenant's and the server's max_queued.
 func (d *Dispatcher) checkQuota(tenant string, adding int) error {
 	if m := d.cfg.Tenants[tenant].MaxQueued; m > 0 && d.byTenant[tenant]+adding > m {
-		return &QuotaError{fmt.Sprintf("tenant %s has %d unfinished jobs; its limit is %d", tenant, d.byTenant[tenant], m)}
+		msg := fmt.Sprintf("tenant %s has %d unfinished jobs; its limit is %d", tenant, d.byTenant[tenant], m)
+		d.alerts.OverQuota(tenant, msg, d.clock.Now())
+		return &QuotaError{msg}
 	}
 	if m := d.cfg.Server.MaxQueued; m > 0 && len(d.jobs)+adding > m {
 		return &QuotaError{fmt.Sprintf("the server holds %d unfinished jobs; its limit is %d", len(d.jobs), m)}

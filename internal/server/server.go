@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/alerts"
 	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/dispatch"
 	"github.com/fairwayhq/fairway/internal/metrics"
@@ -60,7 +61,8 @@ type Server struct {
 	cancel    context.CancelFunc
 	done      <-chan struct{} // closed once the dispatcher has stopped
 	metrics   *metrics.Metrics
-	services  sync.WaitGroup // background services (the result uploader)
+	alerts    *alerts.Alerter // nil: no webhooks
+	services  sync.WaitGroup  // background services (the result uploader)
 }
 
 // ErrClosed is returned to requests that arrive after Close.
@@ -97,10 +99,13 @@ func New(opts Options) (*Server, error) {
 	}
 	s.auth.stored, s.auth.now = opts.Store.APIKeyGet, opts.Clock.Now
 	s.metrics = metrics.New(s.metricsSnapshot)
+	if !opts.ReadOnly {
+		s.alerts = alerts.New(opts.Config.Alerts, s.recordAlert, opts.Logger)
+	}
 	var uploader *results.Uploader
 	d, err := dispatch.New(dispatch.Options{
 		Store: opts.Store, Config: opts.Config, Logger: opts.Logger, Clock: opts.Clock, MaxBatch: opts.MaxBatch,
-		BuildJob: s.buildScheduledJob, ResultsPending: func() { uploader.Notify() }, Metrics: s.metrics,
+		BuildJob: s.buildScheduledJob, ResultsPending: func() { uploader.Notify() }, Metrics: s.metrics, Alerts: s.alerts,
 	})
 	if err != nil {
 		return nil, err
@@ -111,6 +116,15 @@ func New(opts Options) (*Server, error) {
 	s.d, s.done, s.uploader = d, d.Done(), uploader
 	s.mux = s.routes()
 	return s, nil
+}
+
+// recordAlert writes an alert's delivery outcome to the audit trail.
+func (s *Server) recordAlert(o alerts.Outcome) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.d.RecordAlert(ctx, o); err != nil {
+		s.log.Warn("alerts: the outcome of a delivery could not be recorded", "webhook", o.Alert.Webhook, "kind", o.Alert.Kind, "err", err)
+	}
 }
 
 // metricsSnapshot is the dispatcher's state for the gauges of /metrics;
@@ -135,10 +149,14 @@ func (s *Server) Start(ctx context.Context) error {
 		ctx, s.cancel = context.WithCancel(ctx)
 		s.ready.Store(true)
 		go s.d.Run(ctx)
-		s.services.Add(1)
+		s.services.Add(2)
 		go func() {
 			defer s.services.Done()
 			s.uploader.Run(ctx)
+		}()
+		go func() {
+			defer s.services.Done()
+			s.alerts.Run(ctx)
 		}()
 	})
 	return err

@@ -45,6 +45,8 @@ const (
 	EventScheduleFailed   EventType = "schedule_failed"  // a slot's job could not be created
 	EventConfigLoaded     EventType = "config_loaded"    // a server started leading with this policy
 	EventKeyCreated       EventType = "key_created"      // an API key was created through the admin API
+	EventAlertDelivered   EventType = "alert_delivered"  // a webhook took an alert (package alerts)
+	EventAlertFailed      EventType = "alert_failed"     // it did not, after its last try
 	EventKeyRevoked       EventType = "key_revoked"
 	EventLanePaused       EventType = "lane_paused"
 	EventLaneResumed      EventType = "lane_resumed"
