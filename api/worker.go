@@ -246,3 +246,31 @@ type KeyCreated struct {
 type KeyList struct {
 	Keys []Key `json:"keys"`
 }
+
+// WebhookRequest is the body of POST /webhooks: an alert webhook (see
+// docs/alerting.md). Kinds and Tenants empty: every kind, every tenant.
+type WebhookRequest struct {
+	Name    string   `json:"name"`
+	URL     string   `json:"url"`
+	Secret  string   `json:"secret"`
+	Kinds   []string `json:"kinds,omitempty"`
+	Tenants []string `json:"tenants,omitempty"`
+}
+
+// Webhook is an alert webhook as GET /webhooks shows it: never its
+// secret. Source is "config" (the configuration file's, changed there) or
+// "api".
+type Webhook struct {
+	Name      string     `json:"name"`
+	URL       string     `json:"url"`
+	Kinds     []string   `json:"kinds,omitempty"`
+	Tenants   []string   `json:"tenants,omitempty"`
+	Source    string     `json:"source"`
+	CreatedAt *time.Time `json:"created_at,omitempty"`
+	CreatedBy string     `json:"created_by,omitempty"`
+}
+
+// WebhookList answers GET /webhooks.
+type WebhookList struct {
+	Webhooks []Webhook `json:"webhooks"`
+}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
@@ -73,7 +74,8 @@ type delivery struct {
 
 // Alerter delivers alerts; see the package doc.
 type Alerter struct {
-	hooks    []config.Webhook
+	hooks    []config.Webhook                 // the configuration's
+	stored   atomic.Pointer[[]config.Webhook] // the admin API's (SetStored)
 	client   *http.Client
 	maxTries int
 	base     time.Duration
@@ -88,18 +90,30 @@ type Alerter struct {
 	timers    map[*time.Timer]bool
 }
 
-// New returns an Alerter for cfg, or nil when no webhook is configured.
-// record is called with every delivery's outcome, from the Alerter's
-// goroutines.
+// New returns an Alerter for cfg's webhooks; SetStored adds those of the
+// admin API. record is called with every delivery's outcome, from the
+// Alerter's goroutines.
 func New(cfg config.Alerts, record func(Outcome), log *slog.Logger) *Alerter {
-	if len(cfg.Webhooks) == 0 {
-		return nil
-	}
 	return &Alerter{
 		hooks: cfg.Webhooks, client: &http.Client{Timeout: cfg.TimeoutOrDefault()},
 		maxTries: cfg.MaxTriesOrDefault(), base: cfg.RetryBaseOrDefault(), record: record, log: log,
 		queue: make(chan delivery, queueSize), lastQuota: map[string]time.Time{}, timers: map[*time.Timer]bool{},
 	}
+}
+
+// SetStored replaces the webhooks registered through the admin API.
+func (a *Alerter) SetStored(hooks []config.Webhook) {
+	if a != nil {
+		a.stored.Store(&hooks)
+	}
+}
+
+// webhooks are every webhook alerts go to.
+func (a *Alerter) webhooks() []config.Webhook {
+	if p := a.stored.Load(); p != nil && len(*p) > 0 {
+		return slices.Concat(a.hooks, *p)
+	}
+	return a.hooks
 }
 
 // kindOf is the alert kind an audit event raises, "" for none.
@@ -126,7 +140,7 @@ func kindOf(e store.Event) string {
 // FromEvents raises the alerts of a durable batch's events. It never
 // blocks. Safe on a nil Alerter.
 func (a *Alerter) FromEvents(evs []store.Event) {
-	if a == nil {
+	if a == nil || len(a.webhooks()) == 0 {
 		return
 	}
 	for _, e := range evs {
@@ -167,7 +181,7 @@ func (a *Alerter) Notify(al Alert) {
 	a.seq++
 	al.ID = fmt.Sprintf("%s-%d", al.At.UTC().Format("20060102T150405.000000Z"), a.seq)
 	a.mu.Unlock()
-	for _, h := range a.hooks {
+	for _, h := range a.webhooks() {
 		if (len(h.Kinds) > 0 && !slices.Contains(h.Kinds, al.Kind)) || (len(h.Tenants) > 0 && !slices.Contains(h.Tenants, al.Tenant)) {
 			continue
 		}

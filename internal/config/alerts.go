@@ -74,23 +74,35 @@ func (a Alerts) validate() error {
 	names := map[string]bool{}
 	for i, w := range a.Webhooks {
 		field := fmt.Sprintf("alerts.webhooks[%d]", i)
-		switch {
-		case w.Name == "":
-			return invalid(field+".name", "is required")
-		case names[w.Name]:
+		if names[w.Name] {
 			return invalid(field+".name", fmt.Sprintf("%q is used twice", w.Name))
-		case len(w.Secret) < 16:
-			return invalid(field+".secret", "must be at least 16 characters: deliveries are signed with it (HMAC-SHA256)")
+		}
+		if err := w.Validate(field + "."); err != nil {
+			return err
 		}
 		names[w.Name] = true
-		u, err := url.Parse(w.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return invalid(field+".url", fmt.Sprintf("must be an http:// or https:// URL, got %q", w.URL))
-		}
-		for _, k := range w.Kinds {
-			if !slices.Contains(AlertKinds, k) {
-				return invalid(field+".kinds", fmt.Sprintf("unknown kind %q; the kinds are %v", k, AlertKinds))
-			}
+	}
+	return nil
+}
+
+// Validate checks a webhook; prefix starts each field's name in the error
+// ("alerts.webhooks[0]." in the configuration, "" in the admin API).
+func (w Webhook) Validate(prefix string) error {
+	switch {
+	case w.Name == "":
+		return invalid(prefix+"name", "is required")
+	case len(w.Name) > 100:
+		return invalid(prefix+"name", "must be at most 100 bytes")
+	case len(w.Secret) < 16:
+		return invalid(prefix+"secret", "must be at least 16 characters: deliveries are signed with it (HMAC-SHA256)")
+	}
+	u, err := url.Parse(w.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return invalid(prefix+"url", fmt.Sprintf("must be an http:// or https:// URL, got %q", w.URL))
+	}
+	for _, k := range w.Kinds {
+		if !slices.Contains(AlertKinds, k) {
+			return invalid(prefix+"kinds", fmt.Sprintf("unknown kind %q; the kinds are %v", k, AlertKinds))
 		}
 	}
 	return nil

@@ -85,3 +85,46 @@ func (d *Dispatcher) RecordAlert(ctx context.Context, o alerts.Outcome) error {
 		tx.events[len(tx.events)-1].ScheduleID = o.Alert.ScheduleID
 	})
 }
+
+// CreateWebhook stores an alert webhook registered through the admin API
+// (store.ErrExists for a taken name), with a webhook_created event that
+// leaves the secret out.
+func (d *Dispatcher) CreateWebhook(ctx context.Context, h store.Webhook, actor string) error {
+	var opErr error
+	err := d.submit(ctx, func(tx *txn) {
+		h.CreatedAt, h.CreatedBy = tx.now, actor
+		if err := tx.w.WebhookInsert(tx.ctx, h); err != nil {
+			if errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrInvalid) {
+				opErr = err
+				return
+			}
+			tx.fatal(fmt.Errorf("store webhook: %w", err))
+			return
+		}
+		tx.event("", 0, "", store.EventWebhookCreated, actor, map[string]any{"name": h.Name, "url": h.URL, "kinds": h.Kinds, "tenants": h.Tenants})
+	})
+	if err != nil {
+		return err
+	}
+	return opErr
+}
+
+// DeleteWebhook removes a stored webhook (store.ErrNotFound if unknown).
+func (d *Dispatcher) DeleteWebhook(ctx context.Context, name, actor string) error {
+	var opErr error
+	err := d.submit(ctx, func(tx *txn) {
+		if err := tx.w.WebhookDelete(tx.ctx, name); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				opErr = err
+				return
+			}
+			tx.fatal(fmt.Errorf("delete webhook: %w", err))
+			return
+		}
+		tx.event("", 0, "", store.EventWebhookDeleted, actor, map[string]any{"name": name})
+	})
+	if err != nil {
+		return err
+	}
+	return opErr
+}

@@ -194,3 +194,72 @@ func TestTenantOverQuotaAlert(t *testing.T) {
 		t.Fatalf("deliveries %+v, want one tenant_over_quota for acme", got)
 	}
 }
+
+// A webhook registered through the admin API hears alerts at once; the
+// list never shows a secret; once deleted it hears nothing more.
+func TestWebhooksRegisteredThroughTheAPI(t *testing.T) {
+	recv := newReceiver(t)
+	cfg := defaultConfig()
+	cfg.AdminKeys = []string{"admin-key-0123456789"}
+	cfg.Tenants = map[string]config.Tenant{"acme": {APIKeys: []string{"acme-key-0123456789"}}}
+	cfg.Alerts = config.Alerts{Webhooks: []config.Webhook{{Name: "from-file", URL: "http://127.0.0.1:9/none", Secret: hookSecret,
+		Kinds: []string{"sla_warning"}}}, RetryBase: config.Duration(20 * time.Millisecond)}
+	h := newHarness(t, cfg)
+	h.key = "acme-key-0123456789"
+	var e api.ErrorResponse
+	if code := h.do("GET", "/webhooks", nil, &e); code != http.StatusForbidden {
+		t.Errorf("a tenant listing webhooks: HTTP %d, want 403", code)
+	}
+	h.key = "admin-key-0123456789"
+	req := api.WebhookRequest{Name: "ops", URL: recv.srv.URL, Secret: hookSecret, Kinds: []string{"job_failed"}}
+	if code := h.do("POST", "/webhooks", req, nil); code != http.StatusCreated {
+		t.Fatalf("register: HTTP %d", code)
+	}
+	for _, bad := range []api.WebhookRequest{{Name: "ops", URL: recv.srv.URL, Secret: hookSecret}, {Name: "from-file", URL: recv.srv.URL, Secret: hookSecret}} {
+		if code := h.do("POST", "/webhooks", bad, &e); code != http.StatusConflict {
+			t.Errorf("register %s again: HTTP %d, want 409", bad.Name, code)
+		}
+	}
+	for _, bad := range []api.WebhookRequest{{URL: recv.srv.URL, Secret: hookSecret}, {Name: "x", URL: "ftp://h", Secret: hookSecret},
+		{Name: "x", URL: recv.srv.URL, Secret: "short"}, {Name: "x", URL: recv.srv.URL, Secret: hookSecret, Kinds: []string{"rain"}}} {
+		if code := h.do("POST", "/webhooks", bad, &e); code != http.StatusBadRequest || e.Error.Field == "" {
+			t.Errorf("register %+v: HTTP %d %+v, want 400 naming the field", bad, code, e.Error)
+		}
+	}
+	var list api.WebhookList
+	h.do("GET", "/webhooks", nil, &list)
+	if len(list.Webhooks) != 2 || list.Webhooks[0].Source != "config" || list.Webhooks[1].Source != "api" || list.Webhooks[1].CreatedBy != "admin" {
+		t.Errorf("list: %+v", list)
+	}
+	if raw, _ := json.Marshal(list); strings.Contains(string(raw), hookSecret) {
+		t.Error("the webhook list shows a secret")
+	}
+
+	fail := func() {
+		job := h.submit(api.JobSpec{Type: "a", MaxAttempts: 1})
+		w := h.register(api.RegisterRequest{Name: "w", Slots: 1})
+		h.lease(w, 1)
+		h.complete(w, api.Completion{JobID: job.ID, Attempt: 1, Outcome: "failed", FailureClass: "exit_code"})
+	}
+	fail()
+	h.waitEvents("alert_delivered", 1)
+	if got := recv.deliveries(); len(got) != 1 || got[0].alert.Webhook != "ops" || !got[0].valid {
+		t.Fatalf("deliveries %+v", got)
+	}
+	if code := h.do("DELETE", "/webhooks/from-file", nil, &e); code != http.StatusConflict {
+		t.Errorf("delete a configured webhook: HTTP %d, want 409", code)
+	}
+	if code := h.do("DELETE", "/webhooks/ops", nil, nil); code != http.StatusOK {
+		t.Fatalf("delete: HTTP %d", code)
+	}
+	if code := h.do("DELETE", "/webhooks/ops", nil, &e); code != http.StatusNotFound {
+		t.Errorf("delete twice: HTTP %d, want 404", code)
+	}
+	fail()
+	if evs := h.waitEvents("webhook_created,webhook_deleted", 2); len(evs) != 2 {
+		t.Errorf("webhook events: %+v", evs)
+	}
+	if got := recv.deliveries(); len(got) != 1 {
+		t.Errorf("a deleted webhook got %d deliveries", len(got)-1)
+	}
+}

@@ -146,6 +146,9 @@ func (s *Server) Start(ctx context.Context) error {
 		if err = s.d.Rebuild(ctx); err != nil {
 			return
 		}
+		if err = s.loadWebhooks(ctx); err != nil {
+			return
+		}
 		ctx, s.cancel = context.WithCancel(ctx)
 		s.ready.Store(true)
 		go s.d.Run(ctx)

@@ -47,6 +47,8 @@ const (
 	EventKeyCreated       EventType = "key_created"      // an API key was created through the admin API
 	EventAlertDelivered   EventType = "alert_delivered"  // a webhook took an alert (package alerts)
 	EventAlertFailed      EventType = "alert_failed"     // it did not, after its last try
+	EventWebhookCreated   EventType = "webhook_created"
+	EventWebhookDeleted   EventType = "webhook_deleted"
 	EventKeyRevoked       EventType = "key_revoked"
 	EventLanePaused       EventType = "lane_paused"
 	EventLaneResumed      EventType = "lane_resumed"

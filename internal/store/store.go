@@ -151,6 +151,11 @@ type Writer interface {
 	// ScheduleDelete removes a schedule. ErrNotFound if unknown.
 	ScheduleDelete(ctx context.Context, id string) error
 
+	// WebhookInsert stores a webhook; ErrExists if its name is taken.
+	WebhookInsert(ctx context.Context, w Webhook) error
+	// WebhookDelete removes a webhook; ErrNotFound if unknown.
+	WebhookDelete(ctx context.Context, name string) error
+
 	// LaneStateSet inserts or replaces a lane's state.
 	LaneStateSet(ctx context.Context, l LaneState) error
 
@@ -202,6 +207,9 @@ type Reader interface {
 	ScheduleGet(ctx context.Context, id string) (Schedule, error)
 	// ScheduleList returns schedules in id order.
 	ScheduleList(ctx context.Context, p ScheduleListParams) ([]Schedule, error)
+
+	// WebhookList returns the stored webhooks by name.
+	WebhookList(ctx context.Context) ([]Webhook, error)
 
 	// LaneStateList returns every stored lane state by lane name.
 	LaneStateList(ctx context.Context) ([]LaneState, error)

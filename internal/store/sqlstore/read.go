@@ -605,6 +605,18 @@ func (s *Core) ScheduleList(ctx context.Context, p store.ScheduleListParams) ([]
 	return scs, nil
 }
 
+func (s *Core) WebhookList(ctx context.Context) ([]store.Webhook, error) {
+	out, err := queryAll(ctx, s, func(sc scanner) (store.Webhook, error) {
+		var h store.Webhook
+		err := sc.Scan(&h.Name, &h.URL, &h.Secret, jsonCol{&h.Kinds}, jsonCol{&h.Tenants}, timeCol{&h.CreatedAt}, &h.CreatedBy)
+		return h, err
+	}, "SELECT name, url, secret, kinds, tenants, created_at, created_by FROM webhooks ORDER BY name")
+	if err != nil {
+		return nil, fmt.Errorf("store: list webhooks: %w", err)
+	}
+	return out, nil
+}
+
 func (s *Core) LaneStateList(ctx context.Context) ([]store.LaneState, error) {
 	out, err := queryAll(ctx, s, func(sc scanner) (store.LaneState, error) {
 		var l store.LaneState

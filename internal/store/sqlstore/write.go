@@ -35,6 +35,8 @@ const (
 	stmtAPIKeyInsert
 	stmtAPIKeyDelete
 	stmtLaneStateSet
+	stmtWebhookInsert
+	stmtWebhookDelete
 	numStmts
 )
 
@@ -78,6 +80,9 @@ var stmtSQL = [numStmts]string{
 	stmtAPIKeyInsert: `INSERT INTO api_keys (key_hash, tenant, role, name, created_at, created_by, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING`,
 	stmtAPIKeyDelete: `DELETE FROM api_keys WHERE key_hash = ?`,
+	stmtWebhookInsert: `INSERT INTO webhooks (name, url, secret, kinds, tenants, created_at, created_by)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`,
+	stmtWebhookDelete: `DELETE FROM webhooks WHERE name = ?`,
 	stmtLaneStateSet: `INSERT INTO lane_states (lane, paused, note, changed_at, changed_by) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (lane) DO UPDATE SET paused = excluded.paused, note = excluded.note,
 			changed_at = excluded.changed_at, changed_by = excluded.changed_by`,
@@ -678,6 +683,37 @@ func (w *Writer) ScheduleUpsert(ctx context.Context, s store.Schedule) (err erro
 func (w *Writer) ScheduleDelete(ctx context.Context, id string) (err error) {
 	defer w.guard(&err)
 	return w.mustAffect(ctx, "delete schedule "+id, stmtScheduleDelete, id)
+}
+
+func (w *Writer) WebhookInsert(ctx context.Context, h store.Webhook) (err error) {
+	defer w.guard(&err)
+	if err := w.check(ctx); err != nil {
+		return err
+	}
+	if err := h.Validate(); err != nil {
+		return err
+	}
+	kinds, err := jsonArg(h.Kinds)
+	if err != nil {
+		return err
+	}
+	tenants, err := jsonArg(h.Tenants)
+	if err != nil {
+		return err
+	}
+	n, err := w.affected(stmtWebhookInsert, h.Name, h.URL, h.Secret, kinds, tenants, timeArg(h.CreatedAt), h.CreatedBy)
+	if err != nil {
+		return fmt.Errorf("store: insert webhook %s: %w", h.Name, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: webhook %s", store.ErrExists, h.Name)
+	}
+	return nil
+}
+
+func (w *Writer) WebhookDelete(ctx context.Context, name string) (err error) {
+	defer w.guard(&err)
+	return w.mustAffect(ctx, "delete webhook "+name, stmtWebhookDelete, name)
 }
 
 func (w *Writer) LaneStateSet(ctx context.Context, l store.LaneState) (err error) {

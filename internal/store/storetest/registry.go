@@ -202,3 +202,36 @@ func testLaneStates(t *testing.T, s store.Store) {
 	}
 	diff(t, "after resume", []store.LaneState{adhoc, batch}, got)
 }
+
+// testWebhooks: webhooks are stored, listed by name, refused twice, deleted.
+func testWebhooks(t *testing.T, s store.Store) {
+	ops := store.Webhook{Name: "ops", URL: "https://h.example/x", Secret: "0123456789abcdef", Kinds: []string{"job_failed"},
+		CreatedAt: T0, CreatedBy: "admin"}
+	acme := store.Webhook{Name: "acme", URL: "http://127.0.0.1:9/y", Secret: "fedcba9876543210", Tenants: []string{"acme"}, CreatedAt: T0}
+	write(t, s, func(w store.Writer) error {
+		if err := w.WebhookInsert(ctx, ops); err != nil {
+			return err
+		}
+		if err := w.WebhookInsert(ctx, acme); err != nil {
+			return err
+		}
+		wantErr(t, "same name", w.WebhookInsert(ctx, ops), store.ErrExists)
+		wantErr(t, "no secret", w.WebhookInsert(ctx, store.Webhook{Name: "x", URL: "u", CreatedAt: T0}), store.ErrInvalid)
+		return nil
+	})
+	got, err := s.WebhookList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, "WebhookList", []store.Webhook{acme, ops}, got)
+	write(t, s, func(w store.Writer) error {
+		if err := w.WebhookDelete(ctx, "ops"); err != nil {
+			return err
+		}
+		wantErr(t, "delete unknown", w.WebhookDelete(ctx, "ops"), store.ErrNotFound)
+		return nil
+	})
+	if got, err := s.WebhookList(ctx); err != nil || len(got) != 1 || got[0].Name != "acme" {
+		t.Errorf("after delete: %+v %v", got, err)
+	}
+}

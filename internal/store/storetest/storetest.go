@@ -96,6 +96,7 @@ var tests = []testCase{
 	{"Schedules", testSchedules},
 	{"APIKeys", testAPIKeys},
 	{"LaneStates", testLaneStates},
+	{"Webhooks", testWebhooks},
 }
 
 // T0 is the suite's clock origin: every time in the suite is T0 plus
