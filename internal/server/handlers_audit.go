@@ -2,11 +2,9 @@ package server
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/store"
-	"github.com/fairwayhq/fairway/internal/wire"
 )
 
 // handleAuditEvents is the audit trail: every event (admin keys) or a
@@ -27,14 +25,6 @@ func (s *Server) handleAuditEvents(w http.ResponseWriter, r *http.Request, p pri
 		lp.Tenant = q.Get("tenant")
 	}
 	var err error
-	if lp.Limit, err = intParam(q.Get("limit"), "limit", 1, 1000, 100); err != nil {
-		return err
-	}
-	if v := q.Get("after_id"); v != "" {
-		if lp.AfterID, err = strconv.ParseInt(v, 10, 64); err != nil || lp.AfterID < 0 {
-			return badField("after_id", "must be an event id (a whole number), got %q", v)
-		}
-	}
 	if lp.Since, err = timeParam(q.Get("since"), "since"); err != nil {
 		return err
 	}
@@ -44,20 +34,5 @@ func (s *Server) handleAuditEvents(w http.ResponseWriter, r *http.Request, p pri
 	if !lp.Since.IsZero() && !lp.Until.IsZero() && !lp.Since.Before(lp.Until) {
 		return badField("until", "must be after since")
 	}
-	for _, t := range splitValues(q["type"]) {
-		lp.Types = append(lp.Types, store.EventType(t))
-	}
-	evs, err := s.st.EventList(r.Context(), lp)
-	if err != nil {
-		return err
-	}
-	out := api.EventList{Events: make([]api.Event, 0, len(evs))}
-	for _, e := range evs {
-		out.Events = append(out.Events, wire.Event(e))
-	}
-	if len(evs) == lp.Limit {
-		out.NextAfterID = evs[len(evs)-1].ID
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return s.writeEvents(w, r, lp)
 }

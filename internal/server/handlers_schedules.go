@@ -122,8 +122,14 @@ func (s *Server) handleScheduleEvents(w http.ResponseWriter, r *http.Request, p 
 	if err != nil {
 		return err
 	}
+	return s.writeEvents(w, r, store.EventListParams{ScheduleID: sc.ID})
+}
+
+// writeEvents answers an event list: lp's filters, with the type,
+// after_id and limit parameters of the request, oldest first.
+func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, lp store.EventListParams) error {
 	q := r.URL.Query()
-	lp := store.EventListParams{ScheduleID: sc.ID}
+	var err error
 	if lp.Limit, err = intParam(q.Get("limit"), "limit", 1, 1000, 100); err != nil {
 		return err
 	}
