@@ -159,6 +159,7 @@ func workerExit(err error) error {
 // ("data in DIR" or the PostgreSQL URL).
 func printDevHint(w io.Writer, url, where string) {
 	fmt.Fprintf(w, `fairway dev: server on %[1]s, one local worker, %[2]s
+Web UI: %[1]s/ (open mode: no sign-in)
 
 Try, in another terminal (from the repository, build the binary once:
 make build && export PATH="$PWD/bin:$PATH", or go install ./cmd/fairway):

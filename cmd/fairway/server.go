@@ -96,7 +96,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 2
 	}
 	if err := serve(ctx, cfg, log, func(addr, where string) {
-		fmt.Fprintf(stdout, "fairway server listening on http://%s (%s)\n", addr, where)
+		fmt.Fprintf(stdout, "fairway server listening on http://%s (%s); web UI at http://%s/\n", addr, where, addr)
 	}); err != nil {
 		fmt.Fprintf(stderr, "fairway server: %v\n", err)
 		return 1

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/ui"
 )
 
 // handlerFunc is an API handler: it acts as principal p and returns an
@@ -20,6 +21,8 @@ func (s *Server) routes() http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.Handle("GET /metrics", s.wrap("GET /metrics", s.handleMetrics, nil))
+	mux.Handle("GET /{$}", ui.Handler())
+	mux.Handle("GET /ui/", ui.Handler())
 	mux.HandleFunc("GET /api/v1/openapi.json", s.handleOpenAPI)
 	summary := []string{"since", "until", "start_date", "end_date", "type", "tenant", "lane"}
 	scoped := []string{"since", "until", "start_date", "end_date"}

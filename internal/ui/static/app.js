@@ -1,0 +1,322 @@
+// fairway's web UI: a single page over the public HTTP API (/api/v1). The
+// API key lives in this tab's sessionStorage and goes out as a bearer
+// token; every value from the API is set as text, never as HTML.
+"use strict";
+
+const main = document.getElementById("main");
+const keyName = "fairway.key";
+let followAbort = null;
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "onclick" || k === "onsubmit" || k === "onchange") e[k] = v;
+    else if (v !== undefined && v !== null && v !== false) e.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+function show(...nodes) {
+  main.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
+}
+
+class APIError extends Error {
+  constructor(status, body) {
+    super((body && body.error && body.error.message) || "HTTP " + status);
+    this.status = status;
+    this.code = body && body.error && body.error.code;
+  }
+}
+
+async function api(path, opts = {}) {
+  const headers = { Accept: "application/json" };
+  const key = sessionStorage.getItem(keyName);
+  if (key) headers.Authorization = "Bearer " + key;
+  if (opts.body !== undefined) headers["Content-Type"] = "application/json";
+  const resp = await fetch("/api/v1" + path, {
+    method: opts.method || "GET", headers,
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+  });
+  let body = null;
+  try { body = await resp.json(); } catch (e) { body = null; }
+  if (resp.status === 401) {
+    sessionStorage.removeItem(keyName);
+    signIn(body && body.error && body.error.message);
+    throw new APIError(401, body);
+  }
+  if (!resp.ok) throw new APIError(resp.status, body);
+  return body;
+}
+
+function when(t) {
+  if (!t) return "-";
+  const d = new Date(t);
+  return d.toISOString().replace("T", " ").slice(0, 19);
+}
+
+function stateText(s) {
+  return el("span", { class: "state-" + s }, s);
+}
+
+// confirmButton acts on a second click, within four seconds of the first.
+function confirmButton(label, action, danger) {
+  const b = el("button", { type: "button", class: danger ? "danger" : "" }, label);
+  let armed = null;
+  b.onclick = async () => {
+    if (!armed) {
+      b.textContent = "Confirm " + label.toLowerCase() + "?";
+      armed = setTimeout(() => { armed = null; b.textContent = label; }, 4000);
+      return;
+    }
+    clearTimeout(armed);
+    armed = null;
+    b.disabled = true;
+    try { await action(); } catch (e) { flash(e.message); }
+    b.disabled = false;
+    b.textContent = label;
+  };
+  return b;
+}
+
+function flash(msg) {
+  const p = el("p", { class: "error", role: "alert" }, msg);
+  main.prepend(p);
+  setTimeout(() => p.remove(), 8000);
+}
+
+function table(headers, rows) {
+  return el("div", { class: "scroll" }, el("table", {},
+    el("thead", {}, el("tr", {}, headers.map((h) => el("th", {}, h)))),
+    el("tbody", {}, rows)));
+}
+
+function signIn(message) {
+  document.getElementById("signout").hidden = true;
+  const input = el("input", { type: "password", id: "apikey", autocomplete: "off", placeholder: "API key", "aria-label": "API key" });
+  show(el("form", { class: "card signin", onsubmit: (ev) => {
+    ev.preventDefault();
+    sessionStorage.setItem(keyName, input.value.trim());
+    route();
+  } },
+  el("h1", {}, "Sign in"),
+  el("p", { class: "muted" }, "Paste an API key: an admin key sees everything, a tenant key its own jobs."),
+  message ? el("p", { class: "error" }, message) : null,
+  input,
+  el("button", { class: "primary", type: "submit", id: "signin" }, "Sign in")));
+}
+
+// ---------- pages ----------
+
+async function overview() {
+  const lanes = await api("/lanes");
+  const rows = (lanes.lanes || []).map((l) => el("tr", {},
+    el("td", {}, l.name),
+    el("td", {}, l.paused ? el("span", { class: "badge paused", title: l.pause_note || "" }, "paused") : "active"),
+    el("td", {}, l.weight), el("td", {}, l.dominant_share.toFixed(3)),
+    el("td", {}, l.queued), el("td", {}, l.pending), el("td", {}, l.running),
+    el("td", {}, l.paused
+      ? confirmButton("Resume", async () => { await api("/lanes/" + encodeURIComponent(l.name) + "/resume", { method: "POST", body: {} }); route(); })
+      : confirmButton("Pause", async () => { await api("/lanes/" + encodeURIComponent(l.name) + "/pause", { method: "POST", body: { note: "paused from the UI" } }); route(); }, true))));
+  const cap = lanes.capacity || {};
+  show(el("h1", {}, "Overview"),
+    el("div", { class: "card" }, el("h2", {}, "Lanes"),
+      el("p", { class: "muted" }, "The lane with the smallest weighted dominant share goes next. A paused lane leases nothing; its running jobs finish."),
+      table(["Lane", "State", "Weight", "Share", "Queued", "Pending", "Running", ""], rows),
+      el("p", { class: "muted" }, `Capacity: ${cap.slots || 0} slots, ${cap.cpu || 0} cpu, ${cap.memory_mb || 0} MB, ${cap.gpu || 0} gpu`)));
+}
+
+async function jobs(params) {
+  const q = new URLSearchParams(params);
+  const page = await api("/jobs?" + q.toString());
+  const filters = el("form", { class: "filters", onsubmit: (ev) => {
+    ev.preventDefault();
+    const f = new FormData(ev.target);
+    const next = new URLSearchParams();
+    for (const [k, v] of f.entries()) if (v) next.set(k, v);
+    location.hash = "#/jobs?" + next.toString();
+  } },
+  el("select", { name: "state", "aria-label": "state" }, ["", "pending", "blocked", "retry_wait", "leased", "running", "succeeded", "failed", "cancelled"]
+    .map((s) => el("option", { value: s, selected: params.state === s }, s || "any state"))),
+  ["type", "lane", "tenant", "tag", "schedule_id"].map((n) => el("input", { name: n, placeholder: n, value: params[n] || "", "aria-label": n, size: 10 })),
+  el("button", { type: "submit" }, "Filter"));
+  const rows = (page.jobs || []).map((j) => el("tr", {},
+    el("td", {}, el("a", { href: "#/job/" + j.id }, j.id)),
+    el("td", {}, j.type), el("td", {}, j.tenant), el("td", {}, j.lane), el("td", {}, j.priority),
+    el("td", {}, stateText(j.state)), el("td", {}, j.reason || ""), el("td", {}, when(j.created_at)),
+    el("td", {}, jobActions(j, () => route()))));
+  const more = page.next_cursor
+    ? el("a", { href: "#/jobs?" + new URLSearchParams({ ...params, cursor: page.next_cursor }).toString() }, "Next page →") : null;
+  show(el("h1", {}, "Jobs"), filters,
+    el("div", { class: "card" }, table(["ID", "Type", "Tenant", "Lane", "Priority", "State", "Reason", "Created", ""], rows),
+      rows.length ? null : el("p", { class: "muted" }, "No job matches."), more));
+}
+
+function jobActions(j, done) {
+  const out = el("span", { class: "actions" });
+  const id = encodeURIComponent(j.id);
+  if (["pending", "blocked", "retry_wait", "leased", "running"].includes(j.state)) {
+    out.append(confirmButton("Cancel", async () => { await api("/jobs/" + id + "/cancel", { method: "POST", body: {} }); done(); }, true));
+  }
+  if (["failed", "cancelled"].includes(j.state)) {
+    out.append(confirmButton("Retry", async () => { await api("/jobs/" + id + "/retry", { method: "POST", body: {} }); done(); }));
+  }
+  if (["pending", "blocked", "retry_wait"].includes(j.state)) {
+    out.append(j.held
+      ? confirmButton("Release", async () => { await api("/jobs/" + id + "/release", { method: "POST", body: {} }); done(); })
+      : confirmButton("Hold", async () => { await api("/jobs/" + id + "/hold", { method: "POST", body: {} }); done(); }));
+  }
+  return out;
+}
+
+async function jobDetail(id) {
+  const enc = encodeURIComponent(id);
+  const [jr, evs, execs] = await Promise.all([api("/jobs/" + enc), api("/jobs/" + enc + "/events"), api("/jobs/" + enc + "/executions")]);
+  const j = jr.job;
+  let explain = null;
+  if (!["succeeded", "failed", "cancelled", "running", "leased"].includes(j.state)) {
+    try {
+      const x = await api("/jobs/" + enc + "/explain");
+      explain = el("div", { class: "card", id: "explain" }, el("h2", {}, "Why it is not running"),
+        el("dl", { class: "kv" },
+          el("dt", {}, "reason"), el("dd", {}, x.code),
+          el("dt", {}, "in words"), el("dd", {}, x.message),
+          x.blocker ? [el("dt", {}, "blocked by"), el("dd", {}, el("a", { href: "#/job/" + x.blocker }, x.blocker))] : null,
+          x.position ? [el("dt", {}, "position"), el("dd", {}, `${x.position} of ${x.queued} queued in lane ${x.lane}`)] : null,
+          x.estimated_start ? [el("dt", {}, "estimated start"), el("dd", {}, when(x.estimated_start))] : null));
+    } catch (e) { explain = null; }
+  }
+  const logs = el("pre", { class: "logs", id: "logs" });
+  show(el("h1", {}, "Job " + j.id),
+    el("div", { class: "card" }, el("dl", { class: "kv" },
+      el("dt", {}, "state"), el("dd", {}, stateText(j.state), j.held ? " (held)" : ""),
+      el("dt", {}, "type"), el("dd", {}, j.type),
+      el("dt", {}, "tenant / lane"), el("dd", {}, j.tenant + " / " + j.lane),
+      el("dt", {}, "priority"), el("dd", {}, j.priority),
+      el("dt", {}, "attempt"), el("dd", {}, `${j.attempt} of ${j.max_attempts || "-"}`),
+      el("dt", {}, "created"), el("dd", {}, when(j.created_at)),
+      j.last_error ? [el("dt", {}, "last error"), el("dd", { class: "error" }, j.last_error)] : null),
+    el("p", {}, jobActions(j, () => route()))),
+    explain,
+    el("div", { class: "card" }, el("h2", {}, "Logs"), logs),
+    el("div", { class: "card" }, el("h2", {}, "Attempts"), table(["Attempt", "Worker", "Started", "Finished", "Outcome", "Class", "Exit"],
+      (execs.executions || []).map((e) => el("tr", {}, el("td", {}, e.attempt), el("td", {}, e.worker_id || "-"), el("td", {}, when(e.started_at)),
+        el("td", {}, when(e.finished_at)), el("td", {}, e.outcome || "-"), el("td", {}, e.failure_class || "-"), el("td", {}, e.exit_code ?? "-"))))),
+    el("div", { class: "card" }, el("h2", {}, "Timeline"), table(["At", "Event", "Attempt", "Actor", "Detail"],
+      (evs.events || []).map((e) => el("tr", {}, el("td", {}, when(e.at)), el("td", {}, e.type), el("td", {}, e.attempt || "-"),
+        el("td", {}, e.actor || "-"), el("td", { class: "wrap" }, e.detail ? JSON.stringify(e.detail) : ""))))));
+  followLogs(id, logs);
+}
+
+// followLogs streams the job's output (Server-Sent Events read with fetch,
+// which can send the bearer token), stdout and stderr told apart.
+async function followLogs(id, pre) {
+  if (followAbort) followAbort.abort();
+  followAbort = new AbortController();
+  const key = sessionStorage.getItem(keyName);
+  const headers = { Accept: "text/event-stream" };
+  if (key) headers.Authorization = "Bearer " + key;
+  try {
+    const resp = await fetch("/api/v1/jobs/" + encodeURIComponent(id) + "/logs?follow=true", { headers, signal: followAbort.signal });
+    if (!resp.ok || !resp.body) { pre.textContent = "(no output)"; return; }
+    const reader = resp.body.getReader();
+    const dec = new TextDecoder();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += dec.decode(value, { stream: true });
+      let i;
+      while ((i = buf.indexOf("\n\n")) >= 0) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        let event = "message", data = "";
+        for (const line of block.split("\n")) {
+          if (line.startsWith("event: ")) event = line.slice(7);
+          else if (line.startsWith("data: ")) data += line.slice(6);
+        }
+        if (event === "log") {
+          const c = JSON.parse(data);
+          pre.append(el("span", { class: c.stream }, c.data));
+        } else if (event === "end") {
+          pre.append(el("span", { class: "muted" }, `\n— ended: ${JSON.parse(data).state}\n`));
+        }
+      }
+    }
+  } catch (e) {
+    if (e.name !== "AbortError") pre.append(el("span", { class: "error" }, "\n(" + e.message + ")"));
+  }
+}
+
+async function schedules() {
+  const list = await api("/schedules");
+  const rows = (list.schedules || []).map((s) => el("tr", {},
+    el("td", {}, s.name || s.id), el("td", {}, s.tenant), el("td", {}, s.spec), el("td", {}, s.timezone),
+    el("td", {}, s.paused ? el("span", { class: "badge paused", title: s.note || "" }, "paused") : "active"),
+    el("td", {}, s.next_run_at ? new Date(s.next_run_at).toLocaleString(undefined, { timeZone: s.timezone }) : "-"),
+    el("td", {}, when(s.last_run_at)),
+    el("td", {}, el("span", { class: "actions" },
+      s.paused
+        ? confirmButton("Resume", async () => { await api("/schedules/" + encodeURIComponent(s.id) + "/resume", { method: "POST", body: {} }); route(); })
+        : confirmButton("Pause", async () => { await api("/schedules/" + encodeURIComponent(s.id) + "/pause", { method: "POST", body: { note: "paused from the UI" } }); route(); }, true),
+      confirmButton("Trigger", async () => { await api("/schedules/" + encodeURIComponent(s.id) + "/trigger", { method: "POST", body: {} }); route(); }),
+      el("a", { href: "#/jobs?schedule_id=" + encodeURIComponent(s.id) }, "runs")))));
+  show(el("h1", {}, "Schedules"), el("div", { class: "card" },
+    table(["Schedule", "Tenant", "Spec", "Zone", "State", "Next run (its zone)", "Last run", ""], rows),
+    rows.length ? null : el("p", { class: "muted" }, "No schedule.")));
+}
+
+async function workers() {
+  const list = await api("/workers");
+  const rows = (list.workers || []).map((w) => el("tr", {},
+    el("td", {}, w.name || w.id), el("td", {}, w.state), el("td", {}, `${w.running} / ${w.slots}`),
+    el("td", {}, `${w.cpu || 0} cpu, ${w.memory_mb || 0} MB, ${w.gpu || 0} gpu`),
+    el("td", {}, (w.types || ["*"]).join(", ")), el("td", {}, (w.labels || []).join(", ") || "-"), el("td", {}, when(w.last_seen_at))));
+  show(el("h1", {}, "Workers"), el("div", { class: "card" },
+    table(["Worker", "State", "Running / slots", "Resources", "Types", "Labels", "Last heartbeat"], rows),
+    rows.length ? null : el("p", { class: "muted" }, "No worker is registered.")));
+}
+
+// ---------- routing ----------
+
+async function route() {
+  if (followAbort) { followAbort.abort(); followAbort = null; }
+  const hash = location.hash.slice(1) || "/";
+  const [path, query] = hash.split("?");
+  for (const a of document.querySelectorAll("nav a")) {
+    const target = a.getAttribute("href").slice(1);
+    a.classList.toggle("active", target === "/" ? path === "/" : path.startsWith(target));
+  }
+  const open = await fetch("/api/v1/lanes", { headers: sessionStorage.getItem(keyName) ? { Authorization: "Bearer " + sessionStorage.getItem(keyName) } : {} });
+  if (open.status === 401) { signIn(sessionStorage.getItem(keyName) ? "That key was refused." : null); return; }
+  document.getElementById("signout").hidden = !sessionStorage.getItem(keyName);
+  try {
+    if (path === "/") await overview();
+    else if (path === "/jobs") await jobs(Object.fromEntries(new URLSearchParams(query || "")));
+    else if (path.startsWith("/job/")) await jobDetail(decodeURIComponent(path.slice(5)));
+    else if (path === "/schedules") await schedules();
+    else if (path === "/workers") await workers();
+    else show(el("p", {}, "No such page."));
+  } catch (e) {
+    if (e.status === 401) return;
+    show(el("h1", {}, "Cannot show this page"), el("p", { class: "error", role: "alert" }, e.message));
+  }
+}
+
+function applyTheme(t) {
+  if (t) document.documentElement.setAttribute("data-theme", t);
+  else document.documentElement.removeAttribute("data-theme");
+}
+applyTheme(localStorage.getItem("fairway.theme"));
+document.getElementById("theme").onclick = () => {
+  const dark = getComputedStyle(document.documentElement).getPropertyValue("--bg").trim() === "#14171b";
+  const next = dark ? "light" : "dark";
+  localStorage.setItem("fairway.theme", next);
+  applyTheme(next);
+};
+document.getElementById("signout").onclick = () => { sessionStorage.removeItem(keyName); signIn(); };
+window.addEventListener("hashchange", route);
+route();
