@@ -176,6 +176,44 @@ func TestTheWebUIInABrowser(t *testing.T) {
 		t.Errorf("acme's capped job is %s", got)
 	}
 
+	// Retry a failed job from the jobs page: select it, then two clicks.
+	h.key = "globex-key-0123456789"
+	failed := h.submit(api.JobSpec{Type: "report", MaxAttempts: 1})
+	h.key = "worker-key-0123456789"
+	h.lease(w, 4)
+	h.complete(w, api.Completion{JobID: failed.ID, Attempt: 1, Outcome: "failed", FailureClass: "exit_code"})
+	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/#/jobs?state=failed")); err != nil {
+		t.Fatal(err)
+	}
+	waitText("main", failed.ID)
+	h.key = "admin-key-0123456789"
+	if err := chromedp.Run(ctx, chromedp.Click(`input[data-id="`+failed.ID+`"]`),
+		chromedp.Click(`//button[text()="Retry selected"]`, chromedp.BySearch),
+		chromedp.Click(`//button[text()="Confirm retry selected?"]`, chromedp.BySearch)); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for h.get(failed.ID).State == api.StateFailed {
+		if time.Now().After(deadline) {
+			t.Fatal("the job retried from the page is still failed")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// A schedule's page: its next runs in its zone.
+	h.key = "admin-key-0123456789"
+	var sc api.Schedule
+	if code := h.do("POST", "/schedules", api.ScheduleSpec{Spec: "0 9 * * 1-5", Timezone: "Europe/Paris", Tenant: "acme",
+		Template: api.JobSpec{Type: "report"}}, &sc); code != http.StatusCreated {
+		t.Fatalf("create schedule: HTTP %d", code)
+	}
+	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/#/schedule/"+sc.ID)); err != nil {
+		t.Fatal(err)
+	}
+	waitText("main", "Next runs")
+	waitText("main", "Europe/Paris")
+	screenshot(t, ctx, "schedule")
+
 	// The other pages render.
 	for _, page := range []string{"schedules", "workers"} {
 		if err := chromedp.Run(ctx, chromedp.Navigate(base+"/#/"+page)); err != nil {

@@ -143,16 +143,39 @@ async function jobs(params) {
     .map((s) => el("option", { value: s, selected: params.state === s }, s || "any state"))),
   ["type", "lane", "tenant", "tag", "schedule_id"].map((n) => el("input", { name: n, placeholder: n, value: params[n] || "", "aria-label": n, size: 10 })),
   el("button", { type: "submit" }, "Filter"));
+  const selected = new Set();
   const rows = (page.jobs || []).map((j) => el("tr", {},
+    el("td", {}, el("input", { type: "checkbox", "aria-label": "select " + j.id, "data-id": j.id,
+      onchange: (ev) => { if (ev.target.checked) selected.add(j.id); else selected.delete(j.id); } })),
     el("td", {}, el("a", { href: "#/job/" + j.id }, j.id)),
     el("td", {}, j.type), el("td", {}, j.tenant), el("td", {}, j.lane), el("td", {}, j.priority),
     el("td", {}, stateText(j.state)), el("td", {}, j.reason || ""), el("td", {}, when(j.created_at)),
     el("td", {}, jobActions(j, () => route()))));
   const more = page.next_cursor
     ? el("a", { href: "#/jobs?" + new URLSearchParams({ ...params, cursor: page.next_cursor }).toString() }, "Next page →") : null;
+  const bulk = el("div", { class: "actions bulk" },
+    confirmButton("Cancel selected", async () => {
+      for (const id of selected) await api("/jobs/" + encodeURIComponent(id) + "/cancel", { method: "POST", body: {} });
+      route();
+    }, true),
+    confirmButton("Retry selected", async () => {
+      const r = await api("/jobs/retry", { method: "POST", body: { ids: [...selected] } });
+      route();
+      setTimeout(() => flash(`${r.retried.length} retried, ${r.skipped.length} left alone`), 50);
+    }));
+  const retryType = el("input", { name: "retry_type", placeholder: "type", "aria-label": "retry type", size: 10 });
+  const retryClass = el("select", { name: "retry_class", "aria-label": "failure class" },
+    ["", "exit_code", "timeout", "killed", "oom", "lost_worker", "cancelled", "start_error"].map((c) => el("option", { value: c }, c || "any class")));
+  const retryMatching = el("div", { class: "actions" }, el("span", { class: "muted" }, "Retry failed jobs of"), retryType, retryClass,
+    confirmButton("Retry matching", async () => {
+      const r = await api("/jobs/retry", { method: "POST", body: { type: retryType.value || undefined, failure_class: retryClass.value || undefined } });
+      route();
+      setTimeout(() => flash(`${r.retried.length} retried`), 50);
+    }));
   show(el("h1", {}, "Jobs"), filters,
-    el("div", { class: "card" }, table(["ID", "Type", "Tenant", "Lane", "Priority", "State", "Reason", "Created", ""], rows),
-      rows.length ? null : el("p", { class: "muted" }, "No job matches."), more));
+    el("div", { class: "card" }, table(["", "ID", "Type", "Tenant", "Lane", "Priority", "State", "Reason", "Created", ""], rows),
+      rows.length ? null : el("p", { class: "muted" }, "No job matches."), more, rows.length ? bulk : null),
+    el("div", { class: "card" }, el("h2", {}, "Bulk retry"), retryMatching));
 }
 
 function jobActions(j, done) {
@@ -170,6 +193,28 @@ function jobActions(j, done) {
       : confirmButton("Hold", async () => { await api("/jobs/" + id + "/hold", { method: "POST", body: {} }); done(); }));
   }
   return out;
+}
+
+// jobTuning changes a waiting job's priority, or a job's max and
+// expected time (extend SLA).
+function jobTuning(j) {
+  const id = encodeURIComponent(j.id);
+  const out = el("div", { class: "actions" });
+  if (["pending", "blocked", "retry_wait"].includes(j.state)) {
+    const prio = el("input", { type: "number", min: 0, max: 1000, value: j.priority, "aria-label": "priority", class: "narrow" });
+    out.append(prio, confirmButton("Set priority", async () => {
+      await api("/jobs/" + id + "/reprioritize", { method: "POST", body: { priority: Number(prio.value) } });
+      route();
+    }));
+  }
+  if (!["succeeded", "failed", "cancelled"].includes(j.state) && (j.timeout_ms || j.expected_ms)) {
+    const mins = el("input", { type: "number", min: 1, value: 10, "aria-label": "minutes", class: "narrow" });
+    out.append(mins, confirmButton("Extend SLA (minutes)", async () => {
+      await api("/jobs/" + id + "/extend-sla", { method: "POST", body: { extend_ms: Number(mins.value) * 60000 } });
+      route();
+    }));
+  }
+  return out.childElementCount ? out : null;
 }
 
 async function jobDetail(id) {
@@ -199,7 +244,7 @@ async function jobDetail(id) {
       el("dt", {}, "attempt"), el("dd", {}, `${j.attempt} of ${j.max_attempts || "-"}`),
       el("dt", {}, "created"), el("dd", {}, when(j.created_at)),
       j.last_error ? [el("dt", {}, "last error"), el("dd", { class: "error" }, j.last_error)] : null),
-    el("p", {}, jobActions(j, () => route()))),
+    el("p", {}, jobActions(j, () => route())), jobTuning(j)),
     explain,
     el("div", { class: "card" }, el("h2", {}, "Logs"), logs),
     el("div", { class: "card" }, el("h2", {}, "Attempts"), table(["Attempt", "Worker", "Started", "Finished", "Outcome", "Class", "Exit"],
@@ -254,7 +299,7 @@ async function followLogs(id, pre) {
 async function schedules() {
   const list = await api("/schedules");
   const rows = (list.schedules || []).map((s) => el("tr", {},
-    el("td", {}, s.name || s.id), el("td", {}, s.tenant), el("td", {}, s.spec), el("td", {}, s.timezone),
+    el("td", {}, el("a", { href: "#/schedule/" + s.id }, s.name || s.id)), el("td", {}, s.tenant), el("td", {}, s.spec), el("td", {}, s.timezone),
     el("td", {}, s.paused ? el("span", { class: "badge paused", title: s.note || "" }, "paused") : "active"),
     el("td", {}, s.next_run_at ? new Date(s.next_run_at).toLocaleString(undefined, { timeZone: s.timezone }) : "-"),
     el("td", {}, when(s.last_run_at)),
@@ -269,14 +314,33 @@ async function schedules() {
     rows.length ? null : el("p", { class: "muted" }, "No schedule.")));
 }
 
+async function scheduleDetail(id) {
+  const s = await api("/schedules/" + encodeURIComponent(id));
+  const inZone = (t) => t ? new Date(t).toLocaleString(undefined, { timeZone: s.timezone }) : "-";
+  show(el("h1", {}, "Schedule " + (s.name || s.id)),
+    el("div", { class: "card" }, el("dl", { class: "kv" },
+      el("dt", {}, "spec"), el("dd", {}, s.spec + " (" + s.timezone + ")"),
+      el("dt", {}, "state"), el("dd", {}, s.paused ? "paused" + (s.note ? ": " + s.note : "") : "active"),
+      el("dt", {}, "overlap"), el("dd", {}, s.overlap),
+      el("dt", {}, "job type"), el("dd", {}, s.template.type))),
+    el("div", { class: "card" }, el("h2", {}, "Next runs (its zone)"),
+      el("ul", {}, (s.upcoming || []).map((t) => el("li", {}, inZone(t))))),
+    el("div", { class: "card" }, el("h2", {}, "Recent runs"), table(["Slot", "Job", "State", "Started", "Lag"],
+      (s.recent || []).map((r) => el("tr", {}, el("td", {}, inZone(r.scheduled_for)), el("td", {}, el("a", { href: "#/job/" + r.job_id }, r.job_id)),
+        el("td", {}, stateText(r.state)), el("td", {}, when(r.started_at)), el("td", {}, r.lag_ms === undefined ? "-" : r.lag_ms + " ms"))))));
+}
+
 async function workers() {
-  const list = await api("/workers");
+  const [list, running, leased] = await Promise.all([api("/workers"), api("/jobs?state=running&limit=1000"), api("/jobs?state=leased&limit=1000")]);
+  const byWorker = {};
+  for (const j of [...(running.jobs || []), ...(leased.jobs || [])]) (byWorker[j.worker_id] = byWorker[j.worker_id] || []).push(j);
   const rows = (list.workers || []).map((w) => el("tr", {},
     el("td", {}, w.name || w.id), el("td", {}, w.state), el("td", {}, `${w.running} / ${w.slots}`),
+    el("td", { class: "wrap" }, (byWorker[w.id] || []).map((j) => el("a", { href: "#/job/" + j.id, class: "joblink" }, j.type + " " + j.id.slice(-6)))),
     el("td", {}, `${w.cpu || 0} cpu, ${w.memory_mb || 0} MB, ${w.gpu || 0} gpu`),
     el("td", {}, (w.types || ["*"]).join(", ")), el("td", {}, (w.labels || []).join(", ") || "-"), el("td", {}, when(w.last_seen_at))));
   show(el("h1", {}, "Workers"), el("div", { class: "card" },
-    table(["Worker", "State", "Running / slots", "Resources", "Types", "Labels", "Last heartbeat"], rows),
+    table(["Worker", "State", "Running / slots", "Current jobs", "Resources", "Types", "Labels", "Last heartbeat"], rows),
     rows.length ? null : el("p", { class: "muted" }, "No worker is registered.")));
 }
 
@@ -288,7 +352,7 @@ async function route() {
   const [path, query] = hash.split("?");
   for (const a of document.querySelectorAll("nav a")) {
     const target = a.getAttribute("href").slice(1);
-    a.classList.toggle("active", target === "/" ? path === "/" : path.startsWith(target));
+    a.classList.toggle("active", target === "/" ? path === "/" : path.startsWith(target) || path.startsWith(target.replace(/s$/, "/")));
   }
   const open = await fetch("/api/v1/lanes", { headers: sessionStorage.getItem(keyName) ? { Authorization: "Bearer " + sessionStorage.getItem(keyName) } : {} });
   if (open.status === 401) { signIn(sessionStorage.getItem(keyName) ? "That key was refused." : null); return; }
@@ -298,6 +362,7 @@ async function route() {
     else if (path === "/jobs") await jobs(Object.fromEntries(new URLSearchParams(query || "")));
     else if (path.startsWith("/job/")) await jobDetail(decodeURIComponent(path.slice(5)));
     else if (path === "/schedules") await schedules();
+    else if (path.startsWith("/schedule/")) await scheduleDetail(decodeURIComponent(path.slice(10)));
     else if (path === "/workers") await workers();
     else show(el("p", {}, "No such page."));
   } catch (e) {
