@@ -274,3 +274,19 @@ type Webhook struct {
 type WebhookList struct {
 	Webhooks []Webhook `json:"webhooks"`
 }
+
+// TenantUsage is a tenant's load against its limits (GET /tenants): its
+// unfinished jobs not running (pending) and running, with max_running and
+// max_queued (0: unlimited). MaxQueued bounds pending + running.
+type TenantUsage struct {
+	Name       string `json:"name"`
+	Pending    int    `json:"pending"`
+	Running    int    `json:"running"`
+	MaxRunning int    `json:"max_running"`
+	MaxQueued  int    `json:"max_queued"`
+}
+
+// TenantList answers GET /tenants.
+type TenantList struct {
+	Tenants []TenantUsage `json:"tenants"`
+}

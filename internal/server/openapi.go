@@ -60,6 +60,7 @@ var openapiRoutes = []route{
 	{"POST", "/keys", "Create an API key (admin); its secret is in this answer only", api.KeyRequest{}, api.KeyCreated{}},
 	{"GET", "/keys", "List the stored API keys, without secrets (admin)", nil, api.KeyList{}},
 	{"DELETE", "/keys/{id}", "Revoke a stored API key at once, on every instance (admin)", nil, nil},
+	{"GET", "/tenants", "Each tenant's pending and running jobs against its max_running and max_queued (a tenant key: its own)", nil, api.TenantList{}},
 	{"GET", "/lanes", "Lanes and their dominant shares", nil, api.LaneList{}},
 	{"POST", "/lanes/{name}/pause", "Pause a lane: it leases nothing until resumed; running jobs finish (admin)", api.PauseLaneRequest{}, api.LaneActionResponse{}},
 	{"POST", "/lanes/{name}/resume", "Resume a paused lane (admin)", nil, api.LaneActionResponse{}},

@@ -120,6 +120,7 @@ func TestTheWebUIInABrowser(t *testing.T) {
 	if s := text("main"); !strings.Contains(s, "default") {
 		t.Errorf("the overview lacks the default lane: %q", s)
 	}
+	waitText("#tenants", "1 of 1") // acme runs 1 of its max_running 1
 	screenshot(t, ctx, "overview")
 
 	// The running job on the jobs page, then its detail with logs streaming.

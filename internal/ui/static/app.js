@@ -58,6 +58,13 @@ function when(t) {
   return d.toISOString().replace("T", " ").slice(0, 19);
 }
 
+// localValue turns an RFC 3339 time into a datetime-local input's value.
+function localValue(t) {
+  if (!t) return "";
+  const d = new Date(t);
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+}
+
 function stateText(s) {
   return el("span", { class: "state-" + s }, s);
 }
@@ -112,7 +119,12 @@ function signIn(message) {
 // ---------- pages ----------
 
 async function overview() {
-  const lanes = await api("/lanes");
+  const [lanes, tenants] = await Promise.all([api("/lanes"), api("/tenants")]);
+  const limit = (used, max) => max ? `${used} of ${max}` : String(used);
+  const tenantRows = (tenants.tenants || []).map((t) => el("tr", {},
+    el("td", {}, t.name), el("td", { class: t.max_running && t.running >= t.max_running ? "error" : "" }, limit(t.running, t.max_running)),
+    el("td", { class: t.max_queued && t.pending + t.running >= t.max_queued ? "error" : "" }, limit(t.pending + t.running, t.max_queued)),
+    el("td", {}, el("a", { href: "#/jobs?tenant=" + encodeURIComponent(t.name) }, "jobs"))));
   const rows = (lanes.lanes || []).map((l) => el("tr", {},
     el("td", {}, l.name),
     el("td", {}, l.paused ? el("span", { class: "badge paused", title: l.pause_note || "" }, "paused") : "active"),
@@ -126,7 +138,10 @@ async function overview() {
     el("div", { class: "card" }, el("h2", {}, "Lanes"),
       el("p", { class: "muted" }, "The lane with the smallest weighted dominant share goes next. A paused lane leases nothing; its running jobs finish."),
       table(["Lane", "State", "Weight", "Share", "Queued", "Pending", "Running", ""], rows),
-      el("p", { class: "muted" }, `Capacity: ${cap.slots || 0} slots, ${cap.cpu || 0} cpu, ${cap.memory_mb || 0} MB, ${cap.gpu || 0} gpu`)));
+      el("p", { class: "muted" }, `Capacity: ${cap.slots || 0} slots, ${cap.cpu || 0} cpu, ${cap.memory_mb || 0} MB, ${cap.gpu || 0} gpu`)),
+    el("div", { class: "card", id: "tenants" }, el("h2", {}, "Tenants"),
+      el("p", { class: "muted" }, "Running jobs against max_running, unfinished jobs against max_queued (no limit when none is shown)."),
+      table(["Tenant", "Running", "Unfinished", ""], tenantRows)));
 }
 
 async function jobs(params) {
@@ -136,13 +151,24 @@ async function jobs(params) {
     ev.preventDefault();
     const f = new FormData(ev.target);
     const next = new URLSearchParams();
-    for (const [k, v] of f.entries()) if (v) next.set(k, v);
+    for (const [k, v] of f.entries()) {
+      if (!v) continue;
+      if (k.endsWith("_local")) next.set(k.slice(0, -6), new Date(v).toISOString());
+      else next.set(k, v);
+    }
     location.hash = "#/jobs?" + next.toString();
   } },
   el("select", { name: "state", "aria-label": "state" }, ["", "pending", "blocked", "retry_wait", "leased", "running", "succeeded", "failed", "cancelled"]
     .map((s) => el("option", { value: s, selected: params.state === s }, s || "any state"))),
   ["type", "lane", "tenant", "tag", "schedule_id"].map((n) => el("input", { name: n, placeholder: n, value: params[n] || "", "aria-label": n, size: 10 })),
+  el("label", { class: "muted" }, "created after ", el("input", { type: "datetime-local", name: "created_after_local", value: localValue(params.created_after), "aria-label": "created after" })),
+  el("label", { class: "muted" }, "before ", el("input", { type: "datetime-local", name: "created_before_local", value: localValue(params.created_before), "aria-label": "created before" })),
   el("button", { type: "submit" }, "Filter"));
+  const jump = el("form", { class: "filters", onsubmit: (ev) => {
+    ev.preventDefault();
+    const id = new FormData(ev.target).get("id").trim();
+    if (id) location.hash = "#/job/" + encodeURIComponent(id);
+  } }, el("input", { name: "id", placeholder: "job id", "aria-label": "job id", size: 30 }), el("button", { type: "submit" }, "Open job"));
   const selected = new Set();
   const rows = (page.jobs || []).map((j) => el("tr", {},
     el("td", {}, el("input", { type: "checkbox", "aria-label": "select " + j.id, "data-id": j.id,
@@ -172,7 +198,7 @@ async function jobs(params) {
       route();
       setTimeout(() => flash(`${r.retried.length} retried`), 50);
     }));
-  show(el("h1", {}, "Jobs"), filters,
+  show(el("h1", {}, "Jobs"), jump, filters,
     el("div", { class: "card" }, table(["", "ID", "Type", "Tenant", "Lane", "Priority", "State", "Reason", "Created", ""], rows),
       rows.length ? null : el("p", { class: "muted" }, "No job matches."), more, rows.length ? bulk : null),
     el("div", { class: "card" }, el("h2", {}, "Bulk retry"), retryMatching));
