@@ -66,10 +66,7 @@ func writeRows(b *strings.Builder, n, cols int) {
 // operation; ErrNotFound (and nothing stored) if a job does not exist.
 func (w *Writer) ExecutionUpsertMany(ctx context.Context, es []store.Execution) (err error) {
 	defer w.guard(&err)
-	mode := opNow
-	if w.piped() {
-		mode = opPiped
-	}
+	mode := w.queueable()
 	if err := w.checkOp(ctx, mode); err != nil {
 		return err
 	}

@@ -56,6 +56,15 @@ const (
 // piped reports whether the driver pipelines.
 func (w *Writer) piped() bool { return w.s.Pipe != nil }
 
+// queueable is the mode of an operation that is queued when the driver
+// pipelines and runs at once otherwise.
+func (w *Writer) queueable() opMode {
+	if w.piped() {
+		return opPiped
+	}
+	return opNow
+}
+
 // Send sends the queued statements and fails the transaction if one
 // failed: ErrConflict for a batched transition that missed, ErrExists
 // for a taken job id, ErrNotFound for an execution of a missing job.

@@ -469,10 +469,7 @@ func (w *Writer) LogAppend(ctx context.Context, chunks []store.LogChunk) (err er
 
 func (w *Writer) EventAppend(ctx context.Context, events []store.Event) (err error) {
 	defer w.guard(&err)
-	mode := opNow
-	if w.piped() {
-		mode = opPiped
-	}
+	mode := w.queueable()
 	if err := w.checkOp(ctx, mode); err != nil {
 		return err
 	}
