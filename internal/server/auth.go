@@ -139,6 +139,15 @@ func (p principal) sees(tenant string) bool {
 	return p.role == roleOpen || p.role == roleAdmin || (p.role == roleTenant && p.tenant == tenant)
 }
 
+// adminOnly refuses p, 403, unless it is an admin (or the server is open):
+// "only admin keys may " + what.
+func (p principal) adminOnly(what string) *apiError {
+	if p.role != roleAdmin && p.role != roleOpen {
+		return errf(http.StatusForbidden, api.CodePermissionDenied, "only admin keys may %s", what)
+	}
+	return nil
+}
+
 func (p principal) mayWork() bool {
 	return p.role == roleOpen || p.role == roleAdmin || p.role == roleWorker
 }

@@ -23,15 +23,8 @@ const keySecretPrefix = "fwk_"
 
 const maxKeyName = 200
 
-func (s *Server) adminOnly(p principal, what string) *apiError {
-	if p.role != roleAdmin && p.role != roleOpen {
-		return errf(http.StatusForbidden, api.CodePermissionDenied, "only admin keys may %s", what)
-	}
-	return nil
-}
-
 func (s *Server) handleKeyCreate(w http.ResponseWriter, r *http.Request, p principal) error {
-	if err := s.adminOnly(p, "manage API keys"); err != nil {
+	if err := p.adminOnly("manage API keys"); err != nil {
 		return err
 	}
 	var req api.KeyRequest
@@ -80,7 +73,7 @@ func (s *Server) handleKeyCreate(w http.ResponseWriter, r *http.Request, p princ
 }
 
 func (s *Server) handleKeyList(w http.ResponseWriter, r *http.Request, p principal) error {
-	if err := s.adminOnly(p, "manage API keys"); err != nil {
+	if err := p.adminOnly("manage API keys"); err != nil {
 		return err
 	}
 	keys, err := s.st.APIKeyList(r.Context(), r.URL.Query().Get("tenant"))
@@ -97,7 +90,7 @@ func (s *Server) handleKeyList(w http.ResponseWriter, r *http.Request, p princip
 }
 
 func (s *Server) handleKeyRevoke(w http.ResponseWriter, r *http.Request, p principal) error {
-	if err := s.adminOnly(p, "manage API keys"); err != nil {
+	if err := p.adminOnly("manage API keys"); err != nil {
 		return err
 	}
 	id := r.PathValue("id")

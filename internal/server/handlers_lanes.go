@@ -30,8 +30,8 @@ func (s *Server) handleLaneResume(w http.ResponseWriter, r *http.Request, p prin
 }
 
 func (s *Server) laneAction(w http.ResponseWriter, r *http.Request, p principal, paused bool, note string) error {
-	if p.role != roleAdmin && p.role != roleOpen {
-		return errf(http.StatusForbidden, api.CodePermissionDenied, "only admin keys may pause or resume a lane (it is shared by every tenant)")
+	if err := p.adminOnly("pause or resume a lane (it is shared by every tenant)"); err != nil {
+		return err
 	}
 	name := r.PathValue("name")
 	result, err := s.d.PauseLane(r.Context(), name, paused, note, p.name())

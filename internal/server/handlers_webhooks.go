@@ -17,7 +17,7 @@ import (
 // configuration file's.
 
 func (s *Server) handleWebhookCreate(w http.ResponseWriter, r *http.Request, p principal) error {
-	if err := s.adminOnly(p, "manage webhooks"); err != nil {
+	if err := p.adminOnly("manage webhooks"); err != nil {
 		return err
 	}
 	var req api.WebhookRequest
@@ -59,7 +59,7 @@ func (s *Server) handleWebhookCreate(w http.ResponseWriter, r *http.Request, p p
 }
 
 func (s *Server) handleWebhookList(w http.ResponseWriter, r *http.Request, p principal) error {
-	if err := s.adminOnly(p, "manage webhooks"); err != nil {
+	if err := p.adminOnly("manage webhooks"); err != nil {
 		return err
 	}
 	list, err := s.webhookViews(r.Context())
@@ -71,7 +71,7 @@ func (s *Server) handleWebhookList(w http.ResponseWriter, r *http.Request, p pri
 }
 
 func (s *Server) handleWebhookDelete(w http.ResponseWriter, r *http.Request, p principal) error {
-	if err := s.adminOnly(p, "manage webhooks"); err != nil {
+	if err := p.adminOnly("manage webhooks"); err != nil {
 		return err
 	}
 	name := r.PathValue("name")
