@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -276,4 +277,32 @@ func (o *optionalInt) Set(s string) error {
 	}
 	o.v, o.set = n, true
 	return nil
+}
+
+// verbFunc runs one verb of a command with subcommands.
+type verbFunc func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+
+// runVerbs runs the verb args[0] of the command name ("schedule", "keys"):
+// without one, or with -h, it prints "usage: fairway NAME SYNOPSIS" and
+// about (exit 2 without, 0 with -h); an unknown one is a usage error
+// naming the verbs.
+func runVerbs(ctx context.Context, name, synopsis, about string, verbs map[string]verbFunc, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintf(stderr, "usage: fairway %s %s\n\n%s\n", name, synopsis, about)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	verb, ok := verbs[args[0]]
+	if !ok {
+		names := make([]string, 0, len(verbs))
+		for n := range verbs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(stderr, "fairway: %s: unknown verb %q; the verbs are %s\n", name, args[0], strings.Join(names, ", "))
+		return exitUsage
+	}
+	return verb(ctx, args[1:], stdout, stderr)
 }

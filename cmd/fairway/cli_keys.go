@@ -26,23 +26,8 @@ Keys in the configuration file keep working; they are revoked by removing
 them there.`
 
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(stderr, "usage: fairway keys create|list|revoke ...\n\n%s\n", keysAbout)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
-	}
-	switch args[0] {
-	case "create":
-		return keysCreate(ctx, args[1:], stdout, stderr)
-	case "list":
-		return keysList(ctx, args[1:], stdout, stderr)
-	case "revoke":
-		return keysRevoke(ctx, args[1:], stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "fairway: keys: unknown verb %q; the verbs are create, list, revoke\n", args[0])
-	return exitUsage
+	return runVerbs(ctx, "keys", "create|list|revoke ...", keysAbout,
+		map[string]verbFunc{"create": keysCreate, "list": keysList, "revoke": keysRevoke}, args, stdout, stderr)
 }
 
 func keysCreate(ctx context.Context, args []string, stdout, stderr io.Writer) int {

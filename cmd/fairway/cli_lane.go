@@ -22,24 +22,23 @@ lane_paused; its running jobs finish. The pause outlives a restart. fairway
 lanes shows each lane's state.`
 
 func runLane(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(stderr, "usage: fairway lane pause|resume NAME [flags]\n\n%s\n", laneAbout)
-		if len(args) == 0 {
-			return exitUsage
+	verb := func(name string) verbFunc {
+		return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+			return laneVerb(ctx, name, args, stdout, stderr)
 		}
-		return exitOK
 	}
-	verb := args[0]
-	if verb != "pause" && verb != "resume" {
-		fmt.Fprintf(stderr, "fairway: lane: unknown verb %q; the verbs are pause, resume\n", verb)
-		return exitUsage
-	}
+	return runVerbs(ctx, "lane", "pause|resume NAME [flags]", laneAbout,
+		map[string]verbFunc{"pause": verb("pause"), "resume": verb("resume")}, args, stdout, stderr)
+}
+
+// laneVerb pauses (verb "pause") or resumes the lane args name.
+func laneVerb(ctx context.Context, verb string, args []string, stdout, stderr io.Writer) int {
 	c := newCLI("lane "+verb, "NAME [flags]", laneAbout, stdout, stderr)
 	var note string
 	if verb == "pause" {
 		c.fs.StringVar(&note, "note", "", "why, for the audit trail and fairway lanes")
 	}
-	pos, code := c.parseN(args[1:], 1, "one lane name")
+	pos, code := c.parseN(args, 1, "one lane name")
 	if code >= 0 {
 		return code
 	}

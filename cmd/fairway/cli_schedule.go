@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -35,31 +34,15 @@ SPEC is a cron expression ("0 9 * * 1-5"), an interval ("every 15m offset
 submit's; --name names the schedule and its jobs, --tag tags both.`
 
 // scheduleVerbs are the subcommands of fairway schedule.
-var scheduleVerbs = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
+var scheduleVerbs = map[string]verbFunc{
 	"create": scheduleCreate, "update": scheduleUpdate, "list": scheduleList, "get": scheduleGet,
 	"pause": schedulePause, "resume": scheduleResume, "trigger": scheduleTrigger,
 	"backfill": scheduleBackfill, "delete": scheduleDelete, "events": scheduleEvents,
 }
 
 func runSchedule(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(stderr, "usage: fairway schedule VERB ...\n\n%s\n\nRun 'fairway schedule VERB -h' for a verb's flags.\n", scheduleAbout)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
-	}
-	verb, ok := scheduleVerbs[args[0]]
-	if !ok {
-		names := make([]string, 0, len(scheduleVerbs))
-		for n := range scheduleVerbs {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		fmt.Fprintf(stderr, "fairway: schedule: unknown verb %q; the verbs are %s\n", args[0], strings.Join(names, ", "))
-		return exitUsage
-	}
-	return verb(ctx, args[1:], stdout, stderr)
+	return runVerbs(ctx, "schedule", "VERB ...", scheduleAbout+"\n\nRun 'fairway schedule VERB -h' for a verb's flags.",
+		scheduleVerbs, args, stdout, stderr)
 }
 
 // scheduleFlags are the schedule's own flags of create and update.
