@@ -68,7 +68,10 @@ func (l *Listener) admit(nc net.Conn) *conn {
 	if len(l.conns) >= l.max {
 		if oldest := l.oldestIdleLocked(); oldest != nil {
 			delete(l.conns, oldest)
-			go oldest.Conn.Close()
+			// Closed before the new connection is admitted, so that no
+			// request on the evicted one is served past the cap (closing
+			// a socket does not block).
+			_ = oldest.Conn.Close()
 		} else if len(l.conns) < l.max+l.reserve {
 			c.reserve = true
 		} else {
