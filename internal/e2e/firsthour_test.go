@@ -113,6 +113,10 @@ func TestSecondCtrlCStopsDevAtOnceAndHandsTheJobBackUncharged(t *testing.T) {
 	eventually(t, 10*time.Second, "dev to say how to skip the drain", func() bool {
 		return strings.Contains(dev.output(), "Ctrl-C again")
 	})
+	// The worker's line naming the job follows dev's by a moment.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(dev.output(), r.Job.ID) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if !strings.Contains(dev.output(), r.Job.ID) {
 		t.Errorf("the shutdown does not name the job it waits for:\n%s", dev.output())
 	}
