@@ -361,6 +361,31 @@ type SuccessReport struct {
 	P99DurationMS  float64 `json:"p99_duration_ms"`
 }
 
+// Series answers GET /series: attempts over time, one point per step of
+// [since, until), empty steps included. Finished counts the attempts that
+// ended in the step, by outcome; the waits are of the attempts leased in
+// it, from becoming ready (submitted, released, retried or unblocked, or
+// its run-at time) to the lease. Percentiles are estimated from a
+// histogram of the waits (as Prometheus's histogram_quantile does); mean
+// and max are exact.
+type Series struct {
+	Since  time.Time     `json:"since"`
+	Until  time.Time     `json:"until"`
+	StepMS int64         `json:"step_ms"`
+	Points []SeriesPoint `json:"points"`
+}
+
+// SeriesPoint is one step of a Series.
+type SeriesPoint struct {
+	Start      time.Time        `json:"start"`
+	Finished   map[string]int64 `json:"finished"` // outcome -> attempts that ended
+	Leased     int64            `json:"leased"`   // attempts leased, with a known wait
+	WaitMeanMS float64          `json:"wait_mean_ms"`
+	WaitP50MS  float64          `json:"wait_p50_ms"`
+	WaitP95MS  float64          `json:"wait_p95_ms"`
+	WaitMaxMS  float64          `json:"wait_max_ms"`
+}
+
 // SLAReport answers GET /sla-compliance.
 type SLAReport struct {
 	Total      int64   `json:"total"`

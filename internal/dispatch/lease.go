@@ -284,10 +284,27 @@ func (d *Dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) {
 		e.WorkerID = rec.worker.w.ID
 	}
 	e.LeasedAt = rec.leasedAt
+	e.Wait = waitBeforeLease(rec)
 	if e.StartedAt.IsZero() {
 		e.StartedAt = rec.job.StartedAt
 	}
 	tx.execs = append(tx.execs, e)
+}
+
+// waitBeforeLease is how long the attempt waited for its lease: from the
+// later of its enqueue and its run-at time; 0 when it has no lease.
+func waitBeforeLease(rec *jobRec) time.Duration {
+	if rec.leasedAt.IsZero() {
+		return 0
+	}
+	ready := rec.job.EnqueuedAt
+	if rec.job.RunAt.After(ready) {
+		ready = rec.job.RunAt
+	}
+	if ready.IsZero() {
+		return 0
+	}
+	return max(rec.leasedAt.Sub(ready), 0)
 }
 
 // reconcile handles the attempts handed to the worker more than a heartbeat

@@ -196,7 +196,7 @@ func servedByStandby(r *http.Request) bool {
 		return q.Get("follow") == "" && !strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 	}
 	return strings.HasPrefix(p, "jobs") || strings.HasPrefix(p, "schedules") || p == "events" ||
-		p == "failures" || p == "successes" || p == "sla-compliance"
+		p == "failures" || p == "successes" || p == "sla-compliance" || p == "series"
 }
 
 // leaderAddress is the live leader's address; "" when none leads, or

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -121,7 +122,6 @@ func TestTheWebUIInABrowser(t *testing.T) {
 		t.Errorf("the overview lacks the default lane: %q", s)
 	}
 	waitText("#tenants", "1 of 1") // acme runs 1 of its max_running 1
-	screenshot(t, ctx, "overview")
 
 	// The running job on the jobs page, then its detail with logs streaming.
 	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/#/jobs")); err != nil {
@@ -200,6 +200,38 @@ func TestTheWebUIInABrowser(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+
+	// The overview's charts of the last hour: the failed attempt as a bar,
+	// the waits of the three leases as two lines.
+	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/#/")); err != nil {
+		t.Fatal(err)
+	}
+	var series api.Series
+	h.do("GET", "/series", nil, &series)
+	var finished, leased, failedSteps int64
+	for _, pt := range series.Points {
+		for _, n := range pt.Finished {
+			finished += n
+		}
+		leased += pt.Leased
+		if pt.Finished["failed"] > 0 {
+			failedSteps++
+		}
+	}
+	if failedSteps == 0 {
+		t.Fatalf("the series holds no failed attempt: %+v", series)
+	}
+	waitText("#activity", fmt.Sprintf("%d attempts finished, %d leased", finished, leased))
+	var bars, lines int
+	if err := chromedp.Run(ctx,
+		chromedp.Evaluate(`document.querySelectorAll("#throughput rect.s-bad").length`, &bars),
+		chromedp.Evaluate(`document.querySelectorAll("#waits polyline").length`, &lines)); err != nil {
+		t.Fatal(err)
+	}
+	if int64(bars) != failedSteps || lines != 2 {
+		t.Errorf("the charts draw %d failure bars and %d wait lines, want %d and 2", bars, lines, failedSteps)
+	}
+	screenshot(t, ctx, "overview")
 
 	// A schedule's page: its next runs in its zone.
 	h.key = "admin-key-0123456789"

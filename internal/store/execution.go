@@ -32,6 +32,7 @@ type Execution struct {
 	Attempt         int
 	WorkerID        string
 	LeasedAt        time.Time
+	Wait            time.Duration // from becoming ready to LeasedAt (stored only with a lease)
 	StartedAt       time.Time
 	FinishedAt      time.Time
 	Outcome         Outcome // "" while the attempt runs
@@ -107,6 +108,8 @@ func (e *Execution) Validate() error {
 		return fmt.Errorf("%w: execution %s/%d: unknown outcome %q", ErrInvalid, e.JobID, e.Attempt, e.Outcome)
 	case !e.ResultState.Valid():
 		return fmt.Errorf("%w: execution %s/%d: unknown result state %q", ErrInvalid, e.JobID, e.Attempt, e.ResultState)
+	case e.Wait < 0:
+		return fmt.Errorf("%w: execution %s/%d: negative wait %s", ErrInvalid, e.JobID, e.Attempt, e.Wait)
 	}
 	return nil
 }

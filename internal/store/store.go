@@ -192,6 +192,10 @@ type Reader interface {
 	ExecutionResultsDue(ctx context.Context, now time.Time, limit int) ([]Execution, error)
 	// ExecutionSummary aggregates finished executions.
 	ExecutionSummary(ctx context.Context, p SummaryParams) (Summary, error)
+	// ExecutionSeries buckets executions over time: per bucket the
+	// attempts that ended, by outcome, and the waits of those leased.
+	// Every bucket of the range comes back, empty ones included.
+	ExecutionSeries(ctx context.Context, p SeriesParams) ([]SeriesPoint, error)
 
 	// LogList returns log chunks in (attempt, seq) order.
 	LogList(ctx context.Context, p LogListParams) ([]LogChunk, error)

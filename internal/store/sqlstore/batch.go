@@ -84,7 +84,7 @@ func (w *Writer) ExecutionUpsertMany(ctx context.Context, es []store.Execution) 
 	})
 }
 
-const execCols = 18
+const execCols = 19
 
 func (w *Writer) upsertExecChunk(es []store.Execution) error {
 	st, err := w.batchStmt(batchKey{rows: len(es)}, func() string { return execBatchSQL(len(es)) })
@@ -106,7 +106,7 @@ func execArgs(es []store.Execution) []any {
 	for i := range es {
 		e := &es[i]
 		args = append(args, e.JobID, int64(e.Attempt), strArg(e.WorkerID),
-			timeArg(e.LeasedAt), timeArg(e.StartedAt), timeArg(e.FinishedAt), strArg(string(e.Outcome)),
+			timeArg(e.LeasedAt), waitArg(e), timeArg(e.StartedAt), timeArg(e.FinishedAt), strArg(string(e.Outcome)),
 			intPtrArg(e.ExitCode), strArg(string(e.FailureClass)), strArg(e.Error), msArg(e.Duration),
 			boolPtrArg(e.SLAMet), e.SLAViolationPct, strArg(string(e.ResultState)), strArg(e.ResultURL),
 			strArg(e.ResultError), int64(e.ResultTries), timeArg(e.ResultNextAt))
@@ -114,14 +114,23 @@ func execArgs(es []store.Execution) []any {
 	return args
 }
 
+// waitArg is a leased execution's wait in milliseconds, NULL when it has
+// no lease.
+func waitArg(e *store.Execution) any {
+	if e.LeasedAt.IsZero() {
+		return nil
+	}
+	return e.Wait.Milliseconds()
+}
+
 func execBatchSQL(n int) string {
 	var b strings.Builder
-	b.WriteString(`INSERT INTO executions (job_id, attempt, worker_id, leased_at, started_at, finished_at,
+	b.WriteString(`INSERT INTO executions (job_id, attempt, worker_id, leased_at, wait_ms, started_at, finished_at,
 		outcome, exit_code, failure_class, error, duration_ms, sla_met, sla_violation_pct,
 		result_state, result_url, result_error, result_tries, result_next_at) VALUES `)
 	writeRows(&b, n, execCols)
 	b.WriteString(` ON CONFLICT (job_id, attempt) DO UPDATE SET worker_id = excluded.worker_id,
-		leased_at = excluded.leased_at, started_at = excluded.started_at,
+		leased_at = excluded.leased_at, wait_ms = excluded.wait_ms, started_at = excluded.started_at,
 		finished_at = excluded.finished_at, outcome = excluded.outcome,
 		exit_code = excluded.exit_code, failure_class = excluded.failure_class,
 		error = excluded.error, duration_ms = excluded.duration_ms,

@@ -120,6 +120,17 @@ func (c msCol) Scan(v any) error {
 	return nil
 }
 
+// msNullCol scans milliseconds or NULL (zero) into a duration.
+type msNullCol struct{ p *time.Duration }
+
+func (c msNullCol) Scan(v any) error {
+	if v == nil {
+		*c.p = 0
+		return nil
+	}
+	return msCol(c).Scan(v)
+}
+
 // strCol scans TEXT or NULL into any string type.
 type strCol[T ~string] struct{ p *T }
 

@@ -206,7 +206,7 @@ func (s *Core) JobListUnfinished(ctx context.Context) ([]store.Job, error) {
 	return jobs, nil
 }
 
-const executionSelect = `SELECT e.job_id, e.attempt, e.worker_id, e.leased_at, e.started_at, e.finished_at,
+const executionSelect = `SELECT e.job_id, e.attempt, e.worker_id, e.leased_at, e.wait_ms, e.started_at, e.finished_at,
 	e.outcome, e.exit_code, e.failure_class, e.error, e.duration_ms, e.sla_met, e.sla_violation_pct,
 	e.result_state, e.result_url, e.result_error, e.result_tries, e.result_next_at
 	FROM executions e`
@@ -214,7 +214,7 @@ const executionSelect = `SELECT e.job_id, e.attempt, e.worker_id, e.leased_at, e
 func scanExecution(sc scanner) (store.Execution, error) {
 	var e store.Execution
 	var attempt, tries int64
-	err := sc.Scan(&e.JobID, &attempt, strCol[string]{&e.WorkerID}, timeCol{&e.LeasedAt},
+	err := sc.Scan(&e.JobID, &attempt, strCol[string]{&e.WorkerID}, timeCol{&e.LeasedAt}, msNullCol{&e.Wait},
 		timeCol{&e.StartedAt}, timeCol{&e.FinishedAt}, strCol[store.Outcome]{&e.Outcome},
 		intPtrCol{&e.ExitCode}, strCol[store.FailureClass]{&e.FailureClass}, strCol[string]{&e.Error},
 		msCol{&e.Duration}, boolPtrCol{&e.SLAMet}, &e.SLAViolationPct,

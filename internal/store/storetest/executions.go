@@ -22,7 +22,7 @@ func upsertExecutions(t *testing.T, s store.Store, es ...store.Execution) {
 
 func testExecutions(t *testing.T, s store.Store) {
 	insert(t, s, newJob("j", "t", T0))
-	first := store.Execution{JobID: "j", Attempt: 1, WorkerID: "w1", LeasedAt: T0.Add(time.Second)}
+	first := store.Execution{JobID: "j", Attempt: 1, WorkerID: "w1", LeasedAt: T0.Add(time.Second), Wait: 1500 * time.Millisecond}
 	second := store.Execution{
 		JobID: "j", Attempt: 2, WorkerID: "w2", LeasedAt: T0.Add(time.Minute), StartedAt: T0.Add(61 * time.Second),
 		FinishedAt: T0.Add(2 * time.Minute), Outcome: store.OutcomeSucceeded, ExitCode: store.Ptr(0),
@@ -45,6 +45,7 @@ func testExecutions(t *testing.T, s store.Store) {
 	write(t, s, func(w store.Writer) error {
 		wantErr(t, "missing job", w.ExecutionUpsert(ctx, store.Execution{JobID: "nope", Attempt: 1}), store.ErrNotFound)
 		wantErr(t, "bad outcome", w.ExecutionUpsert(ctx, store.Execution{JobID: "j", Attempt: 3, Outcome: "meh"}), store.ErrInvalid)
+		wantErr(t, "negative wait", w.ExecutionUpsert(ctx, store.Execution{JobID: "j", Attempt: 3, Wait: -time.Second}), store.ErrInvalid)
 		return nil
 	})
 	got, err = s.ExecutionList(ctx, store.ExecutionListParams{JobID: "nope"})

@@ -86,6 +86,7 @@ var tests = []testCase{
 	{"ExecutionListFilters", testExecutionListFilters},
 	{"ExecutionResults", testExecutionResults},
 	{"Summary", testSummary},
+	{"Series", testSeries},
 	{"SummaryEmpty", testSummaryEmpty},
 
 	{"Logs", testLogs},

@@ -89,8 +89,10 @@ function confirmButton(label, action, danger) {
   return b;
 }
 
-function flash(msg) {
-  const p = el("p", { class: "error", role: "alert" }, msg);
+// flash shows a message above the page for eight seconds: an error, or
+// with ok a notice of what an action did.
+function flash(msg, ok) {
+  const p = el("p", ok ? { class: "notice", role: "status" } : { class: "error", role: "alert" }, msg);
   main.prepend(p);
   setTimeout(() => p.remove(), 8000);
 }
@@ -116,10 +118,102 @@ function signIn(message) {
   el("button", { class: "primary", type: "submit", id: "signin" }, "Sign in")));
 }
 
+// ---------- charts ----------
+
+const svgNS = "http://www.w3.org/2000/svg";
+
+function svg(tag, attrs, ...children) {
+  const e = document.createElementNS(svgNS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  for (const c of children.flat()) {
+    if (c === null || c === undefined) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+function clock(t) {
+  return new Date(t).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+}
+
+function msText(ms) {
+  if (ms >= 60000) return (ms / 60000).toFixed(ms >= 600000 ? 0 : 1) + " min";
+  if (ms >= 1000) return (ms / 1000).toFixed(ms >= 10000 ? 0 : 1) + " s";
+  return Math.round(ms) + " ms";
+}
+
+// chart draws series over the points as an SVG (viewBox-scaled, so it
+// fits a phone): bars stack, lines overlay. Each series is
+// { label, cls, value: (point) => number, kind: "bar" | "line" }.
+function chart(id, title, points, series, fmt) {
+  const W = 600, H = 160, left = 56, bottom = 20, top = 8;
+  const n = points.length || 1, bw = (W - left) / n;
+  const bars = series.filter((s) => s.kind === "bar"), lines = series.filter((s) => s.kind === "line");
+  let top_ = 0;
+  for (const p of points) {
+    top_ = Math.max(top_, bars.reduce((a, s) => a + s.value(p), 0));
+    for (const s of lines) top_ = Math.max(top_, s.value(p));
+  }
+  const ymax = top_ > 0 ? top_ : 1;
+  const y = (v) => H - bottom - (v / ymax) * (H - bottom - top);
+  const g = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart", id, role: "img",
+    "aria-label": `${title}: highest ${fmt(top_)} over ${points.length} steps` });
+  g.append(svg("line", { x1: left, x2: W, y1: y(0), y2: y(0), class: "axis" }),
+    svg("line", { x1: left, x2: W, y1: y(ymax), y2: y(ymax), class: "grid" }),
+    svg("text", { x: left - 6, y: y(ymax) + 4, class: "tick", "text-anchor": "end" }, fmt(top_)),
+    svg("text", { x: left - 6, y: y(0), class: "tick", "text-anchor": "end" }, fmt(0)));
+  if (points.length) {
+    g.append(svg("text", { x: left, y: H - 4, class: "tick" }, clock(points[0].start)),
+      svg("text", { x: W, y: H - 4, class: "tick", "text-anchor": "end" }, clock(points[points.length - 1].start)));
+  }
+  points.forEach((p, i) => {
+    let base = 0;
+    for (const s of bars) {
+      const v = s.value(p);
+      if (v > 0) {
+        g.append(svg("rect", { x: left + i * bw + 0.5, y: y(base + v), width: Math.max(bw - 1, 1), height: y(base) - y(base + v), class: s.cls },
+          svg("title", {}, `${clock(p.start)}: ${fmt(v)} ${s.label}`)));
+      }
+      base += v;
+    }
+  });
+  for (const s of lines) {
+    const pts = points.map((p, i) => `${(left + (i + 0.5) * bw).toFixed(1)},${y(s.value(p)).toFixed(1)}`).join(" ");
+    g.append(svg("polyline", { points: pts, class: s.cls, fill: "none" }));
+  }
+  const legend = el("p", { class: "legend muted" }, series.map((s) => el("span", {}, el("i", { class: "swatch " + s.cls }), s.label)));
+  return el("div", { class: "chartbox" }, el("h3", {}, title), g, legend);
+}
+
+function failedCount(p) {
+  const f = p.finished || {};
+  return (f.failed || 0) + (f.timeout || 0) + (f.lost || 0);
+}
+
+function activityCharts(series) {
+  const pts = series.points || [];
+  const count = (v) => String(Math.round(v));
+  const total = pts.reduce((a, p) => a + Object.values(p.finished || {}).reduce((x, y) => x + y, 0), 0);
+  const leased = pts.reduce((a, p) => a + p.leased, 0);
+  const perStep = series.step_ms >= 60000 ? `per ${series.step_ms / 60000} min` : `per ${series.step_ms / 1000} s`;
+  return el("div", { class: "card", id: "activity" }, el("h2", {}, "The last hour"),
+    el("p", { class: "muted" }, `${total} attempts finished, ${leased} leased. Wait: from a job becoming ready to its lease.`),
+    el("div", { class: "charts" },
+      chart("throughput", "Attempts finished " + perStep, pts, [
+        { label: "succeeded", cls: "s-good", kind: "bar", value: (p) => (p.finished || {}).succeeded || 0 },
+        { label: "failed, timed out or lost", cls: "s-bad", kind: "bar", value: failedCount },
+        { label: "cancelled", cls: "s-muted", kind: "bar", value: (p) => (p.finished || {}).cancelled || 0 },
+      ], count),
+      chart("waits", "Wait for a lease", pts, [
+        { label: "p95", cls: "s-warn", kind: "line", value: (p) => p.wait_p95_ms },
+        { label: "median", cls: "s-accent", kind: "line", value: (p) => p.wait_p50_ms },
+      ], msText)));
+}
+
 // ---------- pages ----------
 
 async function overview() {
-  const [lanes, tenants] = await Promise.all([api("/lanes"), api("/tenants")]);
+  const [lanes, tenants, series] = await Promise.all([api("/lanes"), api("/tenants"), api("/series")]);
   const limit = (used, max) => max ? `${used} of ${max}` : String(used);
   const tenantRows = (tenants.tenants || []).map((t) => el("tr", {},
     el("td", {}, t.name), el("td", { class: t.max_running && t.running >= t.max_running ? "error" : "" }, limit(t.running, t.max_running)),
@@ -141,7 +235,8 @@ async function overview() {
       el("p", { class: "muted" }, `Capacity: ${cap.slots || 0} slots, ${cap.cpu || 0} cpu, ${cap.memory_mb || 0} MB, ${cap.gpu || 0} gpu`)),
     el("div", { class: "card", id: "tenants" }, el("h2", {}, "Tenants"),
       el("p", { class: "muted" }, "Running jobs against max_running, unfinished jobs against max_queued (no limit when none is shown)."),
-      table(["Tenant", "Running", "Unfinished", ""], tenantRows)));
+      table(["Tenant", "Running", "Unfinished", ""], tenantRows)),
+    activityCharts(series));
 }
 
 async function jobs(params) {
@@ -187,7 +282,7 @@ async function jobs(params) {
     confirmButton("Retry selected", async () => {
       const r = await api("/jobs/retry", { method: "POST", body: { ids: [...selected] } });
       route();
-      setTimeout(() => flash(`${r.retried.length} retried, ${r.skipped.length} left alone`), 50);
+      setTimeout(() => flash(`${r.retried.length} retried, ${r.skipped.length} left alone`, true), 50);
     }));
   const retryType = el("input", { name: "retry_type", placeholder: "type", "aria-label": "retry type", size: 10 });
   const retryClass = el("select", { name: "retry_class", "aria-label": "failure class" },
@@ -196,7 +291,7 @@ async function jobs(params) {
     confirmButton("Retry matching", async () => {
       const r = await api("/jobs/retry", { method: "POST", body: { type: retryType.value || undefined, failure_class: retryClass.value || undefined } });
       route();
-      setTimeout(() => flash(`${r.retried.length} retried`), 50);
+      setTimeout(() => flash(`${r.retried.length} retried`, true), 50);
     }));
   show(el("h1", {}, "Jobs"), jump, filters,
     el("div", { class: "card" }, table(["", "ID", "Type", "Tenant", "Lane", "Priority", "State", "Reason", "Created", ""], rows),
