@@ -229,9 +229,7 @@ func (e *Engine) top(g *group, now time.Time) *class {
 			c.jobs.popHead()
 			g.queued--
 			g.ln.queued--
-			h.state, h.cls, h.grp = stateConflict, nil, nil
-			cs := e.heldConflict(h)
-			cs.parked = append(cs.parked, h)
+			e.park(e.heldConflict(h), h, g)
 			g.place(c, n)
 		default:
 			return c
@@ -266,8 +264,8 @@ func (e *Engine) admit(o offer, now time.Time) Assignment {
 	}
 	h.tnt.running++
 	if id := h.conflictID(); id.group != "" {
-		cs := e.conflictSlot(id)
-		cs.holders = append(cs.holders, h)
+		e.holdKey(e.conflictSlot(id), h)
+		e.leaveQueue(h, now) // the key is held now: no one stands in
 	}
 	cost := e.costs.lookup(h.typ, h.job.Key, now)
 	h.fk.cost += cost
@@ -350,14 +348,7 @@ func (e *Engine) releaseConflict(cs *conflictSlot, en *entry, now time.Time) {
 	if cs == nil || !cs.release(en) || len(cs.holders) > 0 {
 		return
 	}
-	parked := cs.parked
-	cs.parked = nil
-	for _, p := range parked {
-		if p.state == stateConflict {
-			e.enqueue(p, now)
-		}
-	}
-	e.releaseConflictSlot(cs)
+	e.wakeAll(cs, now)
 }
 
 // release drops en from the key's holders, reporting whether it held it.

@@ -50,7 +50,10 @@ type lane struct {
 	od     slope // on-demand jobs
 	groups []*group
 	byID   map[groupID]*group
-	queued int
+	queued int // in class heaps
+	// freeParked are parked on a free key behind their class's
+	// representative (conflict.go): queued in all but the heap.
+	freeParked int
 
 	usage   Resources
 	slots   int // running jobs
@@ -97,7 +100,9 @@ type conflictSlot struct {
 	// holders are the running jobs on the key: one, except after a
 	// Restore of jobs that already ran together.
 	holders []*entry
-	parked  []*entry
+	// The jobs waiting for the key, a queue per class (conflict.go).
+	queues  []*parkQueue
+	byClass map[parkKey]*parkQueue
 }
 
 // New builds an engine for cfg, filling defaults.
@@ -199,7 +204,7 @@ func (e *Engine) conflictSlot(id conflictID) *conflictSlot {
 }
 
 func (e *Engine) releaseConflictSlot(s *conflictSlot) {
-	if s != nil && len(s.holders) == 0 && len(s.parked) == 0 {
+	if s != nil && len(s.holders) == 0 && len(s.queues) == 0 && e.conflicts[s.id] == s {
 		delete(e.conflicts, s.id)
 	}
 }

@@ -54,7 +54,8 @@ type entry struct {
 	tnt *tenant
 	fk  *fairKey
 	grp *group
-	cls *class // set while queued (possibly tombstoned inside it)
+	cls *class     // set while queued (possibly tombstoned inside it)
+	pq  *parkQueue // while parked on a key, or queued as its class's representative
 
 	heapIdx     int // index in cls.jobs or in the delayed heap
 	pendingDeps int

@@ -47,7 +47,8 @@ func (e *Engine) Explain(id string, now time.Time) (Explanation, error) {
 		return Explanation{}, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	e.advance(now)
-	x := Explanation{JobID: id, Lane: en.ln.name, Queued: en.ln.queued}
+	e.unparkIfFree(en, now)
+	x := Explanation{JobID: id, Lane: en.ln.name, Queued: en.ln.queued + en.ln.freeParked}
 	switch en.state {
 	case stateRunning:
 		x.Code, x.Message = CodeRunning, fmt.Sprintf("running on worker %s since %s", en.wk.ID, en.admittedAt.Format(time.RFC3339))
@@ -97,6 +98,7 @@ func (e *Engine) Reason(id string, now time.Time) (Code, error) {
 		return "", fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	e.advance(now)
+	e.unparkIfFree(en, now)
 	switch en.state {
 	case stateRunning:
 		return CodeRunning, nil
@@ -222,6 +224,13 @@ func (e *Engine) ahead(en *entry, now time.Time) (int64, []rankedEntry) {
 			}
 		}
 	}
+	e.eachFreeParked(en.ln, func(g *group, x *entry) {
+		_, free := g.fit.fit(e.gen)
+		s := g.sl.score(x.job.Priority, x.enq, n) + rarity(x.ln, free)
+		if s > mine || (s == mine && aheadOf(x, en)) {
+			ahead = append(ahead, rankedEntry{x, s})
+		}
+	})
 	return mine, ahead
 }
 

@@ -26,8 +26,8 @@ func (e *Engine) Hold(id string, now time.Time) error {
 	}
 	e.advance(now)
 	fresh := *en
-	fresh.cls, fresh.grp, fresh.heapIdx = nil, nil, -1
-	e.unlink(en) // a tombstone where it was queued, parked or delayed
+	fresh.cls, fresh.grp, fresh.heapIdx, fresh.pq = nil, nil, -1, nil
+	e.unlink(en, now) // a tombstone where it was queued, parked or delayed
 	fresh.state, fresh.held = stateHeld, true
 	e.jobs[id] = &fresh
 	return nil

@@ -36,8 +36,7 @@ func (e *Engine) Restore(j Job, workerID string, admittedAt time.Time, cost floa
 	}
 	en.tnt.running++
 	if id := en.conflictID(); id.group != "" {
-		cs := e.conflictSlot(id)
-		cs.holders = append(cs.holders, en)
+		e.holdKey(e.conflictSlot(id), en)
 	}
 	en.state, en.wk, en.admittedAt, en.cost = stateRunning, w, admittedAt, cost
 	return nil

@@ -19,7 +19,7 @@ func (e *Engine) Lanes() []LaneStats {
 	out := make([]LaneStats, 0, len(e.laneList))
 	for _, l := range e.laneList {
 		out = append(out, LaneStats{
-			Name: l.name, Weight: l.cfg.Weight, Pending: l.pending, Queued: l.queued,
+			Name: l.name, Weight: l.cfg.Weight, Pending: l.pending, Queued: l.queued + l.freeParked,
 			Running: l.slots, Usage: l.usage,
 			DominantShare: dominantShare(l.usage, l.slots, e.capacity, e.capSlots, l.cfg.Weight),
 			Paused:        l.paused,
@@ -54,6 +54,9 @@ func (e *Engine) Job(id string) (JobState, bool) {
 		return JobState{}, false
 	}
 	st := JobState{State: en.state.String(), Priority: en.job.Priority, Lane: en.ln.name}
+	if en.state == stateConflict && e.heldConflict(en) == nil {
+		st.State = stateQueued.String() // behind its class's representative, not a holder (conflict.go)
+	}
 	if en.state == stateRunning {
 		st.Worker, st.AdmittedAt, st.Cost = en.wk.ID, en.admittedAt, en.cost
 	}

@@ -98,8 +98,7 @@ func (e *Engine) makeRunnable(en *entry, now time.Time) {
 // conflicting job holds its resource key.
 func (e *Engine) enqueue(en *entry, now time.Time) {
 	if cs := e.heldConflict(en); cs != nil {
-		en.state = stateConflict
-		cs.parked = append(cs.parked, en)
+		e.park(cs, en, e.group(en))
 		return
 	}
 	g := e.group(en)
@@ -175,28 +174,23 @@ func (e *Engine) Cancel(id string, now time.Time) ([]Dropped, error) {
 
 // retire tombstones a non-running entry and forgets it.
 func (e *Engine) retire(en *entry, now time.Time) {
-	e.unlink(en)
+	e.unlink(en, now)
 	delete(e.jobs, en.job.ID)
 	en.ln.pending--
 	e.keyLost(en.fk, now)
 }
 
 // unlink takes an entry out of whatever structure counts it, leaving a
-// tombstone where removal would cost more than O(1).
-func (e *Engine) unlink(en *entry) {
+// tombstone where removal would cost more than O(1). A representative of
+// parked jobs hands over to the next of them (conflict.go).
+func (e *Engine) unlink(en *entry, now time.Time) {
 	switch en.state {
 	case stateQueued:
 		en.grp.queued--
 		en.ln.queued--
+		e.leaveQueue(en, now)
 	case stateConflict:
-		cs := e.conflicts[en.conflictID()]
-		for i, p := range cs.parked {
-			if p == en {
-				cs.parked = append(cs.parked[:i], cs.parked[i+1:]...)
-				break
-			}
-		}
-		e.releaseConflictSlot(cs)
+		e.unpark(en)
 	case stateWaiting:
 		for _, d := range en.job.DependsOn {
 			e.dropDependent(d.JobID, en)
@@ -230,6 +224,14 @@ func (e *Engine) Reprioritize(id string, priority int, now time.Time) error {
 	if en.state == stateRunning {
 		return fmt.Errorf("%w: %s is running", ErrNotPending, id)
 	}
+	if en.state == stateConflict {
+		// Parked in its class's queue: it moves to its new class's.
+		e.unpark(en)
+		en.job.Priority = priority
+		en.tr = e.tierOf(priority)
+		e.enqueue(en, now)
+		return nil
+	}
 	if en.state != stateQueued {
 		en.job.Priority = priority
 		en.tr = e.tierOf(priority)
@@ -238,8 +240,8 @@ func (e *Engine) Reprioritize(id string, priority int, now time.Time) error {
 	fresh := *en
 	fresh.job.Priority = priority
 	fresh.tr = e.tierOf(priority)
-	fresh.cls, fresh.grp, fresh.heapIdx = nil, nil, -1
-	e.unlink(en)
+	fresh.cls, fresh.grp, fresh.heapIdx, fresh.pq = nil, nil, -1, nil
+	e.unlink(en, now)
 	e.jobs[id] = &fresh
 	e.enqueue(&fresh, now)
 	return nil
