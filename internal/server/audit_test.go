@@ -9,19 +9,12 @@ import (
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
-	"github.com/fairwayhq/fairway/internal/config"
 )
 
 // GET /events: the audit trail, every event for an admin and a tenant's own
 // for a tenant key, filtered by type, job, actor and time, paged.
 func TestTheAuditTrail(t *testing.T) {
-	cfg := defaultConfig()
-	cfg.AdminKeys = []string{"admin-key-0123456789"}
-	cfg.Tenants = map[string]config.Tenant{
-		"acme":   {APIKeys: []string{"acme-key-0123456789"}},
-		"globex": {APIKeys: []string{"globex-key-0123456789"}},
-	}
-	cfg.Workers.APIKeys = []string{"worker-key-0123456789"}
+	cfg := keyedConfig()
 	h := newHarness(t, cfg)
 	h.key = "acme-key-0123456789"
 	a := h.submit(api.JobSpec{Type: "a"})

@@ -201,3 +201,17 @@ func (h *harness) events(id string) []string {
 }
 
 func intp(v int) *int { return &v }
+
+// keyedConfig is the default configuration with an admin key, the tenants
+// acme and globex with a key each, and a worker key (named by their role:
+// "admin-key-0123456789", "acme-key-0123456789", ...).
+func keyedConfig() config.Config {
+	cfg := defaultConfig()
+	cfg.AdminKeys = []string{"admin-key-0123456789"}
+	cfg.Tenants = map[string]config.Tenant{
+		"acme":   {APIKeys: []string{"acme-key-0123456789"}},
+		"globex": {APIKeys: []string{"globex-key-0123456789"}},
+	}
+	cfg.Workers.APIKeys = []string{"worker-key-0123456789"}
+	return cfg
+}

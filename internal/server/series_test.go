@@ -6,20 +6,13 @@ import (
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
-	"github.com/fairwayhq/fairway/internal/config"
 )
 
 // The series counts what the workload did, in the steps it happened: a
 // job that waited 2 s for its lease and succeeded, one that waited 30 s
 // and failed, an acme job and a globex one.
 func TestSeriesCountsAttemptsAndWaitsPerStep(t *testing.T) {
-	cfg := defaultConfig()
-	cfg.AdminKeys = []string{"admin-key-0123456789"}
-	cfg.Tenants = map[string]config.Tenant{
-		"acme":   {APIKeys: []string{"acme-key-0123456789"}},
-		"globex": {APIKeys: []string{"globex-key-0123456789"}},
-	}
-	cfg.Workers.APIKeys = []string{"worker-key-0123456789"}
+	cfg := keyedConfig()
 	h := newHarness(t, cfg)
 	begin := h.clock.Now()
 	h.key = "acme-key-0123456789"
