@@ -75,7 +75,7 @@ type delivery struct {
 // Alerter delivers alerts; see the package doc.
 type Alerter struct {
 	hooks    []config.Webhook                 // the configuration's
-	stored   atomic.Pointer[[]config.Webhook] // the admin API's (SetStored)
+	all      atomic.Pointer[[]config.Webhook] // hooks and the admin API's (SetStored)
 	client   *http.Client
 	maxTries int
 	base     time.Duration
@@ -94,27 +94,29 @@ type Alerter struct {
 // admin API. record is called with every delivery's outcome, from the
 // Alerter's goroutines.
 func New(cfg config.Alerts, record func(Outcome), log *slog.Logger) *Alerter {
-	return &Alerter{
+	a := &Alerter{
 		hooks: cfg.Webhooks, client: &http.Client{Timeout: cfg.TimeoutOrDefault()},
 		maxTries: cfg.MaxTriesOrDefault(), base: cfg.RetryBaseOrDefault(), record: record, log: log,
 		queue: make(chan delivery, queueSize), lastQuota: map[string]time.Time{}, timers: map[*time.Timer]bool{},
 	}
+	a.all.Store(&a.hooks)
+	return a
 }
 
 // SetStored replaces the webhooks registered through the admin API.
 func (a *Alerter) SetStored(hooks []config.Webhook) {
 	if a != nil {
-		a.stored.Store(&hooks)
+		all := slices.Concat(a.hooks, hooks)
+		a.all.Store(&all)
 	}
 }
 
 // webhooks are every webhook alerts go to.
-func (a *Alerter) webhooks() []config.Webhook {
-	if p := a.stored.Load(); p != nil && len(*p) > 0 {
-		return slices.Concat(a.hooks, *p)
-	}
-	return a.hooks
-}
+func (a *Alerter) webhooks() []config.Webhook { return *a.all.Load() }
+
+// Listening reports whether any webhook is registered, so that a caller
+// can skip gathering events for none. False on a nil Alerter.
+func (a *Alerter) Listening() bool { return a != nil && len(a.webhooks()) > 0 }
 
 // kindOf is the alert kind an audit event raises, "" for none.
 func kindOf(e store.Event) string {
@@ -140,7 +142,7 @@ func kindOf(e store.Event) string {
 // FromEvents raises the alerts of a durable batch's events. It never
 // blocks. Safe on a nil Alerter.
 func (a *Alerter) FromEvents(evs []store.Event) {
-	if a == nil || len(a.webhooks()) == 0 {
+	if !a.Listening() {
 		return
 	}
 	for _, e := range evs {

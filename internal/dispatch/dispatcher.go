@@ -478,7 +478,7 @@ func (d *Dispatcher) step(ctx context.Context, batch []command) {
 		if len(tx.events) == 0 {
 			return nil
 		}
-		if d.alerts != nil {
+		if d.alerts.Listening() {
 			evs := tx.events
 			tx.then(func() { d.alerts.FromEvents(evs) })
 		}

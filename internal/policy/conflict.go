@@ -58,11 +58,8 @@ func (e *Engine) park(cs *conflictSlot, en *entry, g *group) {
 		cs.byClass[pk] = q
 		cs.queues = append(cs.queues, q)
 	}
-	if old := en.pq; old != nil && old.rep == en {
-		old.rep = nil // a representative parked again: the key is held
-		if old != q {
-			e.dropQueueIfIdle(old)
-		}
+	if q.rep == en {
+		q.rep = nil // a representative parked again: the key is held
 	}
 	en.state, en.cls, en.grp, en.pq = stateConflict, nil, nil, q
 	q.jobs.push(en)
@@ -121,10 +118,9 @@ func (e *Engine) wake(q *parkQueue, now time.Time) {
 	if old := q.rep; old != nil {
 		old.pq = nil
 	}
-	en := q.jobs.popHead()
+	en := q.jobs.popHead() // en.pq is q already
 	q.key.g.ln.freeParked--
 	q.rep = en
-	en.pq = q
 	e.enqueue(en, now)
 }
 

@@ -77,9 +77,13 @@ func (s *Server) retryTargets(ctx context.Context, p principal, req api.RetryReq
 			return nil, badField("ids", "must hold at most %d ids, got %d", maxRetryLimit, len(req.IDs))
 		}
 		ids := slices.Compact(slices.Sorted(slices.Values(req.IDs)))
-		for _, id := range ids {
-			if _, err := s.visibleJob(ctx, p, id); err != nil {
-				return nil, err
+		jobs, err := s.st.JobGetMany(ctx, ids) // the ones that exist, in the order of ids
+		if err != nil {
+			return nil, err
+		}
+		for i, id := range ids {
+			if i >= len(jobs) || jobs[i].ID != id || !p.sees(jobs[i].Tenant) {
+				return nil, notFound("job", id)
 			}
 		}
 		return ids, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/fairwayhq/fairway/api"
@@ -29,10 +30,8 @@ func (s *Server) handleWebhookCreate(w http.ResponseWriter, r *http.Request, p p
 		field, msg := configField(err)
 		return badField(field, "%s", msg)
 	}
-	for _, h := range s.cfg.Alerts.Webhooks {
-		if h.Name == req.Name {
-			return errf(http.StatusConflict, api.CodeConflict, "webhook %s is in the configuration file", req.Name)
-		}
+	if s.configuredWebhook(req.Name) {
+		return errf(http.StatusConflict, api.CodeConflict, "webhook %s is in the configuration file", req.Name)
 	}
 	err := s.d.CreateWebhook(r.Context(), store.Webhook{Name: req.Name, URL: req.URL, Secret: req.Secret,
 		Kinds: req.Kinds, Tenants: req.Tenants}, p.name())
@@ -75,10 +74,8 @@ func (s *Server) handleWebhookDelete(w http.ResponseWriter, r *http.Request, p p
 		return err
 	}
 	name := r.PathValue("name")
-	for _, h := range s.cfg.Alerts.Webhooks {
-		if h.Name == name {
-			return errf(http.StatusConflict, api.CodeConflict, "webhook %s is in the configuration file: remove it there", name)
-		}
+	if s.configuredWebhook(name) {
+		return errf(http.StatusConflict, api.CodeConflict, "webhook %s is in the configuration file: remove it there", name)
 	}
 	err := s.d.DeleteWebhook(r.Context(), name, p.name())
 	if errors.Is(err, store.ErrNotFound) {
@@ -92,6 +89,12 @@ func (s *Server) handleWebhookDelete(w http.ResponseWriter, r *http.Request, p p
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"deleted": name})
 	return nil
+}
+
+// configuredWebhook reports whether the configuration file names a
+// webhook name (the admin API neither shadows nor deletes those).
+func (s *Server) configuredWebhook(name string) bool {
+	return slices.ContainsFunc(s.cfg.Alerts.Webhooks, func(h config.Webhook) bool { return h.Name == name })
 }
 
 // loadWebhooks gives the alerter the stored webhooks (at start, and after

@@ -65,9 +65,9 @@ var WaitBounds = []time.Duration{
 // histogram (counts[i] waits within WaitBounds[i], the last count above
 // them all) by linear interpolation inside the bucket that holds the rank,
 // as Prometheus's histogram_quantile does, with the bucket narrowed to
-// [min, max], the smallest and largest waits seen (so one wait is its own
+// [lo, hi], the smallest and largest waits seen (so one wait is its own
 // every quantile).
-func WaitQuantile(q float64, counts []int64, min, max time.Duration) time.Duration {
+func WaitQuantile(q float64, counts []int64, lo, hi time.Duration) time.Duration {
 	var n int64
 	for _, c := range counts {
 		n += c
@@ -79,13 +79,13 @@ func WaitQuantile(q float64, counts []int64, min, max time.Duration) time.Durati
 	var below int64
 	lower := time.Duration(0)
 	for i, c := range counts {
-		upper := max
-		if i < len(WaitBounds) && WaitBounds[i] < max {
+		upper := hi
+		if i < len(WaitBounds) && WaitBounds[i] < hi {
 			upper = WaitBounds[i]
 		}
 		if c > 0 && float64(below+c) >= rank {
-			if lower < min {
-				lower = min
+			if lower < lo {
+				lower = lo
 			}
 			if upper < lower {
 				return lower
@@ -97,5 +97,5 @@ func WaitQuantile(q float64, counts []int64, min, max time.Duration) time.Durati
 			lower = WaitBounds[i]
 		}
 	}
-	return max
+	return hi
 }
