@@ -356,12 +356,23 @@ func (d *Dispatcher) wakeForSlot(slot *time.Timer) {
 // only after the commit carrying the lease is durable and the lease has
 // left, and the job would wait for the next free slot while the lower
 // job starts.
+//
+// With a store that queues transactions (store.Queueing) the gathering
+// also ends once the store is ready to take the next one at once: the
+// dispatcher then forms batch n+1 while the store runs batch n and the
+// disk syncs batch n-1.
 func (d *Dispatcher) coalesce(ctx context.Context, batch []command) []command {
 	if d.urgent(batch[len(batch)-1]) {
 		return batch
 	}
+	var ready <-chan struct{}
+	if q, ok := d.st.(store.Queueing); ok {
+		ready = q.Ready()
+	}
 	for len(batch) < d.maxBatch && len(d.inflight) > 0 {
 		select {
+		case <-ready:
+			return batch
 		case c := <-d.cmds:
 			batch = append(batch, c)
 			if d.urgent(c) {

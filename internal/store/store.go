@@ -78,11 +78,23 @@ type Store interface {
 	// leave the process (an answer, a lease) before the channel says so.
 	// A transaction that wrote nothing is durable once the commits before
 	// it are. Errors before the commit are returned as by Write, with a nil
-	// channel.
+	// channel. A driver may run fn's operations after WriteDeferred
+	// returned (Queueing); what an operation sets in place (event ids) is
+	// set by the time the channel reports.
 	WriteDeferred(ctx context.Context, fn func(w Writer) error) (<-chan error, error)
 
 	// Close waits for the running Write, then closes the store.
 	Close() error
+}
+
+// Queueing is implemented by a store whose WriteDeferred may queue the
+// transaction and return before it ran (package sqlite's queued writes;
+// reads still see every Write whose WriteDeferred returned). Ready is
+// closed when the next WriteDeferred would be taken at once: a caller
+// with Writes in flight forms its next batch until then, rather than
+// until they are durable, so that its own work overlaps the store's.
+type Queueing interface {
+	Ready() <-chan struct{}
 }
 
 // Writer is the set of operations valid inside Write. It is valid only

@@ -68,25 +68,30 @@ func startSyncer(dbPath string) *syncer {
 // commit is: its answer may depend on them.
 func (y *syncer) commit(wrote bool) <-chan error {
 	ch := make(chan error, 1)
+	y.commitTo(wrote, ch)
+	return ch
+}
+
+// commitTo is commit that reports on ch (buffered, one slot).
+func (y *syncer) commitTo(wrote bool, ch chan error) {
 	y.mu.Lock()
 	defer y.mu.Unlock()
 	if y.err != nil {
 		ch <- y.err
-		return ch
+		return
 	}
 	if wrote {
 		y.committed++
 	}
 	if y.committed <= y.durable {
 		ch <- nil
-		return ch
+		return
 	}
 	y.waiters = append(y.waiters, syncWaiter{seq: y.committed, ch: ch})
 	select {
 	case y.wake <- struct{}{}:
 	default:
 	}
-	return ch
 }
 
 // failed returns the sticky fsync error, if any.

@@ -26,9 +26,11 @@ type Store struct {
 	*sqlstore.Core
 	path string
 
-	wmu  sync.Mutex    // held by Write and Close
-	ckpt *checkpointer // nil when checkpoints are left to SQLite
-	sync *syncer       // makes commits durable behind the writer
+	wmu   sync.Mutex    // serializes Write calls and Close
+	conn  sync.Mutex    // held while a transaction runs on the writer connection
+	ckpt  *checkpointer // nil when checkpoints are left to SQLite
+	sync  *syncer       // makes commits durable behind the writer
+	apply *applier      // runs queued Writes (queue.go)
 }
 
 // dialect is SQLite's: ? placeholders, a failed statement leaves the
@@ -120,8 +122,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		_ = s.CloseWriter()
 		return nil, err
 	}
+	s.apply = startApplier(s)
+	s.ReadBarrier = s.apply.barrier
 	if o.checkpointEvery > 0 {
 		if err := s.startCheckpointer(ctx, o); err != nil {
+			s.apply.close()
 			_ = s.RDB.Close()
 			_ = s.sync.close()
 			_ = s.CloseWriter()
@@ -221,9 +226,11 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Close() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if s.Closed.Swap(true) {
+	if s.Closed.Load() {
 		return nil
 	}
+	s.apply.close() // what is queued commits first
+	s.Closed.Store(true)
 	var errs []error
 	if s.ckpt != nil {
 		errs = append(errs, s.ckpt.close())
@@ -250,36 +257,100 @@ func (s *Store) Write(ctx context.Context, fn func(w store.Writer) error) error 
 }
 
 // WriteDeferred is Write without the wait for the disk; see
-// store.Store.WriteDeferred.
+// store.Store.WriteDeferred. fn runs on a recorder: a Write of operations
+// that may run later is queued for the applier and returns at once; the
+// first operation that must answer turns it into a transaction of its own
+// on the caller's goroutine (doc.go, queue.go).
 func (s *Store) WriteDeferred(ctx context.Context, fn func(w store.Writer) error) (<-chan error, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.Closed.Load() {
 		return nil, store.ErrClosed
 	}
-	if err := s.sync.failed(); err != nil {
+	if err := errors.Join(s.sync.failed(), s.apply.failed()); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	wrote, err := s.transact(ctx, fn)
+	var direct *sqlstore.Writer
+	r := &recorder{s: s, open: func() (store.Writer, error) {
+		s.apply.drain()
+		if err := s.apply.failed(); err != nil {
+			return nil, err
+		}
+		s.conn.Lock()
+		w, err := s.begin()
+		if err != nil {
+			s.conn.Unlock()
+			return nil, err
+		}
+		direct = w
+		return w, nil
+	}}
+	err := s.record(fn, r, &direct)
+	if direct != nil {
+		wrote, err := s.end(ctx, direct, err)
+		s.conn.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		if s.ckpt != nil {
+			s.ckpt.notify()
+		}
+		return s.sync.commit(wrote), nil
+	}
+	if err == nil {
+		err = r.err
+	}
 	if err != nil {
 		return nil, err
 	}
-	if s.ckpt != nil {
-		s.ckpt.notify()
+	if len(r.ops) == 0 && s.apply.isIdle() {
+		return s.sync.commit(false), nil
 	}
-	return s.sync.commit(wrote), nil
+	return s.apply.enqueue(r.ops), nil
+}
+
+// record runs fn on r. If fn panics after the Write went direct, its
+// transaction is rolled back and the connection released before the
+// panic goes on.
+func (s *Store) record(fn func(w store.Writer) error, r *recorder, direct **sqlstore.Writer) error {
+	ok := false
+	defer func() {
+		r.done = true
+		if !ok && *direct != nil {
+			_, _ = s.end(bg, *direct, errors.New("sqlite: Write panicked"))
+			s.conn.Unlock()
+		}
+	}()
+	err := fn(r)
+	ok = true
+	return err
 }
 
 // transact runs fn between BEGIN IMMEDIATE and COMMIT, rolling back on any
-// error.
+// error. The caller holds conn.
 func (s *Store) transact(ctx context.Context, fn func(w store.Writer) error) (wrote bool, err error) {
-	if _, err := s.WConn.ExecContext(bg, "BEGIN IMMEDIATE"); err != nil {
-		return false, fmt.Errorf("sqlite: begin: %w", err)
+	w, err := s.begin()
+	if err != nil {
+		return false, err
 	}
-	w := s.NewWriter()
+	return s.end(ctx, w, fn(w))
+}
+
+// begin starts a transaction on the writer connection (the write lock up
+// front) and returns its Writer.
+func (s *Store) begin() (*sqlstore.Writer, error) {
+	if _, err := s.WConn.ExecContext(bg, "BEGIN IMMEDIATE"); err != nil {
+		return nil, fmt.Errorf("sqlite: begin: %w", err)
+	}
+	return s.NewWriter(), nil
+}
+
+// end commits w's transaction, or rolls it back if fnErr is set or
+// anything fails on the way.
+func (s *Store) end(ctx context.Context, w *sqlstore.Writer, fnErr error) (wrote bool, err error) {
 	committed := false
 	defer func() {
 		w.Finish()
@@ -289,8 +360,8 @@ func (s *Store) transact(ctx context.Context, fn func(w store.Writer) error) (wr
 			}
 		}
 	}()
-	if err := fn(w); err != nil {
-		return false, err
+	if fnErr != nil {
+		return false, fnErr
 	}
 	if err := w.Flush(); err != nil {
 		return false, fmt.Errorf("sqlite: transaction rolled back: %w", err)
@@ -311,6 +382,11 @@ func (s *Store) transact(ctx context.Context, fn func(w store.Writer) error) (wr
 	committed = true
 	return wrote, nil
 }
+
+// Ready is closed when the next WriteDeferred would be taken by the
+// applier at once (no queued Write waits): a caller with Writes in flight
+// forms its next batch until then (store.Queueing).
+func (s *Store) Ready() <-chan struct{} { return s.apply.Ready() }
 
 // autocommit reports whether the writer connection is outside a
 // transaction (SQLite rolls back on its own after some errors).

@@ -245,7 +245,9 @@ func crashRound(t *testing.T, path string, killAfter int) []string {
 }
 
 // crashChild commits batches of jobs forever, printing each batch's ids
-// once its Write has returned.
+// once it is acknowledged: odd batches as direct Writes (JobInsert), even
+// ones as queued Writes (JobInsertBatched, up to four in flight, each
+// printed when its channel reports it durable).
 func crashChild(path string) int {
 	ctx := context.Background()
 	s, err := Open(ctx, path)
@@ -253,15 +255,33 @@ func crashChild(path string) int {
 		fmt.Fprintln(os.Stderr, "crash child:", err)
 		return 1
 	}
+	type inflight struct {
+		ids     []string
+		durable <-chan error
+	}
+	var pending []inflight
+	ack := func(f inflight) bool {
+		if err := <-f.durable; err != nil {
+			fmt.Fprintln(os.Stderr, "crash child:", err)
+			return false
+		}
+		fmt.Fprintf(os.Stdout, "committed %s\n", strings.Join(f.ids, " "))
+		return true
+	}
 	deadline := time.Now().Add(time.Minute)
 	for batch := 0; time.Now().Before(deadline); batch++ {
 		now := time.Now()
 		ids := make([]string, 1+batch%7)
-		err := s.Write(ctx, func(w store.Writer) error {
+		queued := batch%2 == 0
+		ch, err := s.WriteDeferred(ctx, func(w store.Writer) error {
 			for i := range ids {
 				ids[i] = store.NewID(now)
 				j := benchJob(ids[i], now)
-				if err := w.JobInsert(ctx, j); err != nil {
+				insert := w.JobInsert
+				if queued {
+					insert = w.JobInsertBatched
+				}
+				if err := insert(ctx, j); err != nil {
 					return err
 				}
 				if err := w.EventAppend(ctx, []store.Event{{JobID: j.ID, Tenant: j.Tenant, Type: store.EventSubmitted, At: now}}); err != nil {
@@ -274,7 +294,13 @@ func crashChild(path string) int {
 			fmt.Fprintln(os.Stderr, "crash child:", err)
 			return 1
 		}
-		fmt.Fprintf(os.Stdout, "committed %s\n", strings.Join(ids, " "))
+		pending = append(pending, inflight{ids, ch})
+		for len(pending) > 4 || (!queued && len(pending) > 0) {
+			if !ack(pending[0]) {
+				return 1
+			}
+			pending = pending[1:]
+		}
 	}
 	return 0
 }

@@ -78,6 +78,10 @@ type Core struct {
 	// and sends them with the commit (pipeline.go).
 	Pipe  Pipeline
 	piped pipedSQL
+	// ReadBarrier, when the driver sets it, runs before every read: a
+	// driver that commits Writes after WriteDeferred returned waits there
+	// until they are committed (package sqlite's queued writes).
+	ReadBarrier func(ctx context.Context) error
 
 	stmts  [numStmts]*sql.Stmt
 	shapes map[transitionShape]*sql.Stmt // JobTransition statements by shape

@@ -46,17 +46,21 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
-// readCheck fails fast on a closed store.
-func (s *Core) readCheck() error {
+// readCheck fails fast on a closed store, and waits for the driver's
+// ReadBarrier.
+func (s *Core) readCheck(ctx context.Context) error {
 	if s.Closed.Load() {
 		return store.ErrClosed
+	}
+	if s.ReadBarrier != nil {
+		return s.ReadBarrier(ctx)
 	}
 	return nil
 }
 
 // queryAll runs a SELECT on the read pool and scans every row.
 func queryAll[T any](ctx context.Context, s *Core, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
-	if err := s.readCheck(); err != nil {
+	if err := s.readCheck(ctx); err != nil {
 		return nil, err
 	}
 	rows, err := s.RDB.QueryContext(ctx, s.D.rebind(q), args...)
@@ -255,7 +259,7 @@ func executionFilter(tenant, typ, lane, scheduleID string, after, before time.Ti
 
 // ExecutionResultsDue implements store.Reader.
 func (s *Core) ExecutionResultsDue(ctx context.Context, now time.Time, limit int) ([]store.Execution, error) {
-	if err := s.readCheck(); err != nil {
+	if err := s.readCheck(ctx); err != nil {
 		return nil, err
 	}
 	limit = store.ClampLimit(limit, store.DefaultListLimit, store.MaxListLimit)
@@ -270,7 +274,7 @@ func (s *Core) ExecutionResultsDue(ctx context.Context, now time.Time, limit int
 
 // ExecutionList implements store.Reader.
 func (s *Core) ExecutionList(ctx context.Context, p store.ExecutionListParams) ([]store.Execution, error) {
-	if err := s.readCheck(); err != nil {
+	if err := s.readCheck(ctx); err != nil {
 		return nil, err
 	}
 	join, w := executionFilter(p.Tenant, p.Type, "", p.ScheduleID, p.FinishedAfter, p.FinishedBefore)
@@ -338,7 +342,7 @@ func (s *Core) jobFilter(p store.JobListParams) where {
 // JobCount implements store.Reader: one COUNT over the job indexes, no
 // rows loaded.
 func (s *Core) JobCount(ctx context.Context, p store.JobListParams) (int64, error) {
-	if err := s.readCheck(); err != nil {
+	if err := s.readCheck(ctx); err != nil {
 		return 0, err
 	}
 	w := s.jobFilter(p)
@@ -357,7 +361,7 @@ func (s *Core) JobCount(ctx context.Context, p store.JobListParams) (int64, erro
 // ExecutionSummary implements store.Reader. Its queries run in one read
 // transaction, so they see one snapshot.
 func (s *Core) ExecutionSummary(ctx context.Context, p store.SummaryParams) (store.Summary, error) {
-	if err := s.readCheck(); err != nil {
+	if err := s.readCheck(ctx); err != nil {
 		return store.Summary{}, err
 	}
 	tx, err := s.RDB.BeginTx(ctx, nil)
@@ -440,7 +444,7 @@ func countInto[K ~string](ctx context.Context, tx *sql.Tx, d *Dialect, q string,
 
 // LogList implements store.Reader.
 func (s *Core) LogList(ctx context.Context, p store.LogListParams) ([]store.LogChunk, error) {
-	if err := s.readCheck(); err != nil {
+	if err := s.readCheck(ctx); err != nil {
 		return nil, err
 	}
 	var w where
@@ -479,7 +483,7 @@ func (s *Core) LogList(ctx context.Context, p store.LogListParams) ([]store.LogC
 
 // EventList implements store.Reader.
 func (s *Core) EventList(ctx context.Context, p store.EventListParams) ([]store.Event, error) {
-	if err := s.readCheck(); err != nil {
+	if err := s.readCheck(ctx); err != nil {
 		return nil, err
 	}
 	var w where

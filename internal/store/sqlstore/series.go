@@ -17,7 +17,7 @@ import (
 // that an unfiltered series reads no table row). A bucket is
 // (t - since) / step in integer microseconds.
 func (s *Core) ExecutionSeries(ctx context.Context, p store.SeriesParams) ([]store.SeriesPoint, error) {
-	if err := s.readCheck(); err != nil {
+	if err := s.readCheck(ctx); err != nil {
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {
