@@ -70,9 +70,12 @@
 //     rest on the writer connection as before.
 //
 // At most one batch waits for the applier (a second WriteDeferred waits
-// for the applier to take the first), and Ready tells the caller when the
-// next one would be taken at once, so that a caller with work in flight
-// forms its next batch while the applier runs the previous one.
+// for the applier to take the first). Ready tells the caller when to hand
+// over its next batch: when none waits and no fsync runs. So a caller
+// with work in flight forms batch n+1 while the applier runs batch n and
+// the disk syncs batch n-1, and while the disk works it gathers commands
+// whose answers would wait for the next fsync anyway, in one transaction
+// rather than many small ones.
 //
 // What each guarantee rests on:
 //

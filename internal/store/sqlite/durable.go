@@ -40,6 +40,7 @@ type syncer struct {
 	err       error        // sticky: after a failed fsync nothing is known durable
 	wal       *os.File     // opened at the first round; reopened if SQLite replaced the file
 	fsync     func() error // syncWAL; tests replace it
+	busy      func(bool)   // told when an fsync begins and ends (nil: nobody)
 
 	wake chan struct{}
 	stop chan struct{}
@@ -122,7 +123,12 @@ func (y *syncer) round() {
 		y.mu.Unlock()
 		return
 	}
+	busy := y.busy
 	y.mu.Unlock()
+	if busy != nil {
+		busy(true)
+		defer busy(false)
+	}
 	err := y.fsync()
 	y.mu.Lock()
 	defer y.mu.Unlock()

@@ -38,7 +38,7 @@ type applier struct {
 	cond     *sync.Cond // signalled when the queue or busy changes
 	queue    []*queued  // waiting, in WriteDeferred order
 	inTx     []*queued  // taken by the running transaction
-	ready    chan struct{}
+	ready    *readiness
 	err      error // sticky
 	stopping bool
 	done     chan struct{}
@@ -48,9 +48,8 @@ type applier struct {
 // next WriteDeferred waits for it to take them.
 const maxWaiting = 1
 
-func startApplier(s *Store) *applier {
-	a := &applier{s: s, ready: make(chan struct{}), done: make(chan struct{})}
-	close(a.ready)
+func startApplier(s *Store, ready *readiness) *applier {
+	a := &applier{s: s, ready: ready, done: make(chan struct{})}
 	a.cond = sync.NewCond(&a.mu)
 	go a.run()
 	return a
@@ -70,20 +69,10 @@ func (a *applier) enqueue(ops []op) <-chan error {
 		close(q.applied)
 		return q.durable
 	}
-	if len(a.queue) == 0 {
-		a.ready = make(chan struct{})
-	}
 	a.queue = append(a.queue, q)
+	a.ready.setWaiting(len(a.queue))
 	a.cond.Broadcast()
 	return q.durable
-}
-
-// Ready is closed when no recorded Write waits for the applier: the next
-// WriteDeferred is taken at once.
-func (a *applier) Ready() <-chan struct{} {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.ready
 }
 
 // idle reports whether nothing is queued or being applied; the caller
@@ -149,7 +138,7 @@ func (a *applier) run() {
 			return
 		}
 		a.inTx, a.queue = a.queue, nil
-		close(a.ready)
+		a.ready.setWaiting(0)
 		a.cond.Broadcast()
 		batch := a.inTx
 		a.mu.Unlock()
@@ -214,11 +203,7 @@ func (a *applier) fail(batch []*queued, err error) {
 		close(q.applied)
 	}
 	a.queue = nil
-	select {
-	case <-a.ready:
-	default:
-		close(a.ready)
-	}
+	a.ready.setWaiting(0)
 }
 
 // close applies what is queued and stops the goroutine.
@@ -228,6 +213,62 @@ func (a *applier) close() {
 	a.cond.Broadcast()
 	a.mu.Unlock()
 	<-a.done
+}
+
+// readiness is Ready's channel: closed while no recorded Write waits for
+// the applier and no fsync runs. A batch formed while the disk works
+// would wait for the next fsync anyway, and gathering more commands into
+// it costs their answers nothing and saves a commit; a batch formed while
+// the applier runs the previous one overlaps the caller's work with the
+// store's. The applier and the syncer report their state changes.
+type readiness struct {
+	mu      sync.Mutex
+	ch      chan struct{}
+	waiting int  // recorded Writes waiting for the applier
+	syncing bool // an fsync runs
+}
+
+func newReadiness() *readiness {
+	r := &readiness{ch: make(chan struct{})}
+	close(r.ch)
+	return r
+}
+
+func (r *readiness) channel() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ch
+}
+
+func (r *readiness) setWaiting(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.waiting = n
+	r.update()
+}
+
+func (r *readiness) setSyncing(on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.syncing = on
+	r.update()
+}
+
+// update opens or closes ch to match the state; the caller holds mu.
+func (r *readiness) update() {
+	ready := r.waiting == 0 && !r.syncing
+	closed := false
+	select {
+	case <-r.ch:
+		closed = true
+	default:
+	}
+	switch {
+	case ready && !closed:
+		close(r.ch)
+	case !ready && closed:
+		r.ch = make(chan struct{})
+	}
 }
 
 // recorder is the store.Writer of a WriteDeferred: it records the

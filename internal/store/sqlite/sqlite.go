@@ -31,6 +31,7 @@ type Store struct {
 	ckpt  *checkpointer // nil when checkpoints are left to SQLite
 	sync  *syncer       // makes commits durable behind the writer
 	apply *applier      // runs queued Writes (queue.go)
+	ready *readiness    // Ready's channel
 }
 
 // dialect is SQLite's: ? placeholders, a failed statement leaves the
@@ -122,7 +123,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		_ = s.CloseWriter()
 		return nil, err
 	}
-	s.apply = startApplier(s)
+	s.ready = newReadiness()
+	s.sync.mu.Lock()
+	s.sync.busy = s.ready.setSyncing
+	s.sync.mu.Unlock()
+	s.apply = startApplier(s, s.ready)
 	s.ReadBarrier = s.apply.barrier
 	if o.checkpointEvery > 0 {
 		if err := s.startCheckpointer(ctx, o); err != nil {
@@ -383,10 +388,10 @@ func (s *Store) end(ctx context.Context, w *sqlstore.Writer, fnErr error) (wrote
 	return wrote, nil
 }
 
-// Ready is closed when the next WriteDeferred would be taken by the
-// applier at once (no queued Write waits): a caller with Writes in flight
-// forms its next batch until then (store.Queueing).
-func (s *Store) Ready() <-chan struct{} { return s.apply.Ready() }
+// Ready is closed while no recorded Write waits for the applier and no
+// fsync runs: a caller with Writes in flight forms its next batch until
+// then (store.Queueing; readiness in queue.go says why).
+func (s *Store) Ready() <-chan struct{} { return s.ready.channel() }
 
 // autocommit reports whether the writer connection is outside a
 // transaction (SQLite rolls back on its own after some errors).
