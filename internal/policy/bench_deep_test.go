@@ -142,23 +142,7 @@ func (w *deepWorld) cycle(tb testing.TB) {
 // at 100k and 1M pending jobs. B/pending is the live heap the pending set
 // costs per job.
 func BenchmarkDecisionDeepBacklog(b *testing.B) {
-	for _, n := range []int{100_000, 1_000_000} {
-		var w *deepWorld
-		var perJob float64
-		b.Run(fmt.Sprintf("pending=%d", n), func(b *testing.B) {
-			if w == nil {
-				before := heapInUse()
-				w = newDeepWorld(b, n)
-				perJob = float64(heapInUse()-before) / float64(n)
-			}
-			b.ResetTimer()
-			for range b.N {
-				w.cycle(b)
-			}
-			b.StopTimer()
-			b.ReportMetric(perJob, "B/pending")
-		})
-	}
+	benchPending(b, []int{100_000, 1_000_000}, newDeepWorld)
 }
 
 // TestDeepWorldKeepsPoolBusy guards the benchmark: the pool fills, the

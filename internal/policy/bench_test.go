@@ -143,13 +143,23 @@ func BenchmarkDecision(b *testing.B) { benchDecision(b, false) }
 func BenchmarkDecisionSpread(b *testing.B) { benchDecision(b, true) }
 
 func benchDecision(b *testing.B, spread bool) {
-	for _, n := range []int{1_000, 100_000, 1_000_000} {
-		var w *benchWorld
+	benchPending(b, []int{1_000, 100_000, 1_000_000}, func(tb testing.TB, n int) *benchWorld {
+		return newBenchWorld(tb, n, spread)
+	})
+}
+
+// benchPending times cycles of worlds built once per pending-set size and
+// reused across b.N rounds (their state simply continues), and reports
+// the live heap the pending set costs per job as B/pending.
+func benchPending[W interface{ cycle(testing.TB) }](b *testing.B, sizes []int, build func(testing.TB, int) W) {
+	for _, n := range sizes {
+		var w W
+		built := false
 		var perJob float64
 		b.Run(fmt.Sprintf("pending=%d", n), func(b *testing.B) {
-			if w == nil {
+			if !built {
 				before := heapInUse()
-				w = newBenchWorld(b, n, spread)
+				w, built = build(b, n), true
 				perJob = float64(heapInUse()-before) / float64(n)
 			}
 			b.ResetTimer()
