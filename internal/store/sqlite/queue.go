@@ -35,7 +35,7 @@ type applier struct {
 	s *Store
 
 	mu       sync.Mutex
-	cond     *sync.Cond // signalled when the queue or busy changes
+	cond     *sync.Cond // signalled when queue or inTx changes
 	queue    []*queued  // waiting, in WriteDeferred order
 	inTx     []*queued  // taken by the running transaction
 	ready    *readiness
