@@ -18,6 +18,21 @@ func insertJob(ctx context.Context, id string) func(w store.Writer) error {
 	}
 }
 
+// holdFsync makes each of the store's fsyncs wait until release is
+// closed, then call after (if not nil) and sync.
+func holdFsync(s *Store, release <-chan struct{}, after func()) {
+	realSync := s.sync.fsync
+	s.sync.mu.Lock()
+	defer s.sync.mu.Unlock()
+	s.sync.fsync = func() error {
+		<-release
+		if after != nil {
+			after()
+		}
+		return realSync()
+	}
+}
+
 // TestWriteDeferredWaitsForFsync: a deferred commit is visible to readers
 // at once but reported durable only when an fsync begun after it returns;
 // the commits made while one fsync runs share the next one, and are
@@ -27,14 +42,7 @@ func TestWriteDeferredWaitsForFsync(t *testing.T) {
 	ctx := context.Background()
 	release := make(chan struct{})
 	var fsyncs atomic.Int64
-	realSync := s.sync.fsync
-	s.sync.mu.Lock()
-	s.sync.fsync = func() error {
-		<-release
-		fsyncs.Add(1)
-		return realSync()
-	}
-	s.sync.mu.Unlock()
+	holdFsync(s, release, func() { fsyncs.Add(1) })
 
 	first := store.NewID(time.Now())
 	ch1, err := s.WriteDeferred(ctx, insertJob(ctx, first))

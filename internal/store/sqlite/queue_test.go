@@ -39,10 +39,7 @@ func TestQueuedWriteIsReadAndReportedDurable(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
 	release := make(chan struct{})
-	realSync := s.sync.fsync
-	s.sync.mu.Lock()
-	s.sync.fsync = func() error { <-release; return realSync() }
-	s.sync.mu.Unlock()
+	holdFsync(s, release, nil)
 
 	id := store.NewID(time.Now())
 	ch, err := s.WriteDeferred(ctx, insertQueued(ctx, id))
