@@ -203,7 +203,10 @@ type rankedEntry struct {
 
 // ahead returns en's score and the lane's queued jobs that rank ahead of
 // it (higher score, or equal score and ahead by cost and arrival), in lane
-// order.
+// order. A job whose conflict key is held is not ahead: it cannot go
+// first while the key is held, and it is left out whether or not a
+// decision or an Explain has parked it yet, so that a position does not
+// depend on what was looked at before.
 func (e *Engine) ahead(en *entry, now time.Time) (int64, []rankedEntry) {
 	n := now.UnixNano()
 	score := func(x *entry) int64 {
@@ -215,7 +218,7 @@ func (e *Engine) ahead(en *entry, now time.Time) (int64, []rankedEntry) {
 	for _, g := range en.ln.groups {
 		for _, c := range g.classes {
 			for _, x := range c.jobs {
-				if x == en || x.state != stateQueued {
+				if x == en || x.state != stateQueued || e.heldConflict(x) != nil {
 					continue
 				}
 				if s := score(x); s > mine || (s == mine && aheadOf(x, en)) {

@@ -939,8 +939,7 @@ func (h *propHarness) checkExplainAll() {
 		}
 	}
 	pick, pickOK := h.m.pick(now)
-	var queued []string // explained as queued
-	bestQueued := ""
+	bestQueuedPos, bestQueued := 0, ""
 	// Nothing changes in the model while explaining; in the engine, only an
 	// Explain that reaches the lane check (queued or lane_over_share) looks
 	// at other lanes and may park their conflicting heads.
@@ -1056,7 +1055,7 @@ func (h *propHarness) checkExplainAll() {
 		}
 		n := 0
 		for _, o := range byLane[j.Lane] {
-			if o != j && states[o.ID] == "queued" && ahead(o, j) {
+			if o != j && states[o.ID] == "queued" && !conflictBlocked(blocks[o]) && ahead(o, j) {
 				n++
 			}
 		}
@@ -1066,11 +1065,10 @@ func (h *propHarness) checkExplainAll() {
 		if x.Queued != h.lanesQueued(j.Lane, states) {
 			bad("queued %d, want %d", x.Queued, h.lanesQueued(j.Lane, states))
 		}
-		if x.Code == CodeQueued {
-			queued = append(queued, id)
+		if x.Code == CodeQueued && (bestQueued == "" || x.Position < bestQueuedPos) {
+			bestQueuedPos, bestQueued = x.Position, id
 		}
 	}
-	bestQueued = h.bestQueued(queued, now)
 	switch {
 	case pickOK && bestQueued != pick.job.ID:
 		h.fatalf("Explain: the job Next would admit is %s, but the best-placed job explained as queued is %q", pick.job.ID, bestQueued)
@@ -1079,40 +1077,15 @@ func (h *propHarness) checkExplainAll() {
 	}
 }
 
-// bestQueued is the job among ids (all explained as queued) at the best
-// position, the positions all read at one engine state. An Explain that
-// walks its lane parks the conflict-blocked jobs it passes (lazily, as
-// Next would), which drops them from "queued" and lowers the positions
-// explained after it; so the positions of one pass over the jobs are
-// not comparable with each other, and are read again until a pass
-// changes none.
-func (h *propHarness) bestQueued(ids []string, now time.Time) string {
-	pos := map[string]int{}
-	for range 3 {
-		changed := false
-		for _, id := range ids {
-			x, err := h.e.Explain(id, now)
-			if err != nil {
-				h.fatalf("Explain(%s): %v", id, err)
-			}
-			if x.Code != CodeQueued {
-				h.fatalf("Explain(%s) = %s on a second reading, was queued", id, x.Code)
-			}
-			if pos[id] != x.Position {
-				pos[id], changed = x.Position, true
-			}
-		}
-		if !changed {
-			break
+// conflictBlocked reports whether the reference blocks a job on a held
+// conflict key (Explain does not count such a job as ahead of another).
+func conflictBlocked(bs []refBlock) bool {
+	for _, b := range bs {
+		if b.code == CodeConflict {
+			return true
 		}
 	}
-	best := ""
-	for _, id := range ids {
-		if best == "" || pos[id] < pos[best] {
-			best = id
-		}
-	}
-	return best
+	return false
 }
 
 func (h *propHarness) lanesQueued(lane string, states map[string]string) int {
