@@ -151,6 +151,10 @@ type Dispatcher struct {
 	inflight       []committed  // committed batches waiting for the disk, oldest first
 	seq            uint64       // batches started
 	durable        uint64       // the last batch known durable: its leases and those before may leave
+	// outOfStep is set when a committed batch could not be made durable:
+	// the state in memory ran ahead of the store, and is rebuilt from it
+	// before the next batch (recover).
+	outOfStep bool
 	queued         atomic.Int64 // commands handed to the Dispatcher so far
 }
 
@@ -303,6 +307,9 @@ func (d *Dispatcher) run(ctx context.Context) {
 	slot := time.NewTimer(time.Hour)
 	defer slot.Stop()
 	for {
+		if d.outOfStep {
+			d.recover(ctx, nil, errors.New("a committed batch was not made durable"))
+		}
 		d.wakeForSlot(slot)
 		var batch []command
 		var oldest <-chan error
@@ -402,6 +409,7 @@ func (d *Dispatcher) settle(err error) {
 		for _, cmd := range c.batch {
 			cmd.reply(fmt.Errorf("commit: %w", err))
 		}
+		d.outOfStep = true
 		return
 	}
 	d.durable = c.seq
@@ -509,7 +517,8 @@ func (d *Dispatcher) step(ctx context.Context, batch []command) {
 }
 
 // recover answers a failed batch and rebuilds the state from the store,
-// which holds exactly what was committed.
+// which holds exactly what was committed; a store that queues
+// transactions (store.Queueing) is then told to take writes again.
 func (d *Dispatcher) recover(ctx context.Context, batch []command, err error) {
 	if ctx.Err() == nil {
 		d.log.Error("dispatcher: transaction failed; rebuilding from the store", "err", err, "commands", len(batch))
@@ -526,6 +535,11 @@ func (d *Dispatcher) recover(ctx context.Context, batch []command, err error) {
 	d.closePollers()
 	if rerr := d.rebuild(ctx); rerr != nil {
 		d.log.Error("dispatcher: rebuild failed", "err", rerr)
+		return
+	}
+	d.outOfStep = false
+	if q, ok := d.st.(store.Queueing); ok {
+		q.Resume()
 	}
 }
 

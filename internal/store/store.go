@@ -94,8 +94,14 @@ type Store interface {
 // queued Write waits for its transaction and no fsync runs): a caller
 // with Writes in flight forms its next batch until then, rather than
 // until they are durable, so that its own work overlaps the store's.
+//
+// A queued transaction that fails (a guard that misses: the caller's state
+// had run ahead of the database) fails its Write's channel and every later
+// one, and the store refuses writes until the caller, having rebuilt its
+// state from what the store holds, calls Resume.
 type Queueing interface {
 	Ready() <-chan struct{}
+	Resume()
 }
 
 // Writer is the set of operations valid inside Write. It is valid only

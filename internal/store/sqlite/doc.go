@@ -91,9 +91,11 @@
 //   - Fencing: the same guarded statements run, only later. A guard that
 //     misses, or any other failure of the applier's transaction, rolls it
 //     back; each of its batches' channels, and every later one's, gets the
-//     error, and the store refuses writes until it is reopened, as after a
-//     failed fsync: the caller's state had run ahead of the database, and
-//     a restart rebuilds it from what the database holds.
+//     error, and the store refuses writes: the caller's state had run ahead
+//     of the database. The caller rebuilds its state from what the database
+//     holds and calls Resume (the dispatcher does; it did the same when the
+//     miss surfaced inside its own transaction). Nothing of the failed
+//     transaction or of any later one was acknowledged.
 //   - Reads: every read first waits until the applier has committed what
 //     was queued when the read began (readBarrier), so a read sees every
 //     Write whose WriteDeferred returned, as store.Store promises.

@@ -27,8 +27,8 @@ type queued struct {
 }
 
 // errApplyFailed marks the failure of the applier's transaction: the
-// store refuses writes from then on (doc.go).
-var errApplyFailed = errors.New("sqlite: a queued transaction failed; the store refuses writes until it is reopened")
+// store refuses writes until resumed (doc.go).
+var errApplyFailed = errors.New("sqlite: a queued transaction failed; the store refuses writes until its writer has rebuilt its state and resumed")
 
 // applier runs queued Writes in transactions of its own goroutine.
 type applier struct {
@@ -117,6 +117,13 @@ func (a *applier) drain() {
 	for !a.idle() {
 		a.cond.Wait()
 	}
+}
+
+// resume accepts writes again after a failed queued transaction.
+func (a *applier) resume() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.err = nil
 }
 
 // failed returns the sticky error of a failed queued transaction.

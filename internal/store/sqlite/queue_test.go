@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -114,15 +113,11 @@ func TestQueuedAndDirectKeepOrder(t *testing.T) {
 
 // TestQueuedGuardMissRefusesWrites: a batched transition whose guard
 // misses fails its Write's channel with ErrConflict, rolls back what was
-// queued with it, and the store refuses writes (reads go on) until it is
-// reopened; the reopened store holds exactly what was committed before.
+// queued with it, and the store refuses writes (reads go on) until Resume;
+// then it holds exactly what was committed before and takes writes again.
 func TestQueuedGuardMissRefusesWrites(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "q.db")
+	s := openTemp(t)
 	ctx := context.Background()
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	kept := store.NewID(time.Now())
 	if err := s.Write(ctx, insertQueued(ctx, kept)); err != nil {
 		t.Fatal(err)
@@ -146,16 +141,9 @@ func TestQueuedGuardMissRefusesWrites(t *testing.T) {
 	if got, err := s.JobGetMany(ctx, []string{kept, lost}); err != nil || len(got) != 1 || got[0].State != store.StatePending {
 		t.Fatalf("reads after the failure: %d jobs, %v (want the kept job, pending)", len(got), err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err = Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s.Resume()
 	if err := s.Write(ctx, leaseQueued(ctx, kept, 0)); err != nil {
-		t.Fatalf("the reopened store refuses a good transition: %v", err)
+		t.Fatalf("the resumed store refuses a good transition: %v", err)
 	}
 }
 

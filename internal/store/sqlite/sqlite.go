@@ -393,6 +393,11 @@ func (s *Store) end(ctx context.Context, w *sqlstore.Writer, fnErr error) (wrote
 // then (store.Queueing; readiness in queue.go says why).
 func (s *Store) Ready() <-chan struct{} { return s.ready.channel() }
 
+// Resume accepts writes again after a queued transaction failed; the
+// caller has rebuilt its state from the store (store.Queueing). A failed
+// fsync stays: the store still refuses writes after it.
+func (s *Store) Resume() { s.apply.resume() }
+
 // autocommit reports whether the writer connection is outside a
 // transaction (SQLite rolls back on its own after some errors).
 func (s *Store) autocommit() bool {
