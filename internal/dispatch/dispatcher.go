@@ -123,6 +123,7 @@ func (t *txn) scheduleEvent(jobID, scheduleID, tenant string, typ store.EventTyp
 // and workers. Only its goroutine touches them.
 type Dispatcher struct {
 	st       store.Store
+	queueing store.Queueing // st, when it queues transactions; nil otherwise
 	cfg      config.Config
 	log      *slog.Logger
 	clock    Clock
@@ -151,11 +152,11 @@ type Dispatcher struct {
 	inflight       []committed  // committed batches waiting for the disk, oldest first
 	seq            uint64       // batches started
 	durable        uint64       // the last batch known durable: its leases and those before may leave
+	queued         atomic.Int64 // commands handed to the Dispatcher so far
 	// outOfStep is set when a committed batch could not be made durable:
 	// the state in memory ran ahead of the store, and is rebuilt from it
 	// before the next batch (recover).
 	outOfStep bool
-	queued         atomic.Int64 // commands handed to the Dispatcher so far
 }
 
 // committed is a batch whose transaction committed but may not be durable
@@ -241,8 +242,9 @@ func (d *Dispatcher) Stop() { d.stopped() }
 func (d *Dispatcher) Done() <-chan struct{} { return d.done }
 
 func newDispatcher(st store.Store, cfg config.Config, log *slog.Logger, clock Clock, maxBatch int) (*Dispatcher, error) {
+	q, _ := st.(store.Queueing)
 	d := &Dispatcher{
-		st: st, cfg: cfg, log: log, clock: clock, done: make(chan struct{}),
+		st: st, queueing: q, cfg: cfg, log: log, clock: clock, done: make(chan struct{}),
 		cmds: make(chan command, maxBatch), maxBatch: maxBatch,
 		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5eed)),
 	}
@@ -373,8 +375,8 @@ func (d *Dispatcher) coalesce(ctx context.Context, batch []command) []command {
 		return batch
 	}
 	var ready <-chan struct{}
-	if q, ok := d.st.(store.Queueing); ok {
-		ready = q.Ready()
+	if d.queueing != nil {
+		ready = d.queueing.Ready()
 	}
 	for len(batch) < d.maxBatch && len(d.inflight) > 0 {
 		select {
@@ -538,8 +540,8 @@ func (d *Dispatcher) recover(ctx context.Context, batch []command, err error) {
 		return
 	}
 	d.outOfStep = false
-	if q, ok := d.st.(store.Queueing); ok {
-		q.Resume()
+	if d.queueing != nil {
+		d.queueing.Resume()
 	}
 }
 

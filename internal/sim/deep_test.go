@@ -91,14 +91,4 @@ func TestDeepBacklog10k(t *testing.T) {
 // BenchmarkDeepBacklog100k runs the deep backlog at 100 jobs per key
 // (100,000 jobs); the whole file is `fairway sim --quiet
 // scenarios/bench-deep-backlog.yaml`.
-func BenchmarkDeepBacklog100k(b *testing.B) {
-	s := deepVariant(b, 10)
-	b.ReportAllocs()
-	for b.Loop() {
-		res, err := Run(s, Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportMetric(res.Summary.DecisionsPerSecond, "decisions/s")
-	}
-}
+func BenchmarkDeepBacklog100k(b *testing.B) { benchRun(b, deepVariant(b, 10)) }

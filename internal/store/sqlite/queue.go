@@ -79,13 +79,6 @@ func (a *applier) enqueue(ops []op) <-chan error {
 // holds mu.
 func (a *applier) idle() bool { return len(a.queue) == 0 && len(a.inTx) == 0 }
 
-// isIdle is idle for a caller that does not hold mu.
-func (a *applier) isIdle() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.idle()
-}
-
 // barrier waits until everything queued when it was called has been
 // committed (or has failed).
 func (a *applier) barrier(ctx context.Context) error {
@@ -329,11 +322,7 @@ func (r *recorder) record(ctx context.Context, o op) error {
 		return err
 	}
 	if r.direct != nil || r.err != nil {
-		w, err := r.now()
-		if err != nil {
-			return err
-		}
-		return o(w)
+		return r.direct1(o)
 	}
 	r.ops = append(r.ops, o)
 	return nil
@@ -393,19 +382,11 @@ func (r *recorder) WorkerUpsert(ctx context.Context, wk store.Worker) error {
 // transaction.
 
 func (r *recorder) JobInsert(ctx context.Context, j store.Job) error {
-	w, err := r.now()
-	if err != nil {
-		return err
-	}
-	return w.JobInsert(ctx, j)
+	return r.direct1(func(w store.Writer) error { return w.JobInsert(ctx, j) })
 }
 
 func (r *recorder) JobTransition(ctx context.Context, p store.JobTransitionParams) error {
-	w, err := r.now()
-	if err != nil {
-		return err
-	}
-	return w.JobTransition(ctx, p)
+	return r.direct1(func(w store.Writer) error { return w.JobTransition(ctx, p) })
 }
 
 func (r *recorder) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (int64, error) {

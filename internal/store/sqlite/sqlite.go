@@ -311,9 +311,6 @@ func (s *Store) WriteDeferred(ctx context.Context, fn func(w store.Writer) error
 	if err != nil {
 		return nil, err
 	}
-	if len(r.ops) == 0 && s.apply.isIdle() {
-		return s.sync.commit(false), nil
-	}
 	return s.apply.enqueue(r.ops), nil
 }
 
