@@ -303,14 +303,29 @@ func (d *Dispatcher) send(ctx context.Context, c command) error {
 	}
 }
 
+// errRebuilding answers the commands that arrive while a rebuild from the
+// store has not succeeded yet (the database unreachable): 503, retry.
+var errRebuilding = fmt.Errorf("%w: the dispatcher is rebuilding its state from the store", store.ErrUnavailable)
+
+// rebuildRetry is how long the dispatcher waits before it tries again a
+// rebuild that failed.
+const rebuildRetry = 500 * time.Millisecond
+
 func (d *Dispatcher) run(ctx context.Context) {
 	tick := time.NewTicker(housekeepEvery)
 	defer tick.Stop()
 	slot := time.NewTimer(time.Hour)
 	defer slot.Stop()
+	var retry <-chan time.Time // set while a failed rebuild waits to be tried again
 	for {
-		if d.outOfStep {
+		if d.outOfStep && retry == nil {
 			d.recover(ctx, nil, errors.New("a committed batch was not made durable"))
+			if d.outOfStep && ctx.Err() == nil {
+				// The rebuild failed (the database is unreachable):
+				// commands meanwhile are answered errRebuilding, and
+				// each batch of them tries a rebuild too.
+				retry = time.After(rebuildRetry)
+			}
 		}
 		d.wakeForSlot(slot)
 		var batch []command
@@ -332,8 +347,15 @@ func (d *Dispatcher) run(ctx context.Context) {
 			if len(d.inflight) > 0 {
 				batch = d.coalesce(ctx, batch)
 			}
+		case <-retry:
+			retry = nil
+			continue
 		case <-tick.C:
 		case <-slot.C:
+		}
+		if d.outOfStep {
+			d.recover(ctx, d.gather(batch), errRebuilding)
+			continue
 		}
 		d.step(ctx, d.gather(batch))
 	}
@@ -535,6 +557,9 @@ func (d *Dispatcher) recover(ctx context.Context, batch []command, err error) {
 		return
 	}
 	d.closePollers()
+	// Until a rebuild succeeds the state may be anything: nothing is
+	// stepped on it (run).
+	d.outOfStep = true
 	if rerr := d.rebuild(ctx); rerr != nil {
 		d.log.Error("dispatcher: rebuild failed", "err", rerr)
 		return

@@ -88,10 +88,10 @@ type Store interface {
 }
 
 // Queueing is implemented by a store whose WriteDeferred may queue the
-// transaction and return before it ran (package sqlite's queued writes;
-// reads still see every Write whose WriteDeferred returned). Ready is
-// closed when the store is ready for the next Write (package sqlite: no
-// queued Write waits for its transaction and no fsync runs): a caller
+// transaction and return before it ran (package queued, used by both
+// drivers; reads still see every Write whose WriteDeferred returned).
+// Ready is closed when the store is ready for the next Write (no queued
+// Write waits for its transaction, and on SQLite no fsync runs): a caller
 // with Writes in flight forms its next batch until then, rather than
 // until they are durable, so that its own work overlaps the store's.
 //

@@ -3,8 +3,8 @@
 // one database.
 //
 // Connections: one writer connection, held for the store's life, on which
-// Write runs its transactions one at a time (a mutex; the dispatcher is the
-// one writer), and a read pool (8 connections by default) that never waits
+// the transactions run one at a time (the applier's, or a direct Write's;
+// the dispatcher is the one writer), and a read pool (8 connections by default) that never waits
 // for the writer. Both use pgx through database/sql, so that the SQL is
 // package sqlstore's, shared with SQLite; the dialect numbers the
 // placeholders, reads new event ids with RETURNING (BIGSERIAL hands the
@@ -31,9 +31,25 @@
 // their order. Measured with fairway bench on this machine's PostgreSQL:
 // drain 3.9-4.3k to 5.4-5.6k jobs/s, latency p99 5.8-6.6 to 4.2 ms.
 //
-// Durability: synchronous_commit stays on; a Write returns once COMMIT has
-// returned, so acknowledged means committed and durable (WriteDeferred
-// hands back a channel that is already closed).
+// Queued writes: as on SQLite (package queued; the design and its crash
+// argument are in package sqlite's doc.go), WriteDeferred records the
+// operations whose failure may surface at the commit and returns at once;
+// an applier goroutine runs the recorded Writes, several at a time, in
+// one pipelined transaction on the writer connection, and reports each
+// Write's channel when COMMIT has returned. So the dispatcher forms its
+// next batch during the round trip, where it used to wait for it. An
+// operation that must answer makes the Write direct: it waits until the
+// applier has committed what is queued and runs on the caller's
+// goroutine. Every read waits for what was queued before it began. A
+// failed transaction of the applier (a guard that misses, the fence of a
+// deposed leader, the connection lost) fails its Writes' channels and
+// every later one's, and the store refuses writes until the dispatcher
+// has rebuilt its state from the database and called Resume; nothing of
+// it, or after it, was acknowledged. Fencing is unchanged: the applier's
+// transactions carry the fence like any other.
+//
+// Durability: synchronous_commit stays on; a Write's channel reports once
+// COMMIT has returned, so acknowledged means committed and durable.
 //
 // Fencing: WithFence runs a statement first in every write transaction.
 // Package leader's (fairway_fence) takes the leadership row FOR SHARE and

@@ -13,6 +13,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 
 	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/store/queued"
 	"github.com/fairwayhq/fairway/internal/store/sqlstore"
 )
 
@@ -23,10 +24,18 @@ type Store struct {
 	*sqlstore.Core
 	opts options
 
-	wmu sync.Mutex // held by Write and Close
+	wmu   sync.Mutex        // serializes Write calls and Close
+	conn  sync.Mutex        // held while a transaction runs on the writer connection
+	apply *queued.Applier   // runs queued Writes
+	ready *queued.Readiness // Ready's channel
 }
 
-var _ store.Store = (*Store)(nil)
+var bg = context.Background()
+
+var (
+	_ store.Store    = (*Store)(nil)
+	_ store.Queueing = (*Store)(nil)
+)
 
 // dialect is PostgreSQL's: numbered placeholders, a failed statement
 // aborts the transaction (so fallible operations run in savepoints), new
@@ -151,6 +160,9 @@ func (s *Store) open(ctx context.Context, url string) error {
 		return fmt.Errorf("postgres: connect: %w", unavailable(err))
 	}
 	s.RDB = rdb
+	s.ready = queued.NewReadiness()
+	s.apply = queued.Start(s.applyQueued, s.ready)
+	s.ReadBarrier = s.apply.Barrier
 	return nil
 }
 
@@ -171,14 +183,16 @@ func checkURL(url string) error {
 	return nil
 }
 
-// Close waits for a running Write, then closes both pools. Closing twice is
+// Close applies what is queued, then closes both pools. Closing twice is
 // safe.
 func (s *Store) Close() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if s.Closed.Swap(true) {
+	if s.Closed.Load() {
 		return nil
 	}
+	s.apply.Close() // what is queued commits first
+	s.Closed.Store(true)
 	if err := errors.Join(s.RDB.Close(), s.CloseWriter()); err != nil {
 		return fmt.Errorf("postgres: close: %w", err)
 	}
@@ -189,18 +203,14 @@ func (s *Store) Close() error {
 // once it has committed (synchronous_commit: committed is durable); see
 // store.Store.Write.
 func (s *Store) Write(ctx context.Context, fn func(w store.Writer) error) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if s.Closed.Load() {
-		return store.ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
+	durable, err := s.WriteDeferred(ctx, fn)
+	if err != nil {
 		return err
 	}
-	return s.transact(ctx, fn)
+	return <-durable
 }
 
-// durable is the channel WriteDeferred hands back: PostgreSQL's commit is
+// durable is the channel of a direct Write: PostgreSQL's commit is
 // durable when it returns.
 var durable = func() <-chan error {
 	ch := make(chan error)
@@ -208,64 +218,160 @@ var durable = func() <-chan error {
 	return ch
 }()
 
-// WriteDeferred is Write: the commit is durable once it returns; see
-// store.Store.WriteDeferred.
+// WriteDeferred is Write without the wait for the commit; see
+// store.Store.WriteDeferred. fn runs on a queued.Recorder: a Write of
+// operations that may run later is queued for the applier, which commits
+// it on its own goroutine, and returns at once; the first operation that
+// must answer turns it into a transaction of its own on the caller's
+// goroutine (doc.go, "Queued writes").
 func (s *Store) WriteDeferred(ctx context.Context, fn func(w store.Writer) error) (<-chan error, error) {
-	if err := s.Write(ctx, fn); err != nil {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.Closed.Load() {
+		return nil, store.ErrClosed
+	}
+	if err := s.apply.Failed(); err != nil {
 		return nil, err
 	}
-	return durable, nil
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var direct *tx
+	r := queued.NewRecorder(func() (store.Writer, error) {
+		s.apply.Drain()
+		if err := s.apply.Failed(); err != nil {
+			return nil, err
+		}
+		s.conn.Lock()
+		direct = s.begin()
+		return direct.w, nil
+	})
+	err := s.record(fn, r, &direct)
+	if direct != nil {
+		err := s.end(ctx, direct, err)
+		s.conn.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		return durable, nil
+	}
+	if err == nil {
+		err = r.Err()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.apply.Enqueue(r.Ops()), nil
 }
 
-// transact runs fn in one transaction. Its statements are queued
+// record runs fn on r. If fn panics after the Write went direct, its
+// transaction is rolled back and the connection released before the
+// panic goes on.
+func (s *Store) record(fn func(w store.Writer) error, r *queued.Recorder, direct **tx) error {
+	ok := false
+	defer func() {
+		r.Finish()
+		if !ok && *direct != nil {
+			_ = s.end(bg, *direct, errors.New("postgres: Write panicked"))
+			s.conn.Unlock()
+		}
+	}()
+	err := fn(r)
+	ok = true
+	return err
+}
+
+// applyQueued is the applier's transaction (queued.Apply): the batch's
+// operations in one transaction, durable once COMMIT returns.
+func (s *Store) applyQueued(run func(w store.Writer) error, hasOps bool, ch []chan error) error {
+	if hasOps {
+		s.conn.Lock()
+		err := s.transact(bg, run)
+		s.conn.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	for _, c := range ch {
+		c <- nil
+	}
+	return nil
+}
+
+// Ready is closed while no recorded Write waits for the applier: a caller
+// with Writes in flight forms its next batch until then (store.Queueing).
+func (s *Store) Ready() <-chan struct{} { return s.ready.Channel() }
+
+// Resume accepts writes again after a queued transaction failed; the
+// caller has rebuilt its state from the database (store.Queueing).
+func (s *Store) Resume() { s.apply.Resume() }
+
+// tx is a transaction on the writer connection. It begins, and the fence
+// runs, with its first operation: a Write that writes nothing (a
+// dispatcher tick with nothing to do) costs no round trip.
+type tx struct {
+	w     *sqlstore.Writer
+	begun bool
+}
+
+// begin returns a transaction whose statements are queued
 // (sqlstore.Pipeline) and sent, with BEGIN, the fence and COMMIT, in one
-// round trip, unless an operation needs an answer first.
-func (s *Store) transact(ctx context.Context, fn func(w store.Writer) error) (err error) {
-	bg := context.Background()
-	w := s.NewWriter()
-	begun, committed := false, false
-	// The transaction begins, and the fence runs, with the first operation:
-	// a Write that writes nothing (a dispatcher tick with nothing to do)
-	// costs no round trip.
-	w.OnFirstOperation(func() error {
+// round trip at end, unless an operation needs an answer first. The
+// caller holds conn.
+func (s *Store) begin() *tx {
+	t := &tx{w: s.NewWriter()}
+	t.w.OnFirstOperation(func() error {
 		s.Pipe.Queue("BEGIN", nil, nil)
-		begun = true
+		t.begun = true
 		if f := s.opts.fence; f != nil {
 			s.Pipe.Queue(f.SQL, f.Args, nil)
 		}
 		return nil
 	})
+	return t
+}
+
+// end commits t, or rolls it back if fnErr is set or anything fails on
+// the way. The caller holds conn.
+func (s *Store) end(ctx context.Context, t *tx, fnErr error) (err error) {
+	committed := false
 	defer func() {
-		w.Finish()
+		t.w.Finish()
 		sent := s.Pipe.Pending() == 0
 		s.Pipe.Reset()
-		if begun && !committed && sent {
+		if t.begun && !committed && sent {
 			if _, rerr := s.WConn.ExecContext(bg, "ROLLBACK"); rerr != nil {
 				err = errors.Join(err, fmt.Errorf("postgres: rollback: %w", unavailable(rerr)))
 			}
 		}
 	}()
-	if err := fn(w); err != nil {
-		return err
+	if fnErr != nil {
+		return fnErr
 	}
-	if err := w.Flush(); err != nil {
+	if err := t.w.Flush(); err != nil {
 		return fmt.Errorf("postgres: transaction rolled back: %w", err)
 	}
-	if _, broken := w.Finish(); broken != nil {
+	if _, broken := t.w.Finish(); broken != nil {
 		return fmt.Errorf("postgres: transaction rolled back: %w", broken)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !begun {
+	if !t.begun {
 		return nil // nothing was written
 	}
 	s.Pipe.Queue("COMMIT", nil, nil)
-	if err := w.Send(bg); err != nil {
+	if err := t.w.Send(bg); err != nil {
 		return fmt.Errorf("postgres: commit: %w", err)
 	}
 	committed = true
 	return nil
+}
+
+// transact runs fn in one transaction. The caller holds conn.
+func (s *Store) transact(ctx context.Context, fn func(w store.Writer) error) error {
+	t := s.begin()
+	return s.end(ctx, t, fn(t.w))
 }
 
 // unavailable marks an error of the connection itself (the database is

@@ -48,7 +48,8 @@
 // transactions: the statements, not the fsync (already behind the writer,
 // durable.go), made it the bottleneck, while the second core idled. So
 // WriteDeferred does not run the transaction on the caller's goroutine
-// when it need not (queue.go):
+// when it need not (package queued, shared with PostgreSQL since; the
+// driver's part is queue.go):
 //
 //  1. fn runs on a recording Writer, with no transaction open. Every
 //     operation whose contract lets a failure surface at the commit —

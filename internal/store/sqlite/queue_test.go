@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -59,93 +58,8 @@ func TestQueuedWriteIsReadAndReportedDurable(t *testing.T) {
 	}
 }
 
-// TestQueuedAndDirectKeepOrder: a Write that must answer (JobTransition)
-// runs after every queued one, and sees them; a Write that records
-// operations and then goes direct commits both, or neither if fn fails.
-func TestQueuedAndDirectKeepOrder(t *testing.T) {
-	s := openTemp(t)
-	ctx := context.Background()
-	a, b, c := store.NewID(time.Now()), store.NewID(time.Now()), store.NewID(time.Now())
-	if _, err := s.WriteDeferred(ctx, insertQueued(ctx, a)); err != nil {
-		t.Fatal(err)
-	}
-	// Direct: the transition's answer needs the queued insert applied.
-	err := s.Write(ctx, func(w store.Writer) error {
-		return w.JobTransition(ctx, store.JobTransitionParams{ID: a, ExpectAttempt: 0, At: time.Now(),
-			FromStates: []store.State{store.StatePending}, Set: store.JobSet{Priority: store.Ptr(7)}})
-	})
-	if err != nil {
-		t.Fatalf("a direct transition after a queued insert: %v", err)
-	}
-	// Recorded, then direct, in one Write: committed together.
-	err = s.Write(ctx, func(w store.Writer) error {
-		if err := insertQueued(ctx, b)(w); err != nil {
-			return err
-		}
-		return w.JobInsert(ctx, benchJob(c, time.Now()))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.JobGetMany(ctx, []string{a, b, c})
-	if err != nil || len(got) != 3 || got[0].Priority != 7 {
-		t.Fatalf("after queued and direct Writes: %d jobs, %v (want 3, job a at priority 7)", len(got), err)
-	}
-	// The same, failing after it went direct: nothing of it stays.
-	d, e := store.NewID(time.Now()), store.NewID(time.Now())
-	boom := errors.New("boom")
-	err = s.Write(ctx, func(w store.Writer) error {
-		if err := insertQueued(ctx, d)(w); err != nil {
-			return err
-		}
-		if err := w.JobInsert(ctx, benchJob(e, time.Now())); err != nil {
-			return err
-		}
-		return boom
-	})
-	if !errors.Is(err, boom) {
-		t.Fatalf("Write = %v, want boom", err)
-	}
-	if got, _ := s.JobGetMany(ctx, []string{d, e}); len(got) != 0 {
-		t.Fatalf("a rolled-back Write left %d jobs", len(got))
-	}
-}
-
-// TestQueuedGuardMissRefusesWrites: a batched transition whose guard
-// misses fails its Write's channel with ErrConflict, rolls back what was
-// queued with it, and the store refuses writes (reads go on) until Resume;
-// then it holds exactly what was committed before and takes writes again.
-func TestQueuedGuardMissRefusesWrites(t *testing.T) {
-	s := openTemp(t)
-	ctx := context.Background()
-	kept := store.NewID(time.Now())
-	if err := s.Write(ctx, insertQueued(ctx, kept)); err != nil {
-		t.Fatal(err)
-	}
-	lost := store.NewID(time.Now())
-	ch, err := s.WriteDeferred(ctx, func(w store.Writer) error {
-		if err := insertQueued(ctx, lost)(w); err != nil {
-			return err
-		}
-		return leaseQueued(ctx, kept, 5)(w) // the job is at attempt 0
-	})
-	if err != nil {
-		t.Fatalf("recording is not where a guard is checked: %v", err)
-	}
-	if err := <-ch; !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("channel = %v, want ErrConflict", err)
-	}
-	if _, err := s.WriteDeferred(ctx, insertQueued(ctx, store.NewID(time.Now()))); !errors.Is(err, errApplyFailed) {
-		t.Fatalf("a Write after the failure = %v, want it refused", err)
-	}
-	if got, err := s.JobGetMany(ctx, []string{kept, lost}); err != nil || len(got) != 1 || got[0].State != store.StatePending {
-		t.Fatalf("reads after the failure: %d jobs, %v (want the kept job, pending)", len(got), err)
-	}
-	s.Resume()
-	if err := s.Write(ctx, leaseQueued(ctx, kept, 0)); err != nil {
-		t.Fatalf("the resumed store refuses a good transition: %v", err)
-	}
-}
+// The driver-agnostic tests of queued writes (order with direct Writes, a
+// guard that misses, Resume) are in package storetest (queueing.go).
 
 // TestReadyWhileTheApplierRuns: at most one recorded Write waits for the
 // applier; Ready is closed when none waits (and no fsync runs).

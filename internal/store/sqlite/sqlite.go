@@ -16,6 +16,7 @@ import (
 	sqlite3 "github.com/mattn/go-sqlite3" // also registers the "sqlite3" driver
 
 	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/store/queued"
 	"github.com/fairwayhq/fairway/internal/store/sqlstore"
 )
 
@@ -26,12 +27,12 @@ type Store struct {
 	*sqlstore.Core
 	path string
 
-	wmu   sync.Mutex    // serializes Write calls and Close
-	conn  sync.Mutex    // held while a transaction runs on the writer connection
-	ckpt  *checkpointer // nil when checkpoints are left to SQLite
-	sync  *syncer       // makes commits durable behind the writer
-	apply *applier      // runs queued Writes (queue.go)
-	ready *readiness    // Ready's channel
+	wmu   sync.Mutex        // serializes Write calls and Close
+	conn  sync.Mutex        // held while a transaction runs on the writer connection
+	ckpt  *checkpointer     // nil when checkpoints are left to SQLite
+	sync  *syncer           // makes commits durable behind the writer
+	apply *queued.Applier   // runs queued Writes (queue.go)
+	ready *queued.Readiness // Ready's channel
 }
 
 // dialect is SQLite's: ? placeholders, a failed statement leaves the
@@ -123,15 +124,15 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		_ = s.CloseWriter()
 		return nil, err
 	}
-	s.ready = newReadiness()
+	s.ready = queued.NewReadiness()
 	s.sync.mu.Lock()
-	s.sync.busy = s.ready.setSyncing
+	s.sync.busy = s.ready.SetSyncing
 	s.sync.mu.Unlock()
-	s.apply = startApplier(s, s.ready)
-	s.ReadBarrier = s.apply.barrier
+	s.apply = queued.Start(s.applyQueued, s.ready)
+	s.ReadBarrier = s.apply.Barrier
 	if o.checkpointEvery > 0 {
 		if err := s.startCheckpointer(ctx, o); err != nil {
-			s.apply.close()
+			s.apply.Close()
 			_ = s.RDB.Close()
 			_ = s.sync.close()
 			_ = s.CloseWriter()
@@ -234,7 +235,7 @@ func (s *Store) Close() error {
 	if s.Closed.Load() {
 		return nil
 	}
-	s.apply.close() // what is queued commits first
+	s.apply.Close() // what is queued commits first
 	s.Closed.Store(true)
 	var errs []error
 	if s.ckpt != nil {
@@ -272,16 +273,16 @@ func (s *Store) WriteDeferred(ctx context.Context, fn func(w store.Writer) error
 	if s.Closed.Load() {
 		return nil, store.ErrClosed
 	}
-	if err := errors.Join(s.sync.failed(), s.apply.failed()); err != nil {
+	if err := errors.Join(s.sync.failed(), s.apply.Failed()); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	var direct *sqlstore.Writer
-	r := &recorder{s: s, open: func() (store.Writer, error) {
-		s.apply.drain()
-		if err := s.apply.failed(); err != nil {
+	r := queued.NewRecorder(func() (store.Writer, error) {
+		s.apply.Drain()
+		if err := s.apply.Failed(); err != nil {
 			return nil, err
 		}
 		s.conn.Lock()
@@ -292,7 +293,7 @@ func (s *Store) WriteDeferred(ctx context.Context, fn func(w store.Writer) error
 		}
 		direct = w
 		return w, nil
-	}}
+	})
 	err := s.record(fn, r, &direct)
 	if direct != nil {
 		wrote, err := s.end(ctx, direct, err)
@@ -306,21 +307,21 @@ func (s *Store) WriteDeferred(ctx context.Context, fn func(w store.Writer) error
 		return s.sync.commit(wrote), nil
 	}
 	if err == nil {
-		err = r.err
+		err = r.Err()
 	}
 	if err != nil {
 		return nil, err
 	}
-	return s.apply.enqueue(r.ops), nil
+	return s.apply.Enqueue(r.Ops()), nil
 }
 
 // record runs fn on r. If fn panics after the Write went direct, its
 // transaction is rolled back and the connection released before the
 // panic goes on.
-func (s *Store) record(fn func(w store.Writer) error, r *recorder, direct **sqlstore.Writer) error {
+func (s *Store) record(fn func(w store.Writer) error, r *queued.Recorder, direct **sqlstore.Writer) error {
 	ok := false
 	defer func() {
-		r.done = true
+		r.Finish()
 		if !ok && *direct != nil {
 			_, _ = s.end(bg, *direct, errors.New("sqlite: Write panicked"))
 			s.conn.Unlock()
@@ -387,13 +388,13 @@ func (s *Store) end(ctx context.Context, w *sqlstore.Writer, fnErr error) (wrote
 
 // Ready is closed while no recorded Write waits for the applier and no
 // fsync runs: a caller with Writes in flight forms its next batch until
-// then (store.Queueing; readiness in queue.go says why).
-func (s *Store) Ready() <-chan struct{} { return s.ready.channel() }
+// then (store.Queueing; queued.Readiness says why).
+func (s *Store) Ready() <-chan struct{} { return s.ready.Channel() }
 
 // Resume accepts writes again after a queued transaction failed; the
 // caller has rebuilt its state from the store (store.Queueing). A failed
 // fsync stays: the store still refuses writes after it.
-func (s *Store) Resume() { s.apply.resume() }
+func (s *Store) Resume() { s.apply.Resume() }
 
 // autocommit reports whether the writer connection is outside a
 // transaction (SQLite rolls back on its own after some errors).

@@ -75,6 +75,10 @@ var tests = []testCase{
 	{"ReadsDoNotWaitForWriter", testReadsDuringWrite},
 	{"Close", testClose},
 
+	{"QueuedWriteIsRead", testQueuedWriteIsRead},
+	{"QueuedAndDirectKeepOrder", testQueuedAndDirectKeepOrder},
+	{"QueuedGuardMissRefusesWrites", testQueuedGuardMissRefusesWrites},
+
 	{"ListFilters", testListFilters},
 	{"ListPagination", testListPagination},
 	{"ListPaginationTies", testListPaginationTies},

@@ -1,0 +1,42 @@
+// Package queued runs a store's write transactions off the caller's
+// goroutine: the queued writes that packages sqlite and postgres share.
+//
+// A driver's WriteDeferred runs the caller's function on a Recorder, a
+// store.Writer with no transaction open. Every operation whose contract
+// lets a failure surface at the commit — JobInsertBatched without an
+// idempotency key, JobTransitionBatched, ExecutionUpsertMany, EventAppend,
+// WorkerUpsert — is checked at once (store.ErrInvalid still answers at
+// once) and recorded with a copy of its arguments. If the function returns
+// with only such operations, the driver hands them to the Applier and
+// returns the Write's durable channel at once. The Applier's goroutine
+// takes every Write queued so far and has the driver run their operations,
+// in order, in one transaction (Apply); the driver reports each Write's
+// channel once the commit is durable (SQLite: after an fsync begun after
+// it; PostgreSQL: when COMMIT returns).
+//
+// The first operation that must answer (JobInsert, an insert with an
+// idempotency key, JobTransition, deletions, purges, logs, result updates,
+// keys, webhooks) turns the Write direct: the Recorder calls the driver's
+// open function, which waits until the Applier has committed everything
+// queued (Drain), begins a transaction on the caller's goroutine and hands
+// back its Writer; the Recorder replays what it recorded and runs the rest
+// there.
+//
+// At most one Write waits for the Applier; Ready (see Readiness) tells the
+// caller when to hand over the next one, so that the caller forms batch
+// n+1 while the store runs batch n.
+//
+// A transaction of the Applier that fails (a fenced guard that misses: the
+// caller's state ran ahead of the database; a fence that refuses; the
+// database gone) fails its Writes' channels and every later one's, and the
+// Applier refuses writes (Failed) until the caller, having rebuilt its
+// state from the database, calls Resume. Nothing of the failed
+// transaction or of a later one was acknowledged.
+//
+// Reads wait for what was queued when they began (Barrier): a read sees
+// every Write whose WriteDeferred returned.
+//
+// The design and its crash argument are in package sqlite's doc.go
+// ("Queued writes"), where it was first built; PostgreSQL's part is in
+// package postgres's doc.go.
+package queued

@@ -1,0 +1,63 @@
+package queued
+
+import "sync"
+
+// Readiness is a store's Ready channel (store.Queueing): closed while no
+// recorded Write waits for the Applier and the disk is not syncing. A
+// batch formed while the disk works would wait for the next fsync anyway,
+// and gathering more commands into it costs their answers nothing and
+// saves a commit; a batch formed while the Applier runs the previous one
+// overlaps the caller's work with the store's. The Applier and the
+// driver's syncer (SQLite's) report their state changes.
+type Readiness struct {
+	mu      sync.Mutex
+	ch      chan struct{}
+	waiting int  // recorded Writes waiting for the Applier
+	syncing bool // an fsync runs
+}
+
+// NewReadiness returns a Readiness that is ready.
+func NewReadiness() *Readiness {
+	r := &Readiness{ch: make(chan struct{})}
+	close(r.ch)
+	return r
+}
+
+// Channel is closed while the store is ready for the next Write.
+func (r *Readiness) Channel() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ch
+}
+
+func (r *Readiness) setWaiting(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.waiting = n
+	r.update()
+}
+
+// SetSyncing reports that an fsync began (on) or ended.
+func (r *Readiness) SetSyncing(on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.syncing = on
+	r.update()
+}
+
+// update opens or closes ch to match the state; the caller holds mu.
+func (r *Readiness) update() {
+	ready := r.waiting == 0 && !r.syncing
+	closed := false
+	select {
+	case <-r.ch:
+		closed = true
+	default:
+	}
+	switch {
+	case ready && !closed:
+		close(r.ch)
+	case !ready && closed:
+		r.ch = make(chan struct{})
+	}
+}

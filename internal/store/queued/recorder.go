@@ -1,0 +1,252 @@
+package queued
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+var bg = context.Background()
+
+// Recorder is the store.Writer of a WriteDeferred: it records the
+// operations that may run later and turns the Write direct at the first
+// one that must answer now (doc.go).
+type Recorder struct {
+	ops    []Op
+	direct store.Writer // set once the Write runs in its own transaction
+	open   func() (store.Writer, error)
+	err    error // the failure to go direct: every later operation gets it
+	done   bool  // the Write returned: the recorder is unusable
+}
+
+var errWriterDone = errors.New("store: Writer used after its Write returned")
+
+// NewRecorder returns a Recorder; open begins the Write's own transaction
+// (after the Applier has drained) and returns its Writer.
+func NewRecorder(open func() (store.Writer, error)) *Recorder {
+	return &Recorder{open: open}
+}
+
+// Ops returns what was recorded (nil once the Write went direct).
+func (r *Recorder) Ops() []Op { return r.ops }
+
+// Err is the failure to go direct, if there was one.
+func (r *Recorder) Err() error { return r.err }
+
+// Finish marks the Write returned: every later operation fails.
+func (r *Recorder) Finish() { r.done = true }
+
+var _ store.Writer = (*Recorder)(nil)
+
+// now returns the Writer of the Write's own transaction, beginning it
+// (after the queue is committed) and replaying what was recorded.
+func (r *Recorder) now() (store.Writer, error) {
+	if r.done {
+		return nil, errWriterDone
+	}
+	if r.direct != nil || r.err != nil {
+		return r.direct, r.err
+	}
+	w, err := r.open()
+	if err == nil {
+		for _, o := range r.ops {
+			if err = o(w); err != nil {
+				break
+			}
+		}
+	}
+	r.ops = nil
+	if err != nil {
+		r.err = err
+		return nil, err
+	}
+	r.direct = w
+	return w, nil
+}
+
+// record keeps o for the applier, or runs it now in a direct Write.
+func (r *Recorder) record(ctx context.Context, o Op) error {
+	if r.done {
+		return errWriterDone
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if r.direct != nil || r.err != nil {
+		return r.direct1(o)
+	}
+	r.ops = append(r.ops, o)
+	return nil
+}
+
+func (r *Recorder) JobInsertBatched(ctx context.Context, j store.Job) error {
+	if j.IdempotencyKey != "" {
+		return r.JobInsert(ctx, j)
+	}
+	if err := j.Validate(); err != nil {
+		return err
+	}
+	j = cloneJob(j)
+	return r.record(ctx, func(w store.Writer) error { return w.JobInsertBatched(bg, j) })
+}
+
+func (r *Recorder) JobTransitionBatched(ctx context.Context, p store.JobTransitionParams) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	p.FromStates = slices.Clone(p.FromStates)
+	p.Set = cloneSet(p.Set)
+	return r.record(ctx, func(w store.Writer) error { return w.JobTransitionBatched(bg, p) })
+}
+
+func (r *Recorder) ExecutionUpsertMany(ctx context.Context, es []store.Execution) error {
+	for i := range es {
+		if err := es[i].Validate(); err != nil {
+			return err
+		}
+	}
+	es = slices.Clone(es)
+	return r.record(ctx, func(w store.Writer) error { return w.ExecutionUpsertMany(bg, es) })
+}
+
+// EventAppend records the events; their ids are set in the caller's
+// slice when the applier inserts them, before the Write's channel
+// reports.
+func (r *Recorder) EventAppend(ctx context.Context, events []store.Event) error {
+	for i := range events {
+		if err := events[i].Validate(); err != nil {
+			return err
+		}
+	}
+	return r.record(ctx, func(w store.Writer) error { return w.EventAppend(bg, events) })
+}
+
+func (r *Recorder) WorkerUpsert(ctx context.Context, wk store.Worker) error {
+	if err := wk.Validate(); err != nil {
+		return err
+	}
+	wk.Types, wk.Labels, wk.Handlers = slices.Clone(wk.Types), slices.Clone(wk.Labels), slices.Clone(wk.Handlers)
+	return r.record(ctx, func(w store.Writer) error { return w.WorkerUpsert(bg, wk) })
+}
+
+// The operations below answer at once: they run in the Write's own
+// transaction.
+
+func (r *Recorder) JobInsert(ctx context.Context, j store.Job) error {
+	return r.direct1(func(w store.Writer) error { return w.JobInsert(ctx, j) })
+}
+
+func (r *Recorder) JobTransition(ctx context.Context, p store.JobTransitionParams) error {
+	return r.direct1(func(w store.Writer) error { return w.JobTransition(ctx, p) })
+}
+
+func (r *Recorder) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (int64, error) {
+	w, err := r.now()
+	if err != nil {
+		return 0, err
+	}
+	return w.JobDeleteFinished(ctx, before, limit)
+}
+
+func (r *Recorder) IdempotencyPurge(ctx context.Context, before time.Time) (int64, error) {
+	w, err := r.now()
+	if err != nil {
+		return 0, err
+	}
+	return w.IdempotencyPurge(ctx, before)
+}
+
+func (r *Recorder) ExecutionUpsert(ctx context.Context, e store.Execution) error {
+	return r.direct1(func(w store.Writer) error { return w.ExecutionUpsert(ctx, e) })
+}
+
+func (r *Recorder) ExecutionResultUpdate(ctx context.Context, u store.ResultUpdate) error {
+	return r.direct1(func(w store.Writer) error { return w.ExecutionResultUpdate(ctx, u) })
+}
+
+func (r *Recorder) LogAppend(ctx context.Context, chunks []store.LogChunk) error {
+	return r.direct1(func(w store.Writer) error { return w.LogAppend(ctx, chunks) })
+}
+
+func (r *Recorder) WorkerTouch(ctx context.Context, id string, at time.Time) error {
+	return r.direct1(func(w store.Writer) error { return w.WorkerTouch(ctx, id, at) })
+}
+
+func (r *Recorder) WorkerDelete(ctx context.Context, id string) error {
+	return r.direct1(func(w store.Writer) error { return w.WorkerDelete(ctx, id) })
+}
+
+func (r *Recorder) ScheduleUpsert(ctx context.Context, sc store.Schedule) error {
+	return r.direct1(func(w store.Writer) error { return w.ScheduleUpsert(ctx, sc) })
+}
+
+func (r *Recorder) ScheduleDelete(ctx context.Context, id string) error {
+	return r.direct1(func(w store.Writer) error { return w.ScheduleDelete(ctx, id) })
+}
+
+func (r *Recorder) WebhookInsert(ctx context.Context, h store.Webhook) error {
+	return r.direct1(func(w store.Writer) error { return w.WebhookInsert(ctx, h) })
+}
+
+func (r *Recorder) WebhookDelete(ctx context.Context, name string) error {
+	return r.direct1(func(w store.Writer) error { return w.WebhookDelete(ctx, name) })
+}
+
+func (r *Recorder) LaneStateSet(ctx context.Context, l store.LaneState) error {
+	return r.direct1(func(w store.Writer) error { return w.LaneStateSet(ctx, l) })
+}
+
+func (r *Recorder) APIKeyInsert(ctx context.Context, k store.APIKey) error {
+	return r.direct1(func(w store.Writer) error { return w.APIKeyInsert(ctx, k) })
+}
+
+func (r *Recorder) APIKeyDelete(ctx context.Context, keyHash string) error {
+	return r.direct1(func(w store.Writer) error { return w.APIKeyDelete(ctx, keyHash) })
+}
+
+// direct1 runs one answering operation in the Write's own transaction.
+func (r *Recorder) direct1(o Op) error {
+	w, err := r.now()
+	if err != nil {
+		return err
+	}
+	return o(w)
+}
+
+// cloneJob copies what a recorded insert must not share with the caller.
+func cloneJob(j store.Job) store.Job {
+	j.Labels, j.Tags, j.Command = slices.Clone(j.Labels), slices.Clone(j.Tags), slices.Clone(j.Command)
+	j.Env, j.Payload, j.Result = maps.Clone(j.Env), slices.Clone(j.Payload), slices.Clone(j.Result)
+	j.DependsOn = slices.Clone(j.DependsOn)
+	j.ExitCode = clonePtr(j.ExitCode)
+	return j
+}
+
+// cloneSet copies a transition's values, so that the caller may change
+// what its pointers point at once the operation returned.
+func cloneSet(s store.JobSet) store.JobSet {
+	s.State, s.Attempt, s.ReturnedLeases = clonePtr(s.State), clonePtr(s.Attempt), clonePtr(s.ReturnedLeases)
+	s.Priority, s.WorkerID = clonePtr(s.Priority), clonePtr(s.WorkerID)
+	s.LeaseExpiresAt, s.EnqueuedAt, s.StartedAt = clonePtr(s.LeaseExpiresAt), clonePtr(s.EnqueuedAt), clonePtr(s.StartedAt)
+	s.FinishedAt, s.RunAt = clonePtr(s.FinishedAt), clonePtr(s.RunAt)
+	s.CancelRequested, s.Held, s.LastError = clonePtr(s.CancelRequested), clonePtr(s.Held), clonePtr(s.LastError)
+	s.ExitCode, s.FailureClass = clonePtr(s.ExitCode), clonePtr(s.FailureClass)
+	if s.Result != nil {
+		res := slices.Clone(*s.Result)
+		s.Result = &res
+	}
+	s.Timeout, s.Expected, s.MaxAttempts = clonePtr(s.Timeout), clonePtr(s.Expected), clonePtr(s.MaxAttempts)
+	return s
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
