@@ -31,6 +31,14 @@
 // foreign_keys=ON, busy_timeout=10s (another process holding the lock), a
 // 32 MiB page cache per connection.
 //
+// Page size: a file the store creates has 8 KiB pages (pageSize; set
+// before the switch to WAL writes the first page). SQLite writes each WAL
+// frame, one page, with two system calls, and on this project's VM a
+// system call is dear: with 4 KiB pages a job, inserted then drained, cost
+// 6.6 pwrite calls (strace -c), about 3.3 frames, and 8 KiB pages drained
+// 17-56% more jobs per second (docs/benchmarks.md). A file that exists keeps the page
+// size it has; VACUUM converts it (docs/operations.md).
+//
 // A writer operation that fails with a constraint the store reports as a
 // sentinel (duplicate key, missing job) is undone by SQLite's
 // statement-level rollback; operations of several statements (an
