@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fairwayhq/fairway/internal/config"
+	"github.com/fairwayhq/fairway/internal/gcfloor"
 	"github.com/fairwayhq/fairway/internal/server"
 	"github.com/fairwayhq/fairway/internal/store/postgres"
 )
@@ -112,6 +113,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 		return err
 	}
 	defer inner.Close()
+	defer gcfloor.Start(cfg.Server.GCFloorBytes())()
 	if postgres.IsURL(cfg.Server.Store) {
 		return serveHA(ctx, cfg, log, inner, ready)
 	}

@@ -65,6 +65,9 @@ type FairwayOptions struct {
 	Store string
 	// Logger receives the server's and the workers' warnings.
 	Logger *slog.Logger
+	// GCFloor is the process's GC floor in bytes (package gcfloor), for
+	// the config line: Main starts it, as serve does for fairway server.
+	GCFloor int64
 }
 
 // defaultWorkers is how many worker instances share the concurrency when
@@ -125,8 +128,8 @@ func (f *fairwaySystem) Info(ctx context.Context) (Info, error) {
 		BatchSize:        f.opts.Batch,
 		BatchParallelism: f.opts.InsertParallel,
 		SupportsPriority: true,
-		Config: fmt.Sprintf("workers:%d,poll_wait:%s,batch_window:%s,lease_ttl:%s,http:loopback",
-			f.workers(), pw, bw, cfg.Server.LeaseTTL.D()),
+		Config: fmt.Sprintf("workers:%d,poll_wait:%s,batch_window:%s,lease_ttl:%s,gc_floor:%s,http:loopback",
+			f.workers(), pw, bw, cfg.Server.LeaseTTL.D(), config.ByteSize(f.opts.GCFloor)),
 	}, nil
 }
 

@@ -13,6 +13,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fairwayhq/fairway/internal/config"
+	"github.com/fairwayhq/fairway/internal/gcfloor"
 )
 
 // Usage is the command's synopsis.
@@ -40,6 +43,7 @@ type runConfig struct {
 	maxRuntime time.Duration
 	settle     time.Duration
 	cpuProfile string
+	gcFloor    string
 	logLevel   string
 	p          Params
 	fw         FairwayOptions
@@ -80,6 +84,8 @@ func newFlagSet(name string, stderr io.Writer, c *runConfig) *flag.FlagSet {
 	fs.StringVar(&fw.Store, "store", "", "a postgres:// `URL`: run the server on PostgreSQL (schema fairway_bench, reset every run) instead of SQLite")
 	fs.StringVar(&c.logLevel, "log-level", "warn", "level of the server's and workers' log on stderr")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	fs.StringVar(&c.gcFloor, "gc-floor", config.DefaultGCFloor.String(),
+		"the process's GC floor, as server.gc_floor sets it for fairway server (0: off, Go's default collector pacing)")
 	return fs
 }
 
@@ -126,6 +132,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fairway bench: --systems %q: only fairway is built in (run peerbench for the others)\n", c.systems)
 		return 2
 	}
+	floor, err := config.ParseByteSize(c.gcFloor)
+	if err != nil || floor < 0 {
+		fmt.Fprintf(stderr, "fairway bench: --gc-floor %q: want a size such as 256MiB, or 0 for off\n", c.gcFloor)
+		return 2
+	}
+	c.fw.GCFloor = int64(floor)
+	defer gcfloor.Start(c.fw.GCFloor)()
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
 		fmt.Fprintf(stderr, "fairway bench: --log-level: %v\n", err)

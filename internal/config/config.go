@@ -73,6 +73,11 @@ type Server struct {
 	AcceptUnrunnable bool `yaml:"accept_unrunnable"`
 	// Results governs jobs' result locations (package results).
 	Results Results `yaml:"results"`
+	// GCFloor is the heap size below which the Go garbage collector does
+	// not run (package gcfloor); unset: DefaultGCFloor; 0 turns it off.
+	// It trades that much memory for fewer collections while the live
+	// heap is small, which is most of the tail of submit-to-start latency.
+	GCFloor *ByteSize `yaml:"gc_floor"`
 	// ShellForUnknownTypes lets jobs of unconfigured types ask for a shell
 	// (fairway dev without a config file); not settable from YAML.
 	ShellForUnknownTypes bool `yaml:"-"`
@@ -297,6 +302,18 @@ func (c *Config) fill() {
 	}
 }
 
+// DefaultGCFloor is server.gc_floor's default.
+const DefaultGCFloor ByteSize = 256 << 20
+
+// GCFloorBytes is the GC floor in bytes: DefaultGCFloor when unset, 0 when
+// turned off.
+func (s Server) GCFloorBytes() int64 {
+	if s.GCFloor == nil {
+		return int64(DefaultGCFloor)
+	}
+	return int64(*s.GCFloor)
+}
+
 // DefaultLeaderTTL is server.leader_ttl's default: a standby takes over
 // within about this long (plus a third of it) after the leader dies.
 const DefaultLeaderTTL = 2 * time.Second
@@ -314,6 +331,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.MaxConnections < 0 {
 		return invalid("server.max_connections", "must be >= 0 (0: from the open-file limit)")
+	}
+	if c.Server.GCFloor != nil && *c.Server.GCFloor < 0 {
+		return invalid("server.gc_floor", "must be >= 0 (0 turns the floor off)")
 	}
 	if c.Server.IdleTimeout.D() < 0 || c.Server.BodyTimeout.D() < 0 {
 		return invalid("server.idle_timeout", "timeouts must be positive")

@@ -134,3 +134,26 @@ func TestOutputLimits(t *testing.T) {
 		}
 	}
 }
+
+func TestGCFloor(t *testing.T) {
+	for yaml, want := range map[string]int64{
+		"":                            int64(DefaultGCFloor),
+		"server: {gc_floor: 0}\n":     0,
+		"server: {gc_floor: 64MiB}\n": 64 << 20,
+	} {
+		c, err := Load(strings.NewReader(yaml))
+		if err != nil {
+			t.Fatalf("%q: %v", yaml, err)
+		}
+		if got := c.Server.GCFloorBytes(); got != want {
+			t.Errorf("%q: GCFloorBytes() = %d, want %d", yaml, got, want)
+		}
+	}
+	if got := Default().Server.GCFloorBytes(); got != int64(DefaultGCFloor) {
+		t.Errorf("Default(): GCFloorBytes() = %d, want %d", got, DefaultGCFloor)
+	}
+	_, err := Load(strings.NewReader("server: {gc_floor: -1}\n"))
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "server.gc_floor") {
+		t.Errorf("gc_floor -1: err = %v, want an error naming gc_floor", err)
+	}
+}
