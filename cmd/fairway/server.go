@@ -105,6 +105,17 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return 0
 }
 
+// gcFloor is the server's GC floor: server.gc_floor, lowered on a machine
+// whose memory limits are small (gcfloor.Capped), which it logs.
+func gcFloor(cfg config.Server, log *slog.Logger) int64 {
+	floor, why := gcfloor.Capped(cfg.GCFloorBytes())
+	if why != "" {
+		log.Info("gc floor lowered", "floor", config.ByteSize(floor).String(),
+			"configured", config.ByteSize(cfg.GCFloorBytes()).String(), "by", why)
+	}
+	return floor
+}
+
 // serve runs the server until ctx ends, then shuts down gracefully.
 // ready gets the address listened on and where the state is kept.
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(addr, where string)) error {
@@ -113,7 +124,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 		return err
 	}
 	defer inner.Close()
-	defer gcfloor.Start(cfg.Server.GCFloorBytes())()
+	defer gcfloor.Start(gcFloor(cfg.Server, log))()
 	if postgres.IsURL(cfg.Server.Store) {
 		return serveHA(ctx, cfg, log, inner, ready)
 	}

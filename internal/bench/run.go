@@ -137,7 +137,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fairway bench: --gc-floor %q: want a size such as 256MiB, or 0 for off\n", c.gcFloor)
 		return 2
 	}
-	c.fw.GCFloor = int64(floor)
+	c.fw.GCFloor, _ = gcfloor.Capped(int64(floor))
 	defer gcfloor.Start(c.fw.GCFloor)()
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {

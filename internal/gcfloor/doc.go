@@ -38,5 +38,8 @@
 //
 // A memory limit (GOMEMLIMIT, debug.SetMemoryLimit) still applies: the
 // collector runs when the process nears it whatever the goal. GOGC=off
-// turns the package off (base < 0), as does a floor of 0.
+// turns the package off (base < 0), as does a floor of 0. Capped lowers a
+// configured floor to half of GOMEMLIMIT and to a quarter of the cgroup's
+// memory limit (v2 memory.max, v1 memory.limit_in_bytes), so that a server
+// in a small container is not pushed towards its limit by the floor.
 package gcfloor

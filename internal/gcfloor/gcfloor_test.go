@@ -1,6 +1,9 @@
 package gcfloor
 
 import (
+	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -140,5 +143,62 @@ func TestZeroFloorStartsNothing(t *testing.T) {
 	defer stop()
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("GOGC = %d, want 100", got)
+	}
+}
+
+func TestCapFor(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name                    string
+		floor, goLimit, cgLimit int64
+		want                    int64
+		why                     string
+	}{
+		{"no limits", 256 * mib, math.MaxInt64, 0, 256 * mib, ""},
+		{"roomy container", 256 * mib, math.MaxInt64, 4096 * mib, 256 * mib, ""},
+		{"small container", 256 * mib, math.MaxInt64, 512 * mib, 128 * mib, "a quarter of the cgroup memory limit"},
+		{"GOMEMLIMIT", 256 * mib, 300 * mib, 0, 150 * mib, "half of GOMEMLIMIT"},
+		{"both, the cgroup lower", 256 * mib, 300 * mib, 400 * mib, 100 * mib, "a quarter of the cgroup memory limit"},
+		{"floor off stays off", 0, 300 * mib, 400 * mib, 0, ""},
+	} {
+		got, why := capFor(tc.floor, tc.goLimit, tc.cgLimit)
+		if got != tc.want || why != tc.why {
+			t.Errorf("%s: capFor = %d MiB (%q), want %d MiB (%q)", tc.name, got/mib, why, tc.want/mib, tc.why)
+		}
+	}
+}
+
+func TestReadLimit(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		file   string
+		want   int64
+		wantOK bool
+	}{
+		{write("v2-max", "max\n"), 0, true},
+		{write("v2-set", "536870912\n"), 512 << 20, true},
+		{write("v1-unlimited", "9223372036854771712\n"), 0, true},
+		{filepath.Join(dir, "absent"), 0, false},
+	} {
+		if got, ok := readLimit(tc.file); got != tc.want || ok != tc.wantOK {
+			t.Errorf("readLimit(%s) = %d, %v; want %d, %v", filepath.Base(tc.file), got, ok, tc.want, tc.wantOK)
+		}
+	}
+	cg := write("cgroup", "12:memory:/x\n0::/system.slice/fairway.service\n")
+	if got := cgroupV2Path(cg); got != "/system.slice/fairway.service" {
+		t.Errorf("cgroupV2Path = %q", got)
+	}
+	if got := cgroupV2Path(write("cgroup-v1", "12:memory:/x\n")); got != "" {
+		t.Errorf("cgroupV2Path of a v1-only file = %q, want empty", got)
+	}
+	if n := cgroupMemoryLimit(); n < 0 {
+		t.Errorf("cgroupMemoryLimit() = %d on this machine", n)
 	}
 }
