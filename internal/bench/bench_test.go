@@ -3,10 +3,13 @@ package bench
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fairwayhq/fairway/internal/pgtest"
 )
 
 func TestPct(t *testing.T) {
@@ -245,5 +248,44 @@ func TestMainUsage(t *testing.T) {
 	}
 	if out.Len() != 0 {
 		t.Errorf("usage errors wrote to stdout: %q", out.String())
+	}
+}
+
+// TestDrainOnPostgresIsFenced runs drain on PostgreSQL and checks that the
+// bench's server led a term and fenced its commits, as fairway server
+// --store does.
+func TestDrainOnPostgresIsFenced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	pg := pgtest.URL(t)
+	var stdout, stderr bytes.Buffer
+	code := Main(context.Background(), []string{"drain", "--store", pg,
+		"--jobs", "200", "--concurrency", "20", "--batch", "100", "--settle", "0",
+		"--timeout", "40s", "--drain-timeout", "30s", "--max-runtime", "2m", "--data-dir", t.TempDir(),
+	}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit status %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	_, kv := parseLine(t, strings.TrimSpace(stdout.String()))
+	if kv["status"] != "ok" || kv["started"] != "200" || kv["dup_starts"] != "0" {
+		t.Errorf("drain: status=%s started=%s dup_starts=%s", kv["status"], kv["started"], kv["dup_starts"])
+	}
+	if kv["durability"] != "postgres:synchronous_commit,commit_before_ack,leader_fenced" {
+		t.Errorf("durability=%s", kv["durability"])
+	}
+	db, err := sql.Open("pgx", pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var terms, commits int64
+	if err := db.QueryRow("SELECT count(*), coalesce(sum(commits), 0) FROM leader_terms").Scan(&terms, &commits); err != nil {
+		t.Fatal(err)
+	}
+	// 200 jobs inserted in batches, leased, started and finished: each
+	// transaction of the dispatcher is counted by the fence.
+	if terms != 1 || commits < 10 {
+		t.Errorf("leader_terms: %d terms, %d fenced commits; want 1 term and its commits counted", terms, commits)
 	}
 }

@@ -16,20 +16,26 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/client"
 	"github.com/fairwayhq/fairway/internal/config"
+	"github.com/fairwayhq/fairway/internal/ha"
+	"github.com/fairwayhq/fairway/internal/leader"
 	"github.com/fairwayhq/fairway/internal/server"
 	"github.com/fairwayhq/fairway/internal/store"
-	"github.com/fairwayhq/fairway/internal/store/postgres" // registers the pgx database/sql driver too
+	_ "github.com/fairwayhq/fairway/internal/store/postgres" // registers the pgx database/sql driver
 	"github.com/fairwayhq/fairway/internal/store/sqlite"
 	"github.com/fairwayhq/fairway/worker"
 )
 
 // The fairway system: a real fairway server (internal/server on the SQLite
-// store, WAL fsync'd before every answer, config.Default()) listening on
-// 127.0.0.1, real fairway workers (package worker) and producers (package
-// client) talking HTTP to it, all in this process.
+// store, WAL fsync'd before every answer, config.Default(); or, with a
+// PostgreSQL store, one ha.Node that leads, every write fenced by its
+// term, as fairway server --store runs) listening on 127.0.0.1, real
+// fairway workers (package worker) and producers (package client) talking
+// HTTP to it, all in this process.
 
 // jobType is the type of every benchmark job; config.Default() accepts
 // unknown types, so it needs no configuration.
@@ -93,6 +99,12 @@ type fairwayRun struct {
 	served chan struct{}
 	url    string
 	cl     *client.Client // the producers' client
+
+	// On PostgreSQL the server is an ha.Node that leads (every write
+	// fenced by its term, as fairway server --store runs it); stopNode
+	// ends its term and nodeDone closes once it has stopped.
+	stopNode func()
+	nodeDone chan struct{}
 }
 
 // NewFairway returns the fairway System. It starts nothing until Reset.
@@ -136,7 +148,7 @@ func (f *fairwaySystem) Info(ctx context.Context) (Info, error) {
 // durability says where a run keeps its state and when it answers.
 func (f *fairwaySystem) durability() string {
 	if f.opts.Store != "" {
-		return "postgres:synchronous_commit,commit_before_ack"
+		return "postgres:synchronous_commit,commit_before_ack,leader_fenced"
 	}
 	return "sqlite:wal,fsync_before_ack"
 }
@@ -144,28 +156,31 @@ func (f *fairwaySystem) durability() string {
 // benchSchema is the PostgreSQL schema each run starts afresh.
 const benchSchema = "fairway_bench"
 
-// openStore opens the run's store: SQLite in dir, or PostgreSQL on a
-// fresh benchSchema.
-func (f *fairwaySystem) openStore(ctx context.Context, dir string) (store.Store, error) {
-	if f.opts.Store == "" {
-		return sqlite.Open(ctx, filepath.Join(dir, "fairway.db"))
-	}
-	db, err := sql.Open("pgx", f.opts.Store)
+// resetBenchSchema drops and creates the run's schema, the URL's
+// search_path if it names one (a test's own schema), else benchSchema, and
+// returns storeURL with its search_path set to it.
+func resetBenchSchema(ctx context.Context, storeURL string) (string, error) {
+	u, err := url.Parse(storeURL)
 	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, "DROP SCHEMA IF EXISTS "+benchSchema+" CASCADE; CREATE SCHEMA "+benchSchema); err != nil {
-		return nil, fmt.Errorf("reset schema %s: %w", benchSchema, err)
-	}
-	u, err := url.Parse(f.opts.Store)
-	if err != nil {
-		return nil, err
+		return "", err
 	}
 	q := u.Query()
-	q.Set("search_path", benchSchema)
+	schema := q.Get("search_path")
+	if schema == "" {
+		schema = benchSchema
+	}
+	db, err := sql.Open("pgx", storeURL)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	id := pgx.Identifier{schema}.Sanitize()
+	if _, err := db.ExecContext(ctx, "DROP SCHEMA IF EXISTS "+id+" CASCADE; CREATE SCHEMA "+id); err != nil {
+		return "", fmt.Errorf("reset schema %s: %w", schema, err)
+	}
+	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	return postgres.Open(ctx, u.String())
+	return u.String(), nil
 }
 
 // workers is the number of worker instances (before the cap at the
@@ -208,24 +223,24 @@ func (f *fairwaySystem) startRun(ctx context.Context) (r *fairwayRun, err error)
 			_ = r.close()
 		}
 	}()
-	if r.st, err = f.openStore(ctx, dir); err != nil {
-		return r, fmt.Errorf("open store: %w", err)
-	}
 	cfg := config.Default()
 	cfg.Server.DataDir = dir
-	if r.srv, err = server.New(server.Options{Store: r.st, Config: cfg, Logger: f.log}); err != nil {
-		return r, err
-	}
-	// The dispatcher runs until Close, not until the workload's ctx ends.
-	if err = r.srv.Start(context.WithoutCancel(ctx)); err != nil {
-		return r, fmt.Errorf("start server: %w", err)
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return r, err
 	}
+	var handler http.Handler
+	if f.opts.Store == "" {
+		handler, err = r.startSQLite(ctx, cfg, f.log)
+	} else {
+		handler, err = r.startLeader(ctx, f.opts.Store, cfg, ln.Addr().String(), f.log)
+	}
+	if err != nil {
+		_ = ln.Close()
+		return r, err
+	}
 	r.hs = &http.Server{
-		Handler:           r.srv.Handler(),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(f.log.Handler(), slog.LevelWarn),
 	}
@@ -243,6 +258,66 @@ func (f *fairwaySystem) startRun(ctx context.Context) (r *fairwayRun, err error)
 	return r, nil
 }
 
+// startSQLite opens the SQLite store in the run's directory and starts a
+// server on it, as fairway server does by default.
+func (r *fairwayRun) startSQLite(ctx context.Context, cfg config.Config, log *slog.Logger) (http.Handler, error) {
+	var err error
+	if r.st, err = sqlite.Open(ctx, filepath.Join(r.dir, "fairway.db")); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if r.srv, err = server.New(server.Options{Store: r.st, Config: cfg, Logger: log}); err != nil {
+		return nil, err
+	}
+	// The dispatcher runs until Close, not until the workload's ctx ends.
+	if err = r.srv.Start(context.WithoutCancel(ctx)); err != nil {
+		return nil, fmt.Errorf("start server: %w", err)
+	}
+	return r.srv.Handler(), nil
+}
+
+// leadTimeout bounds the wait for the bench's one instance to win its
+// first term on PostgreSQL.
+const leadTimeout = 30 * time.Second
+
+// startLeader resets the bench schema and runs one ha.Node on it, as
+// fairway server --store runs: it returns once the Node leads, with every
+// write transaction fenced by its term.
+func (r *fairwayRun) startLeader(ctx context.Context, storeURL string, cfg config.Config, addr string, log *slog.Logger) (http.Handler, error) {
+	u, err := resetBenchSchema(ctx, storeURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Server.Store = u
+	led := make(chan struct{}, 1)
+	node, err := ha.New(ctx, ha.Options{URL: u, Config: cfg, Logger: log,
+		Lease: leader.Lease{Holder: "bench-" + filepath.Base(r.dir), Address: addr, TTL: cfg.Server.LeaderTTL.D()},
+		OnLead: func(leader.Term) {
+			select {
+			case led <- struct{}{}:
+			default:
+			}
+		}})
+	if err != nil {
+		return nil, fmt.Errorf("start the instance: %w", err)
+	}
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	r.stopNode, r.nodeDone = stop, make(chan struct{})
+	go func() {
+		defer close(r.nodeDone)
+		node.Run(runCtx)
+	}()
+	timer := time.NewTimer(leadTimeout)
+	defer timer.Stop()
+	select {
+	case <-led:
+		return node.Handler(), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-timer.C:
+		return nil, fmt.Errorf("the instance did not win a term within %s", leadTimeout)
+	}
+}
+
 // close stops the HTTP server, the dispatcher and the store, and removes
 // the data directory.
 func (r *fairwayRun) close() error {
@@ -257,6 +332,10 @@ func (r *fairwayRun) close() error {
 	}
 	if r.cl != nil {
 		r.cl.CloseIdleConnections()
+	}
+	if r.stopNode != nil {
+		r.stopNode()
+		<-r.nodeDone
 	}
 	if r.srv != nil {
 		errs = append(errs, r.srv.Close())
