@@ -230,55 +230,31 @@ func (s *Store) WriteDeferred(ctx context.Context, fn func(w store.Writer) error
 	if s.Closed.Load() {
 		return nil, store.ErrClosed
 	}
-	if err := s.apply.Failed(); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var direct *tx
-	r := queued.NewRecorder(func() (store.Writer, error) {
-		s.apply.Drain()
-		if err := s.apply.Failed(); err != nil {
-			return nil, err
-		}
-		s.conn.Lock()
-		direct = s.begin()
-		return direct.w, nil
-	})
-	err := s.record(fn, r, &direct)
-	if direct != nil {
-		err := s.end(ctx, direct, err)
-		s.conn.Unlock()
-		if err != nil {
-			return nil, err
-		}
-		return durable, nil
-	}
-	if err == nil {
-		err = r.Err()
-	}
+	return s.apply.Write(ctx, fn, s.beginDirect)
+}
+
+// directTx is a Write's own transaction (queued.Direct), durable when
+// COMMIT returns.
+type directTx struct {
+	s *Store
+	t *tx
+}
+
+// beginDirect takes the writer connection and begins a transaction on it.
+func (s *Store) beginDirect() (queued.Direct, error) {
+	s.conn.Lock()
+	return directTx{s: s, t: s.begin()}, nil
+}
+
+func (d directTx) Writer() store.Writer { return d.t.w }
+
+func (d directTx) End(ctx context.Context, fnErr error) (<-chan error, error) {
+	err := d.s.end(ctx, d.t, fnErr)
+	d.s.conn.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	return s.apply.Enqueue(r.Ops()), nil
-}
-
-// record runs fn on r. If fn panics after the Write went direct, its
-// transaction is rolled back and the connection released before the
-// panic goes on.
-func (s *Store) record(fn func(w store.Writer) error, r *queued.Recorder, direct **tx) error {
-	ok := false
-	defer func() {
-		r.Finish()
-		if !ok && *direct != nil {
-			_ = s.end(bg, *direct, errors.New("postgres: Write panicked"))
-			s.conn.Unlock()
-		}
-	}()
-	err := fn(r)
-	ok = true
-	return err
+	return durable, nil
 }
 
 // applyQueued is the applier's transaction (queued.Apply): the batch's

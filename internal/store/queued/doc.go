@@ -1,11 +1,11 @@
 // Package queued runs a store's write transactions off the caller's
 // goroutine: the queued writes that packages sqlite and postgres share.
 //
-// A driver's WriteDeferred runs the caller's function on a Recorder, a
-// store.Writer with no transaction open. Every operation whose contract
-// lets a failure surface at the commit — JobInsertBatched without an
-// idempotency key, JobTransitionBatched, ExecutionUpsertMany, EventAppend,
-// WorkerUpsert — is checked at once (store.ErrInvalid still answers at
+// A driver's WriteDeferred (through Applier.Write) runs the caller's
+// function on a Recorder, a store.Writer with no transaction open. Every
+// operation whose contract lets a failure surface at the commit —
+// JobInsertBatched without an idempotency key, JobTransitionBatched,
+// ExecutionUpsertMany, EventAppend, WorkerUpsert — is checked at once (store.ErrInvalid still answers at
 // once) and recorded with a copy of its arguments. If the function returns
 // with only such operations, the driver hands them to the Applier and
 // returns the Write's durable channel at once. The Applier's goroutine
@@ -16,11 +16,11 @@
 //
 // The first operation that must answer (JobInsert, an insert with an
 // idempotency key, JobTransition, deletions, purges, logs, result updates,
-// keys, webhooks) turns the Write direct: the Recorder calls the driver's
-// open function, which waits until the Applier has committed everything
-// queued (Drain), begins a transaction on the caller's goroutine and hands
-// back its Writer; the Recorder replays what it recorded and runs the rest
-// there.
+// keys, webhooks) turns the Write direct: Applier.Write waits until the
+// Applier has committed everything queued (Drain), has the driver begin a
+// transaction on the caller's goroutine (a Direct), and the Recorder
+// replays what it recorded into it and runs the rest there; the Direct's
+// End commits it and returns its durable channel.
 //
 // At most one Write waits for the Applier; Ready (see Readiness) tells the
 // caller when to hand over the next one, so that the caller forms batch

@@ -25,20 +25,11 @@ type Recorder struct {
 
 var errWriterDone = errors.New("store: Writer used after its Write returned")
 
-// NewRecorder returns a Recorder; open begins the Write's own transaction
+// newRecorder returns a Recorder; open begins the Write's own transaction
 // (after the Applier has drained) and returns its Writer.
-func NewRecorder(open func() (store.Writer, error)) *Recorder {
+func newRecorder(open func() (store.Writer, error)) *Recorder {
 	return &Recorder{open: open}
 }
-
-// Ops returns what was recorded (nil once the Write went direct).
-func (r *Recorder) Ops() []Op { return r.ops }
-
-// Err is the failure to go direct, if there was one.
-func (r *Recorder) Err() error { return r.err }
-
-// Finish marks the Write returned: every later operation fails.
-func (r *Recorder) Finish() { r.done = true }
 
 var _ store.Writer = (*Recorder)(nil)
 

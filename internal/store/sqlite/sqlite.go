@@ -309,63 +309,43 @@ func (s *Store) WriteDeferred(ctx context.Context, fn func(w store.Writer) error
 	if s.Closed.Load() {
 		return nil, store.ErrClosed
 	}
-	if err := errors.Join(s.sync.failed(), s.apply.Failed()); err != nil {
+	if err := s.sync.failed(); err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var direct *sqlstore.Writer
-	r := queued.NewRecorder(func() (store.Writer, error) {
-		s.apply.Drain()
-		if err := s.apply.Failed(); err != nil {
-			return nil, err
-		}
-		s.conn.Lock()
-		w, err := s.begin()
-		if err != nil {
-			s.conn.Unlock()
-			return nil, err
-		}
-		direct = w
-		return w, nil
-	})
-	err := s.record(fn, r, &direct)
-	if direct != nil {
-		wrote, err := s.end(ctx, direct, err)
+	return s.apply.Write(ctx, fn, s.beginDirect)
+}
+
+// directTx is a Write's own transaction (queued.Direct): committed on the
+// caller's goroutine, durable once the syncer's next fsync returns.
+type directTx struct {
+	s *Store
+	w *sqlstore.Writer
+}
+
+// beginDirect takes the writer connection and begins a transaction on it.
+func (s *Store) beginDirect() (queued.Direct, error) {
+	s.conn.Lock()
+	w, err := s.begin()
+	if err != nil {
 		s.conn.Unlock()
-		if err != nil {
-			return nil, err
-		}
-		if s.ckpt != nil {
-			s.ckpt.notify()
-		}
-		return s.sync.commit(wrote), nil
+		return nil, err
 	}
-	if err == nil {
-		err = r.Err()
-	}
+	return directTx{s: s, w: w}, nil
+}
+
+func (d directTx) Writer() store.Writer { return d.w }
+
+func (d directTx) End(ctx context.Context, fnErr error) (<-chan error, error) {
+	s := d.s
+	wrote, err := s.end(ctx, d.w, fnErr)
+	s.conn.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	return s.apply.Enqueue(r.Ops()), nil
-}
-
-// record runs fn on r. If fn panics after the Write went direct, its
-// transaction is rolled back and the connection released before the
-// panic goes on.
-func (s *Store) record(fn func(w store.Writer) error, r *queued.Recorder, direct **sqlstore.Writer) error {
-	ok := false
-	defer func() {
-		r.Finish()
-		if !ok && *direct != nil {
-			_, _ = s.end(bg, *direct, errors.New("sqlite: Write panicked"))
-			s.conn.Unlock()
-		}
-	}()
-	err := fn(r)
-	ok = true
-	return err
+	if s.ckpt != nil {
+		s.ckpt.notify()
+	}
+	return s.sync.commit(wrote), nil
 }
 
 // transact runs fn between BEGIN IMMEDIATE and COMMIT, rolling back on any
