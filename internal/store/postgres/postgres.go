@@ -37,6 +37,16 @@ var (
 	_ store.Queueing = (*Store)(nil)
 )
 
+// writerPlanSettings keep the writer connection's statements on their
+// keys (doc.go, "The writer's plans"): every one finds its rows by a
+// key, and the planner, given the statistics of a table that has grown
+// since its last ANALYZE, would cache plans that scan it.
+var writerPlanSettings = []string{
+	"SET enable_seqscan = off",
+	"SET enable_hashjoin = off",
+	"SET enable_mergejoin = off",
+}
+
 // dialect is PostgreSQL's: numbered placeholders, a failed statement
 // aborts the transaction (so fallible operations run in savepoints), new
 // event ids read back with RETURNING.
@@ -46,7 +56,7 @@ var dialect = sqlstore.Dialect{
 	StatementErrorAbortsTx: true,
 	EventIDsReturned:       true,
 	BatchTransitions:       true,
-	StateGuard:             "state",
+	StateGuard:             "(state || '')", // an expression: a transition finds its row by id, never by a state index
 	TagFilter: func(table string) string {
 		return "EXISTS (SELECT 1 FROM jsonb_array_elements_text(" + table + ".tags::jsonb) AS t(tag) WHERE t.tag = ?)"
 	},
@@ -137,6 +147,12 @@ func (s *Store) open(ctx context.Context, url string) error {
 	}
 	if s.opts.idleTx > 0 {
 		q := fmt.Sprintf("SET idle_in_transaction_session_timeout = %d", s.opts.idleTx.Milliseconds())
+		if _, err := s.WConn.ExecContext(ctx, q); err != nil {
+			_ = s.CloseWriter()
+			return fmt.Errorf("postgres: %s: %w", q, err)
+		}
+	}
+	for _, q := range writerPlanSettings {
 		if _, err := s.WConn.ExecContext(ctx, q); err != nil {
 			_ = s.CloseWriter()
 			return fmt.Errorf("postgres: %s: %w", q, err)

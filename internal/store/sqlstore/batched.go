@@ -149,7 +149,7 @@ func (w *Writer) applyBatch(sh transitionShape, rows [][]any) error {
 		w.queueTransitions(sh, rows)
 		return nil
 	}
-	q, cols := sh.batchSQL(len(rows))
+	q, cols := sh.batchSQL(len(rows), w.s.D.StateGuard)
 	args := make([]any, 0, len(rows)*cols)
 	for _, r := range rows {
 		args = append(args, r...)
@@ -171,8 +171,10 @@ func (w *Writer) applyBatch(sh transitionShape, rows [][]any) error {
 
 // batchSQL renders the shape's UPDATE of rows jobs at once, and the
 // number of values per row (transitionArgs' order: updated_at, the set
-// fields, id, the attempt guard, the from states).
-func (sh transitionShape) batchSQL(rows int) (string, int) {
+// fields, id, the attempt guard, the from states). stateGuard is
+// Dialect.StateGuard: the VALUES list names no column state, so the
+// unqualified column is the job's.
+func (sh transitionShape) batchSQL(rows int, stateGuard string) (string, int) {
 	var set, names, types []string
 	add := func(name, typ string) {
 		names = append(names, name)
@@ -200,7 +202,7 @@ func (sh transitionShape) batchSQL(rows int) (string, int) {
 		from = append(from, "v."+name)
 	}
 	if len(from) > 0 {
-		where = append(where, "jobs.state IN ("+strings.Join(from, ", ")+")")
+		where = append(where, stateGuard+" IN ("+strings.Join(from, ", ")+")")
 	}
 	row := make([]string, len(types))
 	for i, t := range types {

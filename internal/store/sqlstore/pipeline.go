@@ -149,7 +149,7 @@ func (w *Writer) queueInserts(rows [][]any) {
 func (w *Writer) queueTransitions(sh transitionShape, rows [][]any) {
 	_ = eachChunk(len(rows), func(from, n int) error {
 		q := w.s.piped.get(transitionKey{sh, n}, func() string {
-			update, _ := sh.batchSQL(n)
+			update, _ := sh.batchSQL(n, w.s.D.StateGuard)
 			return w.s.D.rebind("WITH changed AS (" + update + " RETURNING 1) " +
 				"SELECT " + w.s.D.ExpectRows + "(count(*), ?) FROM changed")
 		})
