@@ -91,3 +91,82 @@ func testInsertBatched(t *testing.T, s store.Store) {
 		t.Errorf("c of the failed batch was stored: %v", err)
 	}
 }
+
+// testInterleavedOperationsKeepTheirOrder: in one Write, executions and
+// events interleaved with transitions and inserts (as the Writes of
+// several dispatcher batches replayed into one transaction are) land as
+// if each ran at once: a second upsert of one execution replaces the first, and
+// events get increasing ids in the order they were appended, each set in
+// the caller's slice once the Write returns.
+func testInterleavedOperationsKeepTheirOrder(t *testing.T, s store.Store) {
+	at := T0.Add(time.Minute)
+	leased := func(id string) store.Execution {
+		return store.Execution{JobID: id, Attempt: 1, WorkerID: "w1", LeasedAt: at}
+	}
+	batches := [][]store.Event{
+		{{JobID: "a", Type: store.EventSubmitted, At: T0}, {JobID: "b", Type: store.EventSubmitted, At: T0}},
+		{{JobID: "a", Type: store.EventLeased, At: at}},
+		{{JobID: "a", Type: store.EventSucceeded, At: at}, {JobID: "b", Type: store.EventLeased, At: at}},
+	}
+	write(t, s, func(w store.Writer) error {
+		for _, j := range []store.Job{newJob("a", "t", T0), newJob("b", "t", T0)} {
+			if err := w.JobInsertBatched(ctx, j); err != nil {
+				return err
+			}
+		}
+		if err := w.EventAppend(ctx, batches[0]); err != nil {
+			return err
+		}
+		if err := w.JobTransitionBatched(ctx, lease("a", 0, at)); err != nil {
+			return err
+		}
+		if err := w.ExecutionUpsertMany(ctx, []store.Execution{leased("a")}); err != nil {
+			return err
+		}
+		if err := w.EventAppend(ctx, batches[1]); err != nil {
+			return err
+		}
+		done := leased("a")
+		done.FinishedAt, done.Outcome = at.Add(time.Second), store.OutcomeSucceeded
+		if err := w.ExecutionUpsertMany(ctx, []store.Execution{done, leased("b")}); err != nil {
+			return err
+		}
+		if err := w.JobTransitionBatched(ctx, lease("b", 0, at)); err != nil {
+			return err
+		}
+		return w.EventAppend(ctx, batches[2])
+	})
+	var ids []int64
+	for _, b := range batches {
+		for _, e := range b {
+			ids = append(ids, e.ID)
+		}
+	}
+	for i := range ids {
+		if ids[i] == 0 || (i > 0 && ids[i] <= ids[i-1]) {
+			t.Fatalf("event ids in append order: %v, want increasing and set", ids)
+		}
+	}
+	got, err := s.EventList(ctx, store.EventListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(ids) {
+		t.Fatalf("%d events stored, want %d", len(got), len(ids))
+	}
+	for i, e := range got {
+		if e.ID != ids[i] {
+			t.Errorf("event %d: stored id %d, the caller's %d", i, e.ID, ids[i])
+		}
+	}
+	es, err := s.ExecutionList(ctx, store.ExecutionListParams{JobID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 1 || es[0].Outcome != store.OutcomeSucceeded || !es[0].FinishedAt.Equal(at.Add(time.Second)) {
+		t.Errorf("a's execution after two upserts in one Write: %+v", es)
+	}
+	if b := get(t, s, "b"); b.State != store.StateLeased {
+		t.Errorf("b after its lease: %+v", b)
+	}
+}

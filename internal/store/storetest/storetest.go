@@ -60,6 +60,7 @@ var tests = []testCase{
 	{"TransitionFenced", testTransitionFenced},
 	{"TransitionBatched", testTransitionBatched},
 	{"InsertBatched", testInsertBatched},
+	{"InterleavedOperationsKeepTheirOrder", testInterleavedOperationsKeepTheirOrder},
 	{"TransitionSetsEveryField", testTransitionSetsEveryField},
 	{"TransitionClears", testTransitionClears},
 	{"TransitionNotFound", testTransitionNotFound},
