@@ -60,9 +60,12 @@
 // table, 2 ms a statement at 5,000 jobs. So the writer's session turns
 // sequential scans, hash joins and merge joins off (writerPlanSettings;
 // the planner then prices them out wherever an index serves, and still
-// uses them where none does), and a transition's state guard is the
-// expression (state || ''), which no index matches, so that the row is
-// found by jobs_pkey and the guard checked on it (SQLite's "+state").
+// uses them where none does), and a transition's state guard is an
+// expression that no index matches, so that the row is found by jobs_pkey
+// and the guard checked on it (SQLite's "+state"):
+//
+//	UPDATE jobs SET ... WHERE id = $1 AND attempt = $2 AND (state || '') IN ($3)
+//
 // The read pool keeps the planner's defaults. Measured with fairway bench
 // steady: 1.0k to 2.0k jobs/s, the writer's backend from 81% of a core to
 // 60%.
