@@ -28,9 +28,9 @@ type Dialect struct {
 	// EventIDsReturned: multi-row event inserts read the new ids with
 	// RETURNING instead of LastInsertId.
 	EventIDsReturned bool
-	// StateGuard is the column expression a transition's state guard uses
-	// (SQLite: "+state", so that the row is found by id, never by a state
-	// index).
+	// StateGuard is the column expression a transition's state guard uses,
+	// one that no index matches, so that the row is found by id, never by
+	// a state index (SQLite: "+state"; PostgreSQL: "(state || '')").
 	StateGuard string
 	// TagFilter is the condition, with one placeholder for the tag, that
 	// the JSON array column table.tags holds the tag.
