@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -145,14 +146,7 @@ func (s *Store) open(ctx context.Context, url string) error {
 		_ = wdb.Close()
 		return fmt.Errorf("postgres: connect: %w", unavailable(err))
 	}
-	if s.opts.idleTx > 0 {
-		q := fmt.Sprintf("SET idle_in_transaction_session_timeout = %d", s.opts.idleTx.Milliseconds())
-		if _, err := s.WConn.ExecContext(ctx, q); err != nil {
-			_ = s.CloseWriter()
-			return fmt.Errorf("postgres: %s: %w", q, err)
-		}
-	}
-	for _, q := range writerPlanSettings {
+	for _, q := range s.writerSession() {
 		if _, err := s.WConn.ExecContext(ctx, q); err != nil {
 			_ = s.CloseWriter()
 			return fmt.Errorf("postgres: %s: %w", q, err)
@@ -180,6 +174,17 @@ func (s *Store) open(ctx context.Context, url string) error {
 	s.apply = queued.Start(s.applyQueued, s.ready)
 	s.ReadBarrier = s.apply.Barrier
 	return nil
+}
+
+// writerSession is what the writer connection sets for its session: the
+// plan settings, and the idle-in-transaction timeout when one is set.
+func (s *Store) writerSession() []string {
+	settings := writerPlanSettings
+	if s.opts.idleTx > 0 {
+		settings = append(slices.Clip(settings),
+			fmt.Sprintf("SET idle_in_transaction_session_timeout = %d", s.opts.idleTx.Milliseconds()))
+	}
+	return settings
 }
 
 // IsURL reports whether s names a PostgreSQL database (postgres:// or
