@@ -20,13 +20,20 @@
 // # Fencing
 //
 // Every write transaction of the leader begins with Fence: a SELECT ... FOR
-// SHARE of the row that requires (holder, term) to be this instance's and
-// expires_at to lie ahead. The shared row lock is held to the commit, and a
-// campaign's UPDATE needs the row exclusively, so a new term can begin only
-// after every transaction fenced under the old one has committed or rolled
-// back; a transaction that starts after the new term began fails its fence
-// and commits nothing. A deposed leader, or one cut off from the database
-// and back, therefore cannot commit anything once another instance leads:
+// KEY SHARE of the row that requires (holder, term) to be this instance's
+// and expires_at to lie ahead. The row lock is held to the commit. A
+// campaign's UPDATE changes term, a key column (the row has a unique index
+// on it), so it takes the row FOR UPDATE, which conflicts with every key
+// share: a new term can begin only after every transaction fenced under
+// the old one has committed or rolled back. A renewal changes only
+// expires_at, takes FOR NO KEY UPDATE, and so waits for no fenced
+// transaction, and fenced transactions never wait for one another (the
+// store runs two at once: package postgres, "Overlapped commits"); each
+// writer connection counts its commits in a leader_terms row of its own
+// (its slot) for the same reason. A transaction that starts after the new
+// term began fails its fence and commits nothing. A deposed leader, or one
+// cut off from the database and back, therefore cannot commit anything
+// once another instance leads:
 // no two leaders ever commit in overlapping time (this is what River, Oban
 // and Asynq users lost data or ran cron twice without: oban#1488,
 // asynq#371).

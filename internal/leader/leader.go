@@ -79,17 +79,17 @@ func (t Term) Resign(ctx context.Context, db DB) error {
 }
 
 // Fence checks, inside a write transaction, that the term still leads,
-// and holds the row shared until the transaction ends, so that no new
-// term can begin before it commits. ErrDeposed when the term is over.
-// It also counts the transaction in leader_terms (first and last commit
-// time of each term), the record that shows terms never overlap.
+// and holds the row (FOR KEY SHARE) until the transaction ends, so that
+// no new term can begin before it commits. ErrDeposed when the term is
+// over. It also counts the transaction in leader_terms (first and last
+// commit time of each term), the record that shows terms never overlap.
 //
-// The check is one statement (FenceSQL with FenceArgs, the database
-// function fairway_fence), so that a store can send it with the rest of
-// its transaction (postgres.WithFence) and name its error with
-// FenceError.
+// The check is one statement (FenceSQL with FenceArgs and a writer
+// connection's slot, the database function fairway_fence), so that a
+// store can send it with the rest of its transaction (postgres.WithFence)
+// and name its error with FenceError. Fence counts under slot 0.
 func (t Term) Fence(ctx context.Context, tx DB) error {
-	_, err := tx.ExecContext(ctx, FenceSQL, t.FenceArgs()...)
+	_, err := tx.ExecContext(ctx, FenceSQL, append(t.FenceArgs(), 0)...)
 	if ferr := FenceError(err); ferr != nil {
 		return ferr
 	}
@@ -99,8 +99,11 @@ func (t Term) Fence(ctx context.Context, tx DB) error {
 	return nil
 }
 
-// FenceSQL is the fence statement; its arguments are Term.FenceArgs.
-const FenceSQL = `SELECT fairway_fence($1, $2)`
+// FenceSQL is the fence statement; its arguments are Term.FenceArgs and
+// the slot (0, 1, ...) of the writer connection it runs on: each slot
+// counts its commits in a row of leader_terms of its own, so that fenced
+// transactions on different connections never wait for one another.
+const FenceSQL = `SELECT fairway_fence($1, $2, $3)`
 
 // FenceArgs are FenceSQL's arguments for the term.
 func (t Term) FenceArgs() []any { return []any{t.Holder, t.Number} }
@@ -124,9 +127,11 @@ type TermRecord struct {
 	Commits       int64
 }
 
-// Terms returns every term that committed, in term order.
+// Terms returns every term that committed, in term order, its slots'
+// counts summed.
 func Terms(ctx context.Context, db *sql.DB) ([]TermRecord, error) {
-	rows, err := db.QueryContext(ctx, `SELECT term, holder, first_commit_at, last_commit_at, commits FROM leader_terms ORDER BY term`)
+	rows, err := db.QueryContext(ctx, `SELECT term, min(holder), min(first_commit_at), max(last_commit_at), sum(commits)::bigint
+		FROM leader_terms GROUP BY term ORDER BY term`)
 	if err != nil {
 		return nil, fmt.Errorf("leader: terms: %w", err)
 	}

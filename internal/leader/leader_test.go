@@ -118,6 +118,43 @@ func TestAFencedTransactionHoldsOffTheNextTerm(t *testing.T) {
 	}
 }
 
+// Two transactions fenced under the same term, on two connections, run
+// at once, and the term's renewal waits for neither: only a new term
+// (a campaign) waits for fenced transactions.
+func TestFencedTransactionsAndRenewalsDoNotWaitForEachOther(t *testing.T) {
+	db, _ := testDB(t)
+	ta, ok, err := lease("a", time.Minute).Campaign(ctx, db)
+	if err != nil || !ok {
+		t.Fatal(err)
+	}
+	quick, cancel := context.WithTimeout(ctx, 5*time.Second) // a wait fails the test, not hangs it
+	defer cancel()
+	var open []*sql.Tx
+	for slot := range 2 {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		if _, err := tx.ExecContext(quick, FenceSQL, append(ta.FenceArgs(), slot)...); err != nil {
+			t.Fatalf("fence on slot %d while another fenced transaction is open: %v", slot, err)
+		}
+		open = append(open, tx)
+	}
+	if ok, err := ta.Renew(quick, db); !ok || err != nil {
+		t.Fatalf("renewal with two fenced transactions open: %v %v", ok, err)
+	}
+	for _, tx := range open {
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	terms, err := Terms(ctx, db)
+	if err != nil || len(terms) != 1 || terms[0].Commits != 2 {
+		t.Fatalf("terms %+v (%v), want term 1 with its 2 commits", terms, err)
+	}
+}
+
 // waitForLockWaiter waits until a session of this database waits on a
 // row lock.
 func waitForLockWaiter(t *testing.T, db *sql.DB) {

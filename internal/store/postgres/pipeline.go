@@ -14,13 +14,32 @@ import (
 // reads back in one round trip. After a failed statement the database
 // skips the rest up to the Sync, so a queued COMMIT never follows an
 // error.
+//
+// With holdEvents set (a transaction of the concurrent applier), the
+// statements that return ids (the events' inserts) are held back, out of
+// Pending and Send, until releaseHeld queues them: they then run with the
+// COMMIT, after the transaction before has committed, so that event ids
+// increase in commit order.
 type pipeline struct {
-	conn  *sql.Conn
-	fence *Fence
-	batch *pgx.Batch
+	conn       *sql.Conn
+	fence      *Fence
+	batch      *pgx.Batch
+	holdEvents bool
+	held       []heldStatement
+}
+
+// heldStatement is a statement held back by holdEvents.
+type heldStatement struct {
+	query string
+	args  []any
+	ids   func([]int64)
 }
 
 func (p *pipeline) Queue(query string, args []any, ids func([]int64)) {
+	if p.holdEvents && ids != nil {
+		p.held = append(p.held, heldStatement{query, args, ids})
+		return
+	}
 	if p.batch == nil {
 		p.batch = &pgx.Batch{}
 	}
@@ -52,7 +71,16 @@ func (p *pipeline) Pending() int {
 	return p.batch.Len()
 }
 
-func (p *pipeline) Reset() { p.batch = nil }
+func (p *pipeline) Reset() { p.batch, p.held = nil, nil }
+
+// releaseHeld queues the statements holdEvents held back, in order.
+func (p *pipeline) releaseHeld() {
+	held := p.held
+	p.held, p.holdEvents = nil, false
+	for _, h := range held {
+		p.Queue(h.query, h.args, h.ids)
+	}
+}
 
 // Send sends the batch on the writer connection's pgx.Conn. The fence's
 // refusal is named by its Err; a broken connection is ErrUnavailable.

@@ -14,18 +14,20 @@ import (
 // jobScans are the writer-visible scan counters of the jobs table.
 type jobScans struct{ seq, stateIndex, pkey int64 }
 
-// writerJobScans has the writer connection's backend publish its
+// writerJobScans has the writer connections' backends publish their
 // statistics and reads them back from another session.
 func writerJobScans(t *testing.T, s *Store, db *sql.DB) jobScans {
 	t.Helper()
-	s.conn.Lock()
-	_, err := s.WConn.ExecContext(ctx, "SELECT pg_stat_force_next_flush()")
-	s.conn.Unlock()
-	if err != nil {
-		t.Fatal(err)
+	for _, wc := range s.writers {
+		wc.mu.Lock()
+		_, err := wc.core.WConn.ExecContext(ctx, "SELECT pg_stat_force_next_flush()")
+		wc.mu.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	var got jobScans
-	err = db.QueryRowContext(ctx, `SELECT
+	err := db.QueryRowContext(ctx, `SELECT
 		(SELECT seq_scan FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = 'jobs'),
 		(SELECT idx_scan FROM pg_stat_user_indexes WHERE schemaname = current_schema() AND indexrelname = 'jobs_state_created'),
 		(SELECT idx_scan FROM pg_stat_user_indexes WHERE schemaname = current_schema() AND indexrelname = 'jobs_pkey')`).

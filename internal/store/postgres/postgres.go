@@ -19,16 +19,26 @@ import (
 )
 
 // Store is the PostgreSQL store. It implements store.Store: the reads and
-// the write operations are package sqlstore's, on one writer connection
-// (WConn) held for the store's life and a read pool (RDB).
+// the write operations are package sqlstore's, on two writer connections
+// held for the store's life (each a Core's WConn; the embedded Core's is
+// the first) and a read pool (RDB).
 type Store struct {
-	*sqlstore.Core
-	opts options
+	*sqlstore.Core // the reads, and writer connection 0's statements
+	opts           options
 
-	wmu   sync.Mutex        // serializes Write calls and Close
-	conn  sync.Mutex        // held while a transaction runs on the writer connection
-	apply *queued.Applier   // runs queued Writes
-	ready *queued.Readiness // Ready's channel
+	wmu     sync.Mutex        // serializes Write calls and Close
+	writers [2]*writerConn    // the writer connections; a direct Write runs on 0
+	apply   *queued.Applier   // runs queued Writes
+	ready   *queued.Readiness // Ready's channel
+}
+
+// writerConn is one writer connection: its statements (a Core of its
+// own, whose WConn it is) and the slot the fence counts its commits
+// under.
+type writerConn struct {
+	core *sqlstore.Core
+	slot int
+	mu   sync.Mutex // held while a transaction runs on it
 }
 
 var bg = context.Background()
@@ -133,6 +143,38 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 }
 
 func (s *Store) open(ctx context.Context, url string) error {
+	s.writers[0] = &writerConn{core: s.Core, slot: 0}
+	s.writers[1] = &writerConn{core: &sqlstore.Core{D: dialect, Window: s.opts.window}, slot: 1}
+	for i, wc := range s.writers {
+		if err := s.connectWriter(ctx, url, wc.core); err != nil {
+			for _, opened := range s.writers[:i] {
+				_ = opened.core.CloseWriter()
+			}
+			return err
+		}
+	}
+	rdb, err := sql.Open("pgx", url)
+	if err != nil {
+		_ = s.closeWriters()
+		return fmt.Errorf("postgres: open: %w", err)
+	}
+	rdb.SetMaxOpenConns(s.opts.readConns)
+	rdb.SetMaxIdleConns(s.opts.readConns)
+	if err := rdb.PingContext(ctx); err != nil {
+		_ = rdb.Close()
+		_ = s.closeWriters()
+		return fmt.Errorf("postgres: connect: %w", unavailable(err))
+	}
+	s.RDB = rdb
+	s.ready = queued.NewReadiness()
+	s.apply = queued.StartConcurrent(s.stage, s.ready)
+	s.ReadBarrier = s.apply.Barrier
+	return nil
+}
+
+// connectWriter opens c's writer connection (a pool of one, held for the
+// store's life), sets its session and prepares its statements.
+func (s *Store) connectWriter(ctx context.Context, url string, c *sqlstore.Core) error {
 	wdb, err := sql.Open("pgx", url)
 	if err != nil {
 		return fmt.Errorf("postgres: open: %w", err)
@@ -141,42 +183,35 @@ func (s *Store) open(ctx context.Context, url string) error {
 	wdb.SetMaxIdleConns(1)
 	wdb.SetConnMaxLifetime(0)
 	wdb.SetConnMaxIdleTime(0)
-	s.WDB = wdb
-	if s.WConn, err = wdb.Conn(ctx); err != nil {
+	c.WDB = wdb
+	if c.WConn, err = wdb.Conn(ctx); err != nil {
 		_ = wdb.Close()
 		return fmt.Errorf("postgres: connect: %w", unavailable(err))
 	}
 	for _, q := range s.writerSession() {
-		if _, err := s.WConn.ExecContext(ctx, q); err != nil {
-			_ = s.CloseWriter()
+		if _, err := c.WConn.ExecContext(ctx, q); err != nil {
+			_ = c.CloseWriter()
 			return fmt.Errorf("postgres: %s: %w", q, err)
 		}
 	}
-	s.Pipe = &pipeline{conn: s.WConn, fence: s.opts.fence}
-	if err := s.Prepare(ctx); err != nil {
-		_ = s.CloseWriter()
+	c.Pipe = &pipeline{conn: c.WConn, fence: s.opts.fence}
+	if err := c.Prepare(ctx); err != nil {
+		_ = c.CloseWriter()
 		return fmt.Errorf("postgres: prepare: %w", err)
 	}
-	rdb, err := sql.Open("pgx", url)
-	if err != nil {
-		_ = s.CloseWriter()
-		return fmt.Errorf("postgres: open: %w", err)
-	}
-	rdb.SetMaxOpenConns(s.opts.readConns)
-	rdb.SetMaxIdleConns(s.opts.readConns)
-	if err := rdb.PingContext(ctx); err != nil {
-		_ = rdb.Close()
-		_ = s.CloseWriter()
-		return fmt.Errorf("postgres: connect: %w", unavailable(err))
-	}
-	s.RDB = rdb
-	s.ready = queued.NewReadiness()
-	s.apply = queued.Start(s.applyQueued, s.ready)
-	s.ReadBarrier = s.apply.Barrier
 	return nil
 }
 
-// writerSession is what the writer connection sets for its session: the
+// closeWriters closes both writer connections.
+func (s *Store) closeWriters() error {
+	var errs []error
+	for _, wc := range s.writers {
+		errs = append(errs, wc.core.CloseWriter())
+	}
+	return errors.Join(errs...)
+}
+
+// writerSession is what each writer connection sets for its session: the
 // plan settings, and the idle-in-transaction timeout when one is set.
 func (s *Store) writerSession() []string {
 	settings := writerPlanSettings
@@ -214,7 +249,7 @@ func (s *Store) Close() error {
 	}
 	s.apply.Close() // what is queued commits first
 	s.Closed.Store(true)
-	if err := errors.Join(s.RDB.Close(), s.CloseWriter()); err != nil {
+	if err := errors.Join(s.RDB.Close(), s.closeWriters()); err != nil {
 		return fmt.Errorf("postgres: close: %w", err)
 	}
 	return nil
@@ -255,45 +290,81 @@ func (s *Store) WriteDeferred(ctx context.Context, fn func(w store.Writer) error
 }
 
 // directTx is a Write's own transaction (queued.Direct), durable when
-// COMMIT returns.
+// COMMIT returns. It runs on writer 0, once the applier is idle.
 type directTx struct {
-	s *Store
-	t *tx
+	wc *writerConn
+	t  *tx
 }
 
-// beginDirect takes the writer connection and begins a transaction on it.
+// beginDirect takes writer 0 and begins a transaction on it.
 func (s *Store) beginDirect() (queued.Direct, error) {
-	s.conn.Lock()
-	return directTx{s: s, t: s.begin()}, nil
+	wc := s.writers[0]
+	wc.mu.Lock()
+	return directTx{wc: wc, t: s.begin(wc)}, nil
 }
 
 func (d directTx) Writer() store.Writer { return d.t.w }
 
 func (d directTx) End(ctx context.Context, fnErr error) (<-chan error, error) {
-	err := d.s.end(ctx, d.t, fnErr)
-	d.s.conn.Unlock()
+	err := d.t.end(ctx, fnErr)
+	d.wc.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
 	return durable, nil
 }
 
-// applyQueued is the applier's transaction (queued.Apply): the batch's
-// operations in one transaction, durable once COMMIT returns.
-func (s *Store) applyQueued(run func(w store.Writer) error, hasOps bool, ch []chan error) error {
-	if hasOps {
-		s.conn.Lock()
-		err := s.transact(bg, run)
-		s.conn.Unlock()
-		if err != nil {
-			return err
+// stage is the applier's part (queued.Stage): it runs a batch's
+// operations in a transaction on writer slot, holding its events back
+// for the commit, and leaves it open for the applier to commit; the
+// other writer meanwhile runs the next batch (doc.go, "Concurrent
+// transactions"). With commitNow it commits in the same round trip.
+func (s *Store) stage(slot int, run func(w store.Writer) error, hasOps, commitNow bool) (queued.Staged, error) {
+	if !hasOps {
+		return nothingStaged{}, nil
+	}
+	wc := s.writers[slot]
+	wc.mu.Lock()
+	t := s.begin(wc)
+	if commitNow {
+		defer wc.mu.Unlock()
+		if err := t.end(bg, run(t.w)); err != nil {
+			return nil, err
 		}
+		return nothingStaged{}, nil
 	}
-	for _, c := range ch {
-		c <- nil
+	t.pipe().holdEvents = true
+	if err := t.sendOps(run(t.w)); err != nil {
+		t.pipe().holdEvents = false
+		wc.mu.Unlock()
+		return nil, err
 	}
-	return nil
+	return stagedTx{wc: wc, t: t}, nil
 }
+
+// stagedTx is a transaction whose statements have run (queued.Staged).
+type stagedTx struct {
+	wc *writerConn
+	t  *tx
+}
+
+func (st stagedTx) Commit() error {
+	defer st.wc.mu.Unlock()
+	defer func() { st.t.pipe().holdEvents = false }()
+	return st.t.commit()
+}
+
+func (st stagedTx) Rollback() {
+	defer st.wc.mu.Unlock()
+	defer func() { st.t.pipe().holdEvents = false }()
+	_ = st.t.rollback() // the batch fails with its predecessor's error
+}
+
+// nothingStaged is the transaction of a batch without operations.
+type nothingStaged struct{}
+
+func (nothingStaged) Commit() error { return nil }
+func (nothingStaged) Rollback()     {}
 
 // Ready is closed while no recorded Write waits for the applier: a caller
 // with Writes in flight forms its next batch until then (store.Queueing).
@@ -303,25 +374,26 @@ func (s *Store) Ready() <-chan struct{} { return s.ready.Channel() }
 // caller has rebuilt its state from the database (store.Queueing).
 func (s *Store) Resume() { s.apply.Resume() }
 
-// tx is a transaction on the writer connection. It begins, and the fence
+// tx is a transaction on a writer connection. It begins, and the fence
 // runs, with its first operation: a Write that writes nothing (a
 // dispatcher tick with nothing to do) costs no round trip.
 type tx struct {
+	wc    *writerConn
 	w     *sqlstore.Writer
 	begun bool
 }
 
-// begin returns a transaction whose statements are queued
+// begin returns a transaction on wc whose statements are queued
 // (sqlstore.Pipeline) and sent, with BEGIN, the fence and COMMIT, in one
 // round trip at end, unless an operation needs an answer first. The
-// caller holds conn.
-func (s *Store) begin() *tx {
-	t := &tx{w: s.NewWriter()}
+// caller holds wc.mu.
+func (s *Store) begin(wc *writerConn) *tx {
+	t := &tx{wc: wc, w: wc.core.NewWriter()}
 	t.w.OnFirstOperation(func() error {
-		s.Pipe.Queue("BEGIN", nil, nil)
+		wc.core.Pipe.Queue("BEGIN", nil, nil)
 		t.begun = true
 		if f := s.opts.fence; f != nil {
-			s.Pipe.Queue(f.SQL, f.Args, nil)
+			wc.core.Pipe.Queue(f.SQL, append(slices.Clip(f.Args), wc.slot), nil)
 		}
 		return nil
 	})
@@ -329,46 +401,88 @@ func (s *Store) begin() *tx {
 }
 
 // end commits t, or rolls it back if fnErr is set or anything fails on
-// the way. The caller holds conn.
-func (s *Store) end(ctx context.Context, t *tx, fnErr error) (err error) {
-	committed := false
-	defer func() {
-		t.w.Finish()
-		sent := s.Pipe.Pending() == 0
-		s.Pipe.Reset()
-		if t.begun && !committed && sent {
-			if _, rerr := s.WConn.ExecContext(bg, "ROLLBACK"); rerr != nil {
-				err = errors.Join(err, fmt.Errorf("postgres: rollback: %w", unavailable(rerr)))
-			}
-		}
-	}()
-	if fnErr != nil {
-		return fnErr
-	}
-	if err := t.w.Flush(); err != nil {
-		return fmt.Errorf("postgres: transaction rolled back: %w", err)
-	}
-	if _, broken := t.w.Finish(); broken != nil {
-		return fmt.Errorf("postgres: transaction rolled back: %w", broken)
-	}
-	if err := ctx.Err(); err != nil {
+// the way: what is queued is sent with COMMIT, in one round trip.
+func (t *tx) end(ctx context.Context, fnErr error) error {
+	if err := t.finish(ctx, fnErr); err != nil || !t.begun {
 		return err
 	}
-	if !t.begun {
-		return nil // nothing was written
-	}
-	s.Pipe.Queue("COMMIT", nil, nil)
+	t.pipe().Queue("COMMIT", nil, nil)
 	if err := t.w.Send(bg); err != nil {
-		return fmt.Errorf("postgres: commit: %w", err)
+		return errors.Join(fmt.Errorf("postgres: commit: %w", err), t.abandon())
 	}
-	committed = true
 	return nil
 }
 
-// transact runs fn in one transaction. The caller holds conn.
-func (s *Store) transact(ctx context.Context, fn func(w store.Writer) error) error {
-	t := s.begin()
-	return s.end(ctx, t, fn(t.w))
+// sendOps sends what is queued, BEGIN first, and returns with every
+// statement run and the transaction open for commit; fnErr or a failure
+// rolls it back and is returned.
+func (t *tx) sendOps(fnErr error) error {
+	if err := t.finish(bg, fnErr); err != nil || !t.begun {
+		return err
+	}
+	if err := t.w.Send(bg); err != nil {
+		return errors.Join(fmt.Errorf("postgres: transaction rolled back: %w", err), t.abandon())
+	}
+	return nil
+}
+
+// commit commits t once sendOps has run its statements: the events held
+// back, then COMMIT, in one round trip.
+func (t *tx) commit() error {
+	if !t.begun {
+		return nil
+	}
+	p := t.pipe()
+	p.releaseHeld()
+	p.Queue("COMMIT", nil, nil)
+	if err := t.w.Send(bg); err != nil {
+		return errors.Join(fmt.Errorf("postgres: commit: %w", err), t.abandon())
+	}
+	return nil
+}
+
+// pipe is t's connection's pipeline.
+func (t *tx) pipe() *pipeline { return t.wc.core.Pipe.(*pipeline) }
+
+// finish ends the function's part of t: fnErr, an operation that broke
+// the transaction or ctx's end rolls it back and is returned.
+func (t *tx) finish(ctx context.Context, fnErr error) error {
+	err := fnErr
+	if err == nil {
+		if ferr := t.w.Flush(); ferr != nil {
+			err = fmt.Errorf("postgres: transaction rolled back: %w", ferr)
+		} else if _, broken := t.w.Finish(); broken != nil {
+			err = fmt.Errorf("postgres: transaction rolled back: %w", broken)
+		} else {
+			err = ctx.Err()
+		}
+	}
+	t.w.Finish()
+	if err != nil {
+		return errors.Join(err, t.rollback())
+	}
+	return nil
+}
+
+// rollback drops what is queued and, if statements were sent, rolls the
+// transaction back.
+func (t *tx) rollback() error {
+	p := t.pipe()
+	sent := p.Pending() == 0
+	p.Reset()
+	if t.begun && sent {
+		return t.abandon()
+	}
+	return nil
+}
+
+// abandon rolls back a transaction whose statements were sent (after a
+// failed statement the database has aborted it, and ROLLBACK ends it).
+func (t *tx) abandon() error {
+	if _, err := t.wc.core.WConn.ExecContext(bg, "ROLLBACK"); err != nil {
+		return fmt.Errorf("postgres: rollback: %w", unavailable(err))
+	}
+	return nil
 }
 
 // unavailable marks an error of the connection itself (the database is

@@ -79,7 +79,7 @@ func TestAFenceThatRefusesCommitsNothing(t *testing.T) {
 	}
 	deposed := errors.New("deposed")
 	s, err := Open(ctx, url, WithFence(Fence{
-		SQL:  `SELECT 1 / (SELECT count(*) FROM gate WHERE open)::int WHERE $1`,
+		SQL:  `SELECT 1 / (SELECT count(*) FROM gate WHERE open)::int WHERE $1 AND $2::int >= 0`, // $2: the writer connection's slot
 		Args: []any{true},
 		Err: func(err error) error {
 			if pgCode(err) == "22012" { // division by zero: the gate is shut

@@ -24,6 +24,7 @@ type Apply func(run func(w store.Writer) error, hasOps bool, durable []chan erro
 // transaction.
 type item struct {
 	ops     []Op
+	jobs    jobsTouched   // the jobs its operations insert and name
 	durable chan error    // what WriteDeferred returned: nil once durable
 	applied chan struct{} // closed once committed or failed (reads wait on it)
 }
@@ -35,11 +36,13 @@ var ErrApplyFailed = errors.New("store: a queued transaction failed; the store r
 // Applier runs queued Writes in transactions of its own goroutine.
 type Applier struct {
 	apply Apply
+	stage Stage // set instead of apply by StartConcurrent
 
 	mu       sync.Mutex
 	cond     *sync.Cond // signalled when queue or inTx changes
 	queue    []*item    // waiting, in Enqueue order
-	inTx     []*item    // taken by the running transaction
+	inTx     []*item    // taken by the running transaction (or the concurrent ones)
+	flying   []*flight  // StartConcurrent's transactions, oldest first
 	ready    *Readiness
 	err      error // sticky
 	stopping bool
@@ -59,11 +62,11 @@ func Start(apply Apply, ready *Readiness) *Applier {
 	return a
 }
 
-// Enqueue hands a recorded Write to the Applier, first waiting while
+// enqueue hands a recorded Write to the Applier, first waiting while
 // maxWaiting others wait, and returns its durable channel. The caller
-// serializes its Writes (one Enqueue or direct Write at a time).
-func (a *Applier) Enqueue(ops []Op) <-chan error {
-	q := &item{ops: ops, durable: make(chan error, 1), applied: make(chan struct{})}
+// serializes its Writes (one enqueue or direct Write at a time).
+func (a *Applier) enqueue(ops []Op, jobs jobsTouched) <-chan error {
+	q := &item{ops: ops, jobs: jobs, durable: make(chan error, 1), applied: make(chan struct{})}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for len(a.queue) >= maxWaiting && a.err == nil {
@@ -160,21 +163,11 @@ func (a *Applier) run() {
 // applyBatch has the driver run the batch's operations in one
 // transaction; a failure fails the batch and everything after it.
 func (a *Applier) applyBatch(batch []*item) {
-	hasOps := slices.ContainsFunc(batch, func(q *item) bool { return len(q.ops) > 0 })
 	durable := make([]chan error, len(batch))
 	for i, q := range batch {
 		durable[i] = q.durable
 	}
-	err := a.apply(func(w store.Writer) error {
-		for _, q := range batch {
-			for _, o := range q.ops {
-				if err := o(w); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}, hasOps, durable)
+	err := a.apply(runOps(batch), hasOps(batch), durable)
 	if err != nil {
 		a.fail(batch, err)
 		return
@@ -184,11 +177,36 @@ func (a *Applier) applyBatch(batch []*item) {
 	}
 }
 
+// hasOps reports whether any Write of batch recorded an operation.
+func hasOps(batch []*item) bool {
+	return slices.ContainsFunc(batch, func(q *item) bool { return len(q.ops) > 0 })
+}
+
+// runOps is the function that replays batch's operations, in order, on a
+// transaction's Writer.
+func runOps(batch []*item) func(w store.Writer) error {
+	return func(w store.Writer) error {
+		for _, q := range batch {
+			for _, o := range q.ops {
+				if err := o(w); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+}
+
 // fail answers the failed batch and everything queued behind it with the
 // error, and makes the store refuse writes.
 func (a *Applier) fail(batch []*item, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.failLocked(batch, err)
+}
+
+// failLocked is fail; the caller holds mu.
+func (a *Applier) failLocked(batch []*item, err error) {
 	a.err = fmt.Errorf("%w: %w", ErrApplyFailed, err)
 	for _, q := range append(batch, a.queue...) {
 		q.durable <- a.err

@@ -36,6 +36,14 @@
 // Reads wait for what was queued when they began (Barrier): a read sees
 // every Write whose WriteDeferred returned.
 //
+// Start runs one transaction at a time (SQLite: one writer).
+// StartConcurrent (PostgreSQL) runs up to two, each on a connection of
+// its own, and commits them in order; a batch that touches a row a batch
+// in flight touches waits for it (the Recorder notes which jobs and
+// workers each Write inserts or changes), and a failure fails every
+// batch after it. The rules and why they suffice are in package
+// postgres's doc.go ("Concurrent transactions").
+//
 // The design and its crash argument are in package sqlite's doc.go
 // ("Queued writes"), where it was first built; PostgreSQL's part is in
 // package postgres's doc.go.

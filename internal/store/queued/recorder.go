@@ -17,6 +17,7 @@ var bg = context.Background()
 // one that must answer now (doc.go).
 type Recorder struct {
 	ops    []Op
+	jobs   jobsTouched  // the jobs the recorded operations insert and name
 	direct store.Writer // set once the Write runs in its own transaction
 	open   func() (store.Writer, error)
 	err    error // the failure to go direct: every later operation gets it
@@ -59,8 +60,9 @@ func (r *Recorder) now() (store.Writer, error) {
 	return w, nil
 }
 
-// record keeps o for the applier, or runs it now in a direct Write.
-func (r *Recorder) record(ctx context.Context, o Op) error {
+// record keeps o for the applier, and notes in r.jobs what touch adds,
+// or runs o now in a direct Write.
+func (r *Recorder) record(ctx context.Context, o Op, touch func(*jobsTouched)) error {
 	if r.done {
 		return errWriterDone
 	}
@@ -71,6 +73,9 @@ func (r *Recorder) record(ctx context.Context, o Op) error {
 		return r.direct1(o)
 	}
 	r.ops = append(r.ops, o)
+	if touch != nil {
+		touch(&r.jobs)
+	}
 	return nil
 }
 
@@ -82,7 +87,8 @@ func (r *Recorder) JobInsertBatched(ctx context.Context, j store.Job) error {
 		return err
 	}
 	j = cloneJob(j)
-	return r.record(ctx, func(w store.Writer) error { return w.JobInsertBatched(bg, j) })
+	return r.record(ctx, func(w store.Writer) error { return w.JobInsertBatched(bg, j) },
+		func(t *jobsTouched) { t.inserted = append(t.inserted, j.ID) })
 }
 
 func (r *Recorder) JobTransitionBatched(ctx context.Context, p store.JobTransitionParams) error {
@@ -91,7 +97,8 @@ func (r *Recorder) JobTransitionBatched(ctx context.Context, p store.JobTransiti
 	}
 	p.FromStates = slices.Clone(p.FromStates)
 	p.Set = cloneSet(p.Set)
-	return r.record(ctx, func(w store.Writer) error { return w.JobTransitionBatched(bg, p) })
+	return r.record(ctx, func(w store.Writer) error { return w.JobTransitionBatched(bg, p) },
+		func(t *jobsTouched) { t.named = append(t.named, p.ID) })
 }
 
 func (r *Recorder) ExecutionUpsertMany(ctx context.Context, es []store.Execution) error {
@@ -101,7 +108,12 @@ func (r *Recorder) ExecutionUpsertMany(ctx context.Context, es []store.Execution
 		}
 	}
 	es = slices.Clone(es)
-	return r.record(ctx, func(w store.Writer) error { return w.ExecutionUpsertMany(bg, es) })
+	return r.record(ctx, func(w store.Writer) error { return w.ExecutionUpsertMany(bg, es) },
+		func(t *jobsTouched) {
+			for _, e := range es {
+				t.named = append(t.named, e.JobID)
+			}
+		})
 }
 
 // EventAppend records the events; their ids are set in the caller's
@@ -113,7 +125,7 @@ func (r *Recorder) EventAppend(ctx context.Context, events []store.Event) error 
 			return err
 		}
 	}
-	return r.record(ctx, func(w store.Writer) error { return w.EventAppend(bg, events) })
+	return r.record(ctx, func(w store.Writer) error { return w.EventAppend(bg, events) }, nil)
 }
 
 func (r *Recorder) WorkerUpsert(ctx context.Context, wk store.Worker) error {
@@ -121,7 +133,8 @@ func (r *Recorder) WorkerUpsert(ctx context.Context, wk store.Worker) error {
 		return err
 	}
 	wk.Types, wk.Labels, wk.Handlers = slices.Clone(wk.Types), slices.Clone(wk.Labels), slices.Clone(wk.Handlers)
-	return r.record(ctx, func(w store.Writer) error { return w.WorkerUpsert(bg, wk) })
+	return r.record(ctx, func(w store.Writer) error { return w.WorkerUpsert(bg, wk) },
+		func(t *jobsTouched) { t.named = append(t.named, "worker:"+wk.ID) })
 }
 
 // The operations below answer at once: they run in the Write's own

@@ -58,7 +58,7 @@ func (a *Applier) Write(ctx context.Context, fn func(w store.Writer) error, begi
 	if err != nil {
 		return nil, err
 	}
-	return a.Enqueue(r.ops), nil
+	return a.enqueue(r.ops, r.jobs), nil
 }
 
 // runOn runs fn on r. If fn panics after the Write went direct, its
