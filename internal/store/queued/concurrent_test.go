@@ -125,89 +125,93 @@ func lease(t *testing.T, a *Applier, id string) <-chan error {
 	return ch
 }
 
-func (f *fakeDB) logged() []string {
+// let lets stage call n run its statements and commit.
+func (f *fakeDB) let(n int) {
+	close(f.gate(f.stageGate, n))
+	close(f.gate(f.commitGo, n))
+}
+
+// expectLog checks the steps logged so far.
+func (f *fakeDB) expectLog(t *testing.T, want ...string) {
+	t.Helper()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slices.Clone(f.log)
+	if !slices.Equal(f.log, want) {
+		t.Errorf("log %q, want %q", f.log, want)
+	}
+}
+
+// expectBegan waits for the next stage call to begin and checks its number.
+func (f *fakeDB) expectBegan(t *testing.T, n int) {
+	t.Helper()
+	if got := <-f.began; got != n {
+		t.Fatalf("stage %d began, want %d", got, n)
+	}
+}
+
+// concurrentOn starts a concurrent Applier on a new fakeDB, closed with
+// the test.
+func concurrentOn(t *testing.T) (*fakeDB, *Applier) {
+	db := newFakeDB()
+	a := StartConcurrent(db.stage, NewReadiness())
+	t.Cleanup(a.Close)
+	return db, a
+}
+
+// durableOK waits for a Write's channel and fails on its error.
+func durableOK(t *testing.T, ch <-chan error) {
+	t.Helper()
+	if err := <-ch; err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Two independent batches run their statements at once, and the second
 // commits only after the first, even when its statements finish first.
 func TestConcurrentBatchesCommitInOrder(t *testing.T) {
-	db := newFakeDB()
-	a := StartConcurrent(db.stage, NewReadiness())
-	defer a.Close()
+	db, a := concurrentOn(t)
 
 	first := insert(t, a, "a")
-	if n := <-db.began; n != 0 {
-		t.Fatalf("stage %d began first", n)
-	}
+	db.expectBegan(t, 0)
 	second := insert(t, a, "b")
-	if n := <-db.began; n != 1 { // while stage 0 is still held
-		t.Fatalf("stage %d began second", n)
-	}
-	close(db.gate(db.stageGate, 1))
-	close(db.gate(db.commitGo, 1)) // the second may commit, but must wait for the first
-	close(db.gate(db.stageGate, 0))
-	close(db.gate(db.commitGo, 0))
-	if err := <-first; err != nil {
-		t.Fatal(err)
-	}
-	if err := <-second; err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"stage 0 began: [insert a]", "stage 1 began: [insert b]", "commit 0: <nil>", "commit 1: <nil>"}
-	if got := db.logged(); !slices.Equal(got, want) {
-		t.Errorf("log %q, want %q", got, want)
-	}
+	db.expectBegan(t, 1) // while stage 0 is still held
+	db.let(1)            // the second may commit, but must wait for the first
+	db.let(0)
+	durableOK(t, first)
+	durableOK(t, second)
+	db.expectLog(t, "stage 0 began: [insert a]", "stage 1 began: [insert b]", "commit 0: <nil>", "commit 1: <nil>")
 }
 
 // A batch that changes a job the batch in flight inserts begins only
 // once that batch has committed: before, the row is invisible to it.
 func TestABatchWaitsForTheCommitOfWhatItChanges(t *testing.T) {
-	db := newFakeDB()
-	a := StartConcurrent(db.stage, NewReadiness())
-	defer a.Close()
+	db, a := concurrentOn(t)
 
 	inserted := insert(t, a, "a")
-	<-db.began
+	db.expectBegan(t, 0)
 	leased := lease(t, a, "a")
-	close(db.gate(db.stageGate, 0))
-	close(db.gate(db.commitGo, 0))
-	if err := <-inserted; err != nil {
-		t.Fatal(err)
-	}
-	if n := <-db.began; n != 1 {
-		t.Fatalf("stage %d began", n)
-	}
-	close(db.gate(db.stageGate, 1))
-	close(db.gate(db.commitGo, 1))
-	if err := <-leased; err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"stage 0 began: [insert a]", "commit 0: <nil>", "stage 1 began: [transition a]", "commit 1: <nil>"}
-	if got := db.logged(); !slices.Equal(got, want) {
-		t.Errorf("log %q, want %q", got, want)
-	}
+	db.let(0)
+	durableOK(t, inserted)
+	db.expectBegan(t, 1)
+	db.let(1)
+	durableOK(t, leased)
+	db.expectLog(t, "stage 0 began: [insert a]", "commit 0: <nil>", "stage 1 began: [transition a]", "commit 1: <nil>")
 }
 
 // A commit that fails fails its batch, rolls back the one in flight
 // behind it, fails what is queued and refuses writes until Resume.
 func TestAFailedCommitFailsEverythingAfterIt(t *testing.T) {
-	db := newFakeDB()
-	a := StartConcurrent(db.stage, NewReadiness())
-	defer a.Close()
+	db, a := concurrentOn(t)
 	broken := errors.New("connection lost")
 	db.commitErr[0] = broken
 
 	first := insert(t, a, "a")
-	<-db.began
+	db.expectBegan(t, 0)
 	second := insert(t, a, "b")
-	<-db.began
+	db.expectBegan(t, 1)
 	third := insert(t, a, "c") // queued: both slots are taken
 	close(db.gate(db.stageGate, 1))
-	close(db.gate(db.stageGate, 0))
-	close(db.gate(db.commitGo, 0))
+	db.let(0)
 	for name, ch := range map[string]<-chan error{"first": first, "second": second, "third": third} {
 		if err := <-ch; !errors.Is(err, broken) || !errors.Is(err, ErrApplyFailed) {
 			t.Errorf("%s write: %v, want the commit's error", name, err)
@@ -220,14 +224,8 @@ func TestAFailedCommitFailsEverythingAfterIt(t *testing.T) {
 	if _, err := a.Write(context.Background(), func(w store.Writer) error { return nil }, noDirect); err == nil {
 		t.Error("a write was taken after the failure")
 	}
-	want := []string{"stage 0 began: [insert a]", "stage 1 began: [insert b]", "commit 0: connection lost", "rollback 1"}
-	if got := db.logged(); !slices.Equal(got, want) {
-		t.Errorf("log %q, want %q", got, want)
-	}
+	db.expectLog(t, "stage 0 began: [insert a]", "stage 1 began: [insert b]", "commit 0: connection lost", "rollback 1")
 	a.Resume()
-	close(db.gate(db.stageGate, 2))
-	close(db.gate(db.commitGo, 2))
-	if err := <-insert(t, a, "d"); err != nil {
-		t.Errorf("after Resume: %v", err)
-	}
+	db.let(2)
+	durableOK(t, insert(t, a, "d"))
 }
