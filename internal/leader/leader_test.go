@@ -237,3 +237,28 @@ func TestElectorsFailOver(t *testing.T) {
 	defer stopA()
 	t.Logf("after c died, a led in %s", waitLeader("a", 5*time.Second))
 }
+
+// A leader of the release before migration 0008 fences with two
+// arguments; during a rollout its transactions still commit, counted
+// under slot 0.
+func TestThePreviousReleasesFenceStillCommits(t *testing.T) {
+	db, _ := testDB(t)
+	ta, ok, err := lease("a", time.Minute).Campaign(ctx, db)
+	if err != nil || !ok {
+		t.Fatal(err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SELECT fairway_fence($1, $2)`, ta.FenceArgs()...); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if terms, err := Terms(ctx, db); err != nil || len(terms) != 1 || terms[0].Commits != 1 {
+		t.Fatalf("terms %+v (%v)", terms, err)
+	}
+}

@@ -86,7 +86,9 @@
 //     and so still waits for every fenced transaction; a renewal changes
 //     only expires_at and waits for none. Each connection counts its
 //     commits in its own leader_terms row (slot), which no two
-//     transactions in flight share (migration 0008).
+//     transactions in flight share (migration 0008, which keeps the
+//     previous release's two-argument fence, as slot 0, for a leader
+//     still running it during a rollout).
 //
 // A failure (a guard, the fence, the connection) fails its batch; the
 // batch behind it is rolled back, its COMMIT never sent, and fails with

@@ -15,7 +15,6 @@ ALTER TABLE leader_terms ADD COLUMN slot INT NOT NULL DEFAULT 0;
 ALTER TABLE leader_terms DROP CONSTRAINT leader_terms_pkey;
 ALTER TABLE leader_terms ADD PRIMARY KEY (term, slot);
 
-DROP FUNCTION fairway_fence(TEXT, BIGINT);
 CREATE FUNCTION fairway_fence(p_holder TEXT, p_term BIGINT, p_slot INT) RETURNS VOID
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -28,5 +27,15 @@ BEGIN
     INSERT INTO leader_terms (term, slot, holder, first_commit_at, last_commit_at, commits)
         VALUES (p_term, p_slot, p_holder, clock_timestamp(), clock_timestamp(), 1)
         ON CONFLICT (term, slot) DO UPDATE SET last_commit_at = clock_timestamp(), commits = leader_terms.commits + 1;
+END
+$$;
+
+-- The fence of the servers before this migration (one writer connection),
+-- kept so that a leader still running the previous release during a
+-- rollout goes on committing until a new one takes over: slot 0.
+CREATE OR REPLACE FUNCTION fairway_fence(p_holder TEXT, p_term BIGINT) RETURNS VOID
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM fairway_fence(p_holder, p_term, 0);
 END
 $$;
