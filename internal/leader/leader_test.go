@@ -30,6 +30,28 @@ func lease(name string, ttl time.Duration) Lease {
 	return Lease{Holder: name, Address: name + ":7070", TTL: ttl}
 }
 
+// elect has name campaign on the free row and returns its term.
+func elect(t *testing.T, db *sql.DB, name string, ttl time.Duration) Term {
+	t.Helper()
+	term, ok, err := lease(name, ttl).Campaign(ctx, db)
+	if err != nil || !ok {
+		t.Fatalf("%s's campaign: %v %v", name, ok, err)
+	}
+	return term
+}
+
+// beginTx begins a transaction, rolled back at the end of the test
+// unless committed.
+func beginTx(t *testing.T, db *sql.DB) *sql.Tx {
+	t.Helper()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+	return tx
+}
+
 func TestOneLeaderAtATime(t *testing.T) {
 	db, _ := testDB(t)
 	a, b := lease("a", time.Minute), lease("b", time.Minute)
@@ -72,15 +94,8 @@ func TestOneLeaderAtATime(t *testing.T) {
 // commits nothing.
 func TestAFencedTransactionHoldsOffTheNextTerm(t *testing.T) {
 	db, _ := testDB(t)
-	ta, ok, err := lease("a", 300*time.Millisecond).Campaign(ctx, db)
-	if err != nil || !ok {
-		t.Fatal(err)
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
+	ta := elect(t, db, "a", 300*time.Millisecond)
+	tx := beginTx(t, db)
 	if err := ta.Fence(ctx, tx); err != nil {
 		t.Fatal(err)
 	}
@@ -123,19 +138,12 @@ func TestAFencedTransactionHoldsOffTheNextTerm(t *testing.T) {
 // (a campaign) waits for fenced transactions.
 func TestFencedTransactionsAndRenewalsDoNotWaitForEachOther(t *testing.T) {
 	db, _ := testDB(t)
-	ta, ok, err := lease("a", time.Minute).Campaign(ctx, db)
-	if err != nil || !ok {
-		t.Fatal(err)
-	}
+	ta := elect(t, db, "a", time.Minute)
 	quick, cancel := context.WithTimeout(ctx, 5*time.Second) // a wait fails the test, not hangs it
 	defer cancel()
 	var open []*sql.Tx
 	for slot := range 2 {
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback()
+		tx := beginTx(t, db)
 		if _, err := tx.ExecContext(quick, FenceSQL, append(ta.FenceArgs(), slot)...); err != nil {
 			t.Fatalf("fence on slot %d while another fenced transaction is open: %v", slot, err)
 		}
@@ -243,15 +251,8 @@ func TestElectorsFailOver(t *testing.T) {
 // under slot 0.
 func TestThePreviousReleasesFenceStillCommits(t *testing.T) {
 	db, _ := testDB(t)
-	ta, ok, err := lease("a", time.Minute).Campaign(ctx, db)
-	if err != nil || !ok {
-		t.Fatal(err)
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
+	ta := elect(t, db, "a", time.Minute)
+	tx := beginTx(t, db)
 	if _, err := tx.ExecContext(ctx, `SELECT fairway_fence($1, $2)`, ta.FenceArgs()...); err != nil {
 		t.Fatal(err)
 	}
