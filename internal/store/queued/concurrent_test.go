@@ -176,6 +176,11 @@ func TestConcurrentBatchesCommitInOrder(t *testing.T) {
 	second := insert(t, a, "b")
 	db.expectBegan(t, 1) // while stage 0 is still held
 	db.let(1)            // the second may commit, but must wait for the first
+	select {
+	case err := <-second:
+		t.Fatalf("the second write reported (%v) while the first had not committed", err)
+	case <-time.After(100 * time.Millisecond): // bounded: a wrong order shows at once
+	}
 	db.let(0)
 	durableOK(t, first)
 	durableOK(t, second)
