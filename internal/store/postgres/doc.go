@@ -6,8 +6,9 @@
 // which the applier runs up to two transactions at once (see Concurrent
 // transactions; a direct Write runs on the first, once the applier is
 // idle; the dispatcher is the one writer), and a read pool (8 connections
-// by default) that never waits for the writers. Both use pgx through database/sql, so that the SQL is
-// package sqlstore's, shared with SQLite; the dialect numbers the
+// by default) that never waits for the writers. All use pgx through
+// database/sql, so that the SQL is package sqlstore's, shared with
+// SQLite; the dialect numbers the
 // placeholders, reads new event ids with RETURNING (BIGSERIAL hands the
 // rows of one INSERT increasing ids), and, because a failed statement
 // aborts a PostgreSQL transaction, runs every operation that may break a
@@ -37,8 +38,8 @@
 // operations whose failure may surface at the commit and returns at once;
 // an applier runs the recorded Writes, several at a time, in one
 // pipelined transaction, and reports each Write's channel when COMMIT
-// has returned. So the dispatcher forms its
-// next batch during the round trip, where it used to wait for it. An
+// has returned. So the dispatcher forms its next batch during the round
+// trip, where it used to wait for it. An
 // operation that must answer makes the Write direct: it waits until the
 // applier has committed what is queued and runs on the caller's
 // goroutine. Every read waits for what was queued before it began. A
