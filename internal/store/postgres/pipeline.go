@@ -71,7 +71,8 @@ func (p *pipeline) Pending() int {
 	return p.batch.Len()
 }
 
-func (p *pipeline) Reset() { p.batch, p.held = nil, nil }
+// Reset drops what is queued and held, and ends holdEvents.
+func (p *pipeline) Reset() { p.batch, p.held, p.holdEvents = nil, nil, false }
 
 // releaseHeld queues the statements holdEvents held back, in order.
 func (p *pipeline) releaseHeld() {

@@ -26,10 +26,10 @@ type Store struct {
 	*sqlstore.Core // the reads, and writer connection 0's statements
 	opts           options
 
-	wmu     sync.Mutex        // serializes Write calls and Close
-	writers [2]*writerConn    // the writer connections; a direct Write runs on 0
-	apply   *queued.Applier   // runs queued Writes
-	ready   *queued.Readiness // Ready's channel
+	wmu     sync.Mutex                // serializes Write calls and Close
+	writers [queued.Slots]*writerConn // the writer connections; a direct Write runs on 0
+	apply   *queued.Applier           // runs queued Writes
+	ready   *queued.Readiness         // Ready's channel
 }
 
 // writerConn is one writer connection: its statements (a Core of its
@@ -143,10 +143,13 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 }
 
 func (s *Store) open(ctx context.Context, url string) error {
-	s.writers[0] = &writerConn{core: s.Core, slot: 0}
-	s.writers[1] = &writerConn{core: &sqlstore.Core{D: dialect, Window: s.opts.window}, slot: 1}
-	for i, wc := range s.writers {
-		if err := s.connectWriter(ctx, url, wc.core); err != nil {
+	for i := range s.writers {
+		core := s.Core // writer 0's statements are the embedded Core's
+		if i > 0 {
+			core = &sqlstore.Core{D: dialect, Window: s.opts.window}
+		}
+		s.writers[i] = &writerConn{core: core, slot: i}
+		if err := s.connectWriter(ctx, url, core); err != nil {
 			for _, opened := range s.writers[:i] {
 				_ = opened.core.CloseWriter()
 			}
@@ -333,9 +336,8 @@ func (s *Store) stage(slot int, run func(w store.Writer) error, hasOps, commitNo
 		}
 		return nothingStaged{}, nil
 	}
-	t.pipe().holdEvents = true
+	t.pipe().holdEvents = true // until the commit or the rollback resets the pipeline
 	if err := t.sendOps(run(t.w)); err != nil {
-		t.pipe().holdEvents = false
 		wc.mu.Unlock()
 		return nil, err
 	}
@@ -350,13 +352,11 @@ type stagedTx struct {
 
 func (st stagedTx) Commit() error {
 	defer st.wc.mu.Unlock()
-	defer func() { st.t.pipe().holdEvents = false }()
 	return st.t.commit()
 }
 
 func (st stagedTx) Rollback() {
 	defer st.wc.mu.Unlock()
-	defer func() { st.t.pipe().holdEvents = false }()
 	_ = st.t.rollback() // the batch fails with its predecessor's error
 }
 
@@ -429,10 +429,11 @@ func (t *tx) sendOps(fnErr error) error {
 // commit commits t once sendOps has run its statements: the events held
 // back, then COMMIT, in one round trip.
 func (t *tx) commit() error {
+	p := t.pipe()
 	if !t.begun {
+		p.Reset() // nothing was written; ends holdEvents
 		return nil
 	}
-	p := t.pipe()
 	p.releaseHeld()
 	p.Queue("COMMIT", nil, nil)
 	if err := t.w.Send(bg); err != nil {
@@ -477,8 +478,10 @@ func (t *tx) rollback() error {
 }
 
 // abandon rolls back a transaction whose statements were sent (after a
-// failed statement the database has aborted it, and ROLLBACK ends it).
+// failed statement the database has aborted it, and ROLLBACK ends it),
+// dropping whatever its pipeline still holds.
 func (t *tx) abandon() error {
+	t.pipe().Reset()
 	if _, err := t.wc.core.WConn.ExecContext(bg, "ROLLBACK"); err != nil {
 		return fmt.Errorf("postgres: rollback: %w", unavailable(err))
 	}

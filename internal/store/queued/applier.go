@@ -24,7 +24,7 @@ type Apply func(run func(w store.Writer) error, hasOps bool, durable []chan erro
 // transaction.
 type item struct {
 	ops     []Op
-	jobs    jobsTouched   // the jobs its operations insert and name
+	rows    []string      // the rows it inserts or changes (StartConcurrent only)
 	durable chan error    // what WriteDeferred returned: nil once durable
 	applied chan struct{} // closed once committed or failed (reads wait on it)
 }
@@ -65,8 +65,8 @@ func Start(apply Apply, ready *Readiness) *Applier {
 // enqueue hands a recorded Write to the Applier, first waiting while
 // maxWaiting others wait, and returns its durable channel. The caller
 // serializes its Writes (one enqueue or direct Write at a time).
-func (a *Applier) enqueue(ops []Op, jobs jobsTouched) <-chan error {
-	q := &item{ops: ops, jobs: jobs, durable: make(chan error, 1), applied: make(chan struct{})}
+func (a *Applier) enqueue(ops []Op, rows []string) <-chan error {
+	q := &item{ops: ops, rows: rows, durable: make(chan error, 1), applied: make(chan struct{})}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for len(a.queue) >= maxWaiting && a.err == nil {

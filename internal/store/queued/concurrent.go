@@ -23,21 +23,14 @@ type Staged interface {
 	Rollback()
 }
 
-// slots is how many transactions a concurrent Applier runs at once.
-const slots = 2
-
-// jobsTouched is what a recorded Write touches, for concurrent
-// transactions: the ids of the rows it inserts and of those it changes
-// (jobs, executions by job, workers as "worker:" and the id).
-type jobsTouched struct {
-	inserted []string
-	named    []string
-}
+// Slots is how many transactions a concurrent Applier runs at once: its
+// Stage gets slot numbers 0 to Slots-1.
+const Slots = 2
 
 // flight is a batch in its own transaction, on a goroutine of its own.
 type flight struct {
 	batch    []*item
-	touched  map[string]struct{} // the rows its Writes insert or change
+	touched  map[string]struct{} // the rows its Writes insert or change (item.rows)
 	slot     int
 	done     bool  // finished (guarded by the Applier's mu)
 	err      error // its failure, or its predecessor's
@@ -67,7 +60,7 @@ func (a *Applier) runConcurrent() {
 		a.mu.Lock()
 		for {
 			a.retireFinished()
-			if len(a.queue) > 0 && len(a.flying) < slots {
+			if len(a.queue) > 0 && len(a.flying) < Slots {
 				break
 			}
 			if a.stopping && len(a.queue) == 0 && len(a.flying) == 0 {
@@ -81,12 +74,11 @@ func (a *Applier) runConcurrent() {
 		a.inTx = append(a.inTx, batch...)
 		a.ready.setWaiting(0)
 		f := &flight{batch: batch, touched: touchedBy(batch), slot: next, finished: make(chan struct{})}
-		next = (next + 1) % slots
-		var pred *flight
-		var deps []*flight
+		next = (next + 1) % Slots
+		var pred, dep *flight
 		for _, g := range a.flying {
-			if namesAny(batch, g.touched) {
-				deps = append(deps, g)
+			if touchesAny(batch, g.touched) {
+				dep = g
 			}
 			pred = g
 		}
@@ -94,17 +86,19 @@ func (a *Applier) runConcurrent() {
 		a.cond.Broadcast()
 		a.mu.Unlock()
 
-		go a.fly(f, pred, deps)
+		go a.fly(f, pred, dep)
 	}
 }
 
-// fly runs f's transaction: it waits for the flights f depends on, runs
-// f's statements, waits for its predecessor to finish, and commits. A
+// fly runs f's transaction: it waits for dep (the newest flight that
+// touches a row f touches; flights finish in order, so the older ones
+// have too), runs f's statements, waits for its predecessor to finish,
+// and commits. A
 // flight with no predecessor (the applier was idle) commits with its
 // statements, in one round trip.
-func (a *Applier) fly(f, pred *flight, deps []*flight) {
-	for _, d := range deps {
-		<-d.finished
+func (a *Applier) fly(f, pred, dep *flight) {
+	if dep != nil {
+		<-dep.finished
 	}
 	staged, err := a.stage(f.slot, runOps(f.batch), hasOps(f.batch), pred == nil || finishedWell(pred))
 	if pred != nil {
@@ -157,35 +151,31 @@ func (a *Applier) retireFinished() {
 	}
 }
 
-// namesAny reports whether a Write of batch touches one of ids.
-func namesAny(batch []*item, ids map[string]struct{}) bool {
-	if len(ids) == 0 {
+// touchesAny reports whether a Write of batch touches one of rows.
+func touchesAny(batch []*item, rows map[string]struct{}) bool {
+	if len(rows) == 0 {
 		return false
 	}
 	for _, q := range batch {
-		for _, list := range [][]string{q.jobs.inserted, q.jobs.named} {
-			for _, id := range list {
-				if _, ok := ids[id]; ok {
-					return true
-				}
+		for _, row := range q.rows {
+			if _, ok := rows[row]; ok {
+				return true
 			}
 		}
 	}
 	return false
 }
 
-// touchedBy is the set of ids batch inserts or changes.
+// touchedBy is the set of rows batch inserts or changes.
 func touchedBy(batch []*item) map[string]struct{} {
-	var ids map[string]struct{}
+	var rows map[string]struct{}
 	for _, q := range batch {
-		for _, list := range [][]string{q.jobs.inserted, q.jobs.named} {
-			for _, id := range list {
-				if ids == nil {
-					ids = make(map[string]struct{})
-				}
-				ids[id] = struct{}{}
+		for _, row := range q.rows {
+			if rows == nil {
+				rows = make(map[string]struct{})
 			}
+			rows[row] = struct{}{}
 		}
 	}
-	return ids
+	return rows
 }

@@ -40,7 +40,7 @@
 // StartConcurrent (PostgreSQL) runs up to two, each on a connection of
 // its own, and commits them in order; a batch that touches a row a batch
 // in flight touches waits for it (the Recorder notes which jobs and
-// workers each Write inserts or changes), and a failure fails every
+// workers each Write inserts or changes, for this Applier only), and a failure fails every
 // batch after it. The rules and why they suffice are in package
 // postgres's doc.go ("Concurrent transactions").
 //

@@ -16,20 +16,25 @@ var bg = context.Background()
 // operations that may run later and turns the Write direct at the first
 // one that must answer now (doc.go).
 type Recorder struct {
-	ops    []Op
-	jobs   jobsTouched  // the jobs the recorded operations insert and name
-	direct store.Writer // set once the Write runs in its own transaction
-	open   func() (store.Writer, error)
-	err    error // the failure to go direct: every later operation gets it
-	done   bool  // the Write returned: the recorder is unusable
+	ops []Op
+	// rows are the rows the recorded operations insert or change, kept
+	// when trackRows is set (a concurrent Applier's: see StartConcurrent):
+	// job ids (a job, its executions) and "worker:" and a worker's id.
+	rows      []string
+	trackRows bool
+	direct    store.Writer // set once the Write runs in its own transaction
+	open      func() (store.Writer, error)
+	err       error // the failure to go direct: every later operation gets it
+	done      bool  // the Write returned: the recorder is unusable
 }
 
 var errWriterDone = errors.New("store: Writer used after its Write returned")
 
-// newRecorder returns a Recorder; open begins the Write's own transaction
-// (after the Applier has drained) and returns its Writer.
-func newRecorder(open func() (store.Writer, error)) *Recorder {
-	return &Recorder{open: open}
+// newRecorder returns a Recorder that keeps the rows it touches if
+// trackRows is set; open begins the Write's own transaction (after the
+// Applier has drained) and returns its Writer.
+func newRecorder(trackRows bool, open func() (store.Writer, error)) *Recorder {
+	return &Recorder{open: open, trackRows: trackRows}
 }
 
 var _ store.Writer = (*Recorder)(nil)
@@ -60,9 +65,9 @@ func (r *Recorder) now() (store.Writer, error) {
 	return w, nil
 }
 
-// record keeps o for the applier, and notes in r.jobs what touch adds,
-// or runs o now in a direct Write.
-func (r *Recorder) record(ctx context.Context, o Op, touch func(*jobsTouched)) error {
+// record keeps o for the applier, and, when r tracks rows, the rows
+// touch adds to r.rows; or it runs o now in a direct Write.
+func (r *Recorder) record(ctx context.Context, o Op, touch func(rows []string) []string) error {
 	if r.done {
 		return errWriterDone
 	}
@@ -73,8 +78,8 @@ func (r *Recorder) record(ctx context.Context, o Op, touch func(*jobsTouched)) e
 		return r.direct1(o)
 	}
 	r.ops = append(r.ops, o)
-	if touch != nil {
-		touch(&r.jobs)
+	if r.trackRows && touch != nil {
+		r.rows = touch(r.rows)
 	}
 	return nil
 }
@@ -88,7 +93,7 @@ func (r *Recorder) JobInsertBatched(ctx context.Context, j store.Job) error {
 	}
 	j = cloneJob(j)
 	return r.record(ctx, func(w store.Writer) error { return w.JobInsertBatched(bg, j) },
-		func(t *jobsTouched) { t.inserted = append(t.inserted, j.ID) })
+		func(rows []string) []string { return append(rows, j.ID) })
 }
 
 func (r *Recorder) JobTransitionBatched(ctx context.Context, p store.JobTransitionParams) error {
@@ -98,7 +103,7 @@ func (r *Recorder) JobTransitionBatched(ctx context.Context, p store.JobTransiti
 	p.FromStates = slices.Clone(p.FromStates)
 	p.Set = cloneSet(p.Set)
 	return r.record(ctx, func(w store.Writer) error { return w.JobTransitionBatched(bg, p) },
-		func(t *jobsTouched) { t.named = append(t.named, p.ID) })
+		func(rows []string) []string { return append(rows, p.ID) })
 }
 
 func (r *Recorder) ExecutionUpsertMany(ctx context.Context, es []store.Execution) error {
@@ -109,10 +114,11 @@ func (r *Recorder) ExecutionUpsertMany(ctx context.Context, es []store.Execution
 	}
 	es = slices.Clone(es)
 	return r.record(ctx, func(w store.Writer) error { return w.ExecutionUpsertMany(bg, es) },
-		func(t *jobsTouched) {
+		func(rows []string) []string {
 			for _, e := range es {
-				t.named = append(t.named, e.JobID)
+				rows = append(rows, e.JobID)
 			}
+			return rows
 		})
 }
 
@@ -134,7 +140,7 @@ func (r *Recorder) WorkerUpsert(ctx context.Context, wk store.Worker) error {
 	}
 	wk.Types, wk.Labels, wk.Handlers = slices.Clone(wk.Types), slices.Clone(wk.Labels), slices.Clone(wk.Handlers)
 	return r.record(ctx, func(w store.Writer) error { return w.WorkerUpsert(bg, wk) },
-		func(t *jobsTouched) { t.named = append(t.named, "worker:"+wk.ID) })
+		func(rows []string) []string { return append(rows, "worker:"+wk.ID) })
 }
 
 // The operations below answer at once: they run in the Write's own

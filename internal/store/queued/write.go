@@ -36,7 +36,7 @@ func (a *Applier) Write(ctx context.Context, fn func(w store.Writer) error, begi
 		return nil, err
 	}
 	var direct Direct
-	r := newRecorder(func() (store.Writer, error) {
+	r := newRecorder(a.stage != nil, func() (store.Writer, error) {
 		a.Drain()
 		if err := a.Failed(); err != nil {
 			return nil, err
@@ -58,7 +58,7 @@ func (a *Applier) Write(ctx context.Context, fn func(w store.Writer) error, begi
 	if err != nil {
 		return nil, err
 	}
-	return a.enqueue(r.ops, r.jobs), nil
+	return a.enqueue(r.ops, r.rows), nil
 }
 
 // runOn runs fn on r. If fn panics after the Write went direct, its
