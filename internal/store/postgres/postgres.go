@@ -407,10 +407,7 @@ func (t *tx) end(ctx context.Context, fnErr error) error {
 		return err
 	}
 	t.pipe().Queue("COMMIT", nil, nil)
-	if err := t.w.Send(bg); err != nil {
-		return errors.Join(fmt.Errorf("postgres: commit: %w", err), t.abandon())
-	}
-	return nil
+	return t.send("commit")
 }
 
 // sendOps sends what is queued, BEGIN first, and returns with every
@@ -420,10 +417,7 @@ func (t *tx) sendOps(fnErr error) error {
 	if err := t.finish(bg, fnErr); err != nil || !t.begun {
 		return err
 	}
-	if err := t.w.Send(bg); err != nil {
-		return errors.Join(fmt.Errorf("postgres: transaction rolled back: %w", err), t.abandon())
-	}
-	return nil
+	return t.send("transaction rolled back")
 }
 
 // commit commits t once sendOps has run its statements: the events held
@@ -436,8 +430,14 @@ func (t *tx) commit() error {
 	}
 	p.releaseHeld()
 	p.Queue("COMMIT", nil, nil)
+	return t.send("commit")
+}
+
+// send sends what is queued on t's connection; if that fails, t is rolled
+// back and the error says what failed.
+func (t *tx) send(what string) error {
 	if err := t.w.Send(bg); err != nil {
-		return errors.Join(fmt.Errorf("postgres: commit: %w", err), t.abandon())
+		return errors.Join(fmt.Errorf("postgres: %s: %w", what, err), t.abandon())
 	}
 	return nil
 }
