@@ -39,9 +39,9 @@ type Applier struct {
 	stage Stage // set instead of apply by StartConcurrent
 
 	mu       sync.Mutex
-	cond     *sync.Cond // signalled when queue or inTx changes
+	cond     *sync.Cond // signalled when queue, inTx or flying changes
 	queue    []*item    // waiting, in Enqueue order
-	inTx     []*item    // taken by the running transaction (or the concurrent ones)
+	inTx     []*item    // taken by the running transaction (Start)
 	flying   []*flight  // StartConcurrent's transactions, oldest first
 	ready    *Readiness
 	err      error // sticky
@@ -85,18 +85,28 @@ func (a *Applier) enqueue(ops []Op, rows []string) <-chan error {
 
 // idle reports whether nothing is queued or being applied; the caller
 // holds mu.
-func (a *Applier) idle() bool { return len(a.queue) == 0 && len(a.inTx) == 0 }
+func (a *Applier) idle() bool { return len(a.queue) == 0 && len(a.inTx) == 0 && len(a.flying) == 0 }
+
+// lastTaken is the newest Write a transaction has taken (the running one,
+// or the newest flight), nil when none; the caller holds mu.
+func (a *Applier) lastTaken() *item {
+	if len(a.inTx) > 0 {
+		return a.inTx[len(a.inTx)-1]
+	}
+	if len(a.flying) > 0 {
+		b := a.flying[len(a.flying)-1].batch
+		return b[len(b)-1]
+	}
+	return nil
+}
 
 // Barrier waits until everything queued when it was called has been
 // committed (or has failed).
 func (a *Applier) Barrier(ctx context.Context) error {
 	a.mu.Lock()
-	var last *item
-	switch {
-	case len(a.queue) > 0:
+	last := a.lastTaken()
+	if len(a.queue) > 0 {
 		last = a.queue[len(a.queue)-1]
-	case len(a.inTx) > 0:
-		last = a.inTx[len(a.inTx)-1]
 	}
 	a.mu.Unlock()
 	if last == nil {

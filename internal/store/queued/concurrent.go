@@ -71,7 +71,6 @@ func (a *Applier) runConcurrent() {
 		}
 		batch := a.queue
 		a.queue = nil
-		a.inTx = append(a.inTx, batch...)
 		a.ready.setWaiting(0)
 		f := &flight{batch: batch, touched: touchedBy(batch), slot: next, finished: make(chan struct{})}
 		next = (next + 1) % Slots
@@ -136,14 +135,13 @@ func finishedWell(f *flight) bool {
 	}
 }
 
-// retireFinished takes the finished flights, oldest first, out of flying
-// and inTx; a failed one fails its Writes and everything queued. The
-// caller holds mu.
+// retireFinished takes the finished flights, oldest first, out of
+// flying; a failed one fails its Writes and everything queued. The caller
+// holds mu.
 func (a *Applier) retireFinished() {
 	for len(a.flying) > 0 && a.flying[0].done {
 		f := a.flying[0]
 		a.flying = a.flying[1:]
-		a.inTx = a.inTx[len(f.batch):]
 		if f.err != nil {
 			a.failLocked(f.batch, f.err)
 		}
