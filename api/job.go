@@ -325,6 +325,28 @@ type Explanation struct {
 	// time counted was learned), timeout (some only bounded by a timeout),
 	// unknown (some guessed from the type's default cost), run_at.
 	EstimateBasis string `json:"estimate_basis,omitempty"`
+	// EstimateNote says why, when estimate_basis is unknown, there is no
+	// estimated start: whose run time nothing bounds.
+	EstimateNote string `json:"estimate_note,omitempty"`
+	// Reservation is the job's own reservation (code reserved) or the one
+	// whose capacity it may not take (code behind_reservation).
+	Reservation *Reservation `json:"reservation,omitempty"`
+}
+
+// Reservation is a queued job's claim on the worker where it fits first
+// (docs/scheduling.md, "Reservations and backfill"): the worker drains for
+// it, and other jobs use its freed capacity only when they are predicted
+// to end before it starts or leave its demand free.
+type Reservation struct {
+	JobID    string `json:"job_id"`
+	WorkerID string `json:"worker_id"`
+	// StartsBy is when the running jobs it waits for are expected to have
+	// ended; absent when one of their run times is not known.
+	StartsBy *time.Time `json:"starts_by,omitempty"`
+	// Basis is what the expected ends rest on: learned_cost, timeout or
+	// unknown.
+	Basis    string   `json:"basis"`
+	WaitsFor []string `json:"waits_for"`
 }
 
 // FailureReport answers GET /failures: the failed side of the finished

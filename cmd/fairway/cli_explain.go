@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/fairwayhq/fairway/api"
 )
@@ -46,9 +47,29 @@ func explainFields(x api.Explanation) []field {
 	if x.Score != 0 {
 		f = append(f, field{"score", strconv.FormatInt(x.Score, 10)})
 	}
+	if r := x.Reservation; r != nil {
+		f = append(f, field{"reservation", reservationText(x.JobID, r)})
+	}
 	f = append(f, field{"estimated start", timeOrEmpty(x.EstimatedStart)})
 	if x.EstimateBasis != "" {
 		f = append(f, field{"estimate basis", x.EstimateBasis})
 	}
+	if x.EstimateNote != "" {
+		f = append(f, field{"estimate note", x.EstimateNote})
+	}
 	return f
+}
+
+// reservationText says whose reservation it is, where, until when and
+// what it waits for.
+func reservationText(jobID string, r *api.Reservation) string {
+	who := "job " + r.JobID + "'s, "
+	if r.JobID == jobID {
+		who = ""
+	}
+	by := "when unknown"
+	if r.StartsBy != nil {
+		by = "starts by " + timeOrEmpty(r.StartsBy)
+	}
+	return fmt.Sprintf("%son worker %s, %s, after %s end", who, r.WorkerID, by, strings.Join(r.WaitsFor, ", "))
 }

@@ -102,6 +102,16 @@ type Lane struct {
 	Aging       *Aging    `yaml:"aging"`
 	OnDemand    *OnDemand `yaml:"on_demand"`
 	RarityBonus *int64    `yaml:"rarity_bonus"`
+	Backfill    *Backfill `yaml:"backfill"`
+}
+
+// Backfill is how the lane reserves capacity for its best job when that
+// job fits in no free hole (docs/scheduling.md, "Reservations and
+// backfill"). Omitted: on, one reservation, a scan depth of 64.
+type Backfill struct {
+	Off          *bool `yaml:"off"`
+	Reservations *int  `yaml:"reservations"`
+	Depth        *int  `yaml:"depth"`
 }
 
 // Aging is stepwise aging: step points per interval waited. An omitted
@@ -585,6 +595,17 @@ func (l Lane) Policy() policy.LaneConfig {
 	}
 	if l.RarityBonus != nil {
 		lc.RarityBonus = *l.RarityBonus
+	}
+	if b := l.Backfill; b != nil {
+		if b.Off != nil {
+			lc.Backfill.Off = *b.Off
+		}
+		if b.Reservations != nil {
+			lc.Backfill.Reservations = *b.Reservations
+		}
+		if b.Depth != nil {
+			lc.Backfill.Depth = *b.Depth
+		}
 	}
 	return lc
 }

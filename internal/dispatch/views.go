@@ -33,8 +33,20 @@ func (d *Dispatcher) explain(id string, now time.Time) (api.Explanation, bool) {
 	}
 	x.Code, x.Message, x.Blocker = string(e.Code), e.Message, e.Blocker
 	x.Score, x.Position, x.Queued = e.Score, e.Position, e.Queued
+	x.Reservation = apiReservation(e.Reservation)
 	d.estimateStart(&x, e, now)
 	return x, true
+}
+
+func apiReservation(r *policy.Reservation) *api.Reservation {
+	if r == nil {
+		return nil
+	}
+	out := &api.Reservation{JobID: r.JobID, WorkerID: r.WorkerID, Basis: string(r.Basis), WaitsFor: r.WaitsFor}
+	if r.Basis != policy.BasisUnknown {
+		out.StartsBy = wire.TimePtr(r.StartsBy)
+	}
+	return out
 }
 
 // estimateStart fills the explanation's estimated start: run_at for a job
@@ -45,14 +57,19 @@ func (d *Dispatcher) estimateStart(x *api.Explanation, e policy.Explanation, now
 		x.EstimatedStart, x.EstimateBasis = wire.TimePtr(e.RunAt), "run_at"
 		return
 	}
-	if e.Code != policy.CodeQueued && e.Code != policy.CodeNoFreeSlot && e.Code != policy.CodeLaneOverShare {
+	switch e.Code {
+	case policy.CodeQueued, policy.CodeNoFreeSlot, policy.CodeLaneOverShare, policy.CodeReserved, policy.CodeBehindReservation:
+	default:
 		return // held by a cap, a conflict or a missing worker: capacity says nothing
 	}
 	est, ok := d.eng.EstimateStart(x.JobID, now)
 	if !ok {
 		return
 	}
-	x.EstimatedStart, x.EstimateBasis = wire.TimePtr(est.At), string(est.Basis)
+	x.EstimateBasis, x.EstimateNote = string(est.Basis), est.Reason
+	if !est.At.IsZero() {
+		x.EstimatedStart = wire.TimePtr(est.At)
+	}
 }
 
 // tenantLanes is lanes() counting only tenant's unfinished jobs.

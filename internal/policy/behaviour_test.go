@@ -423,13 +423,15 @@ func TestTenantCapParksAndUnparks(t *testing.T) {
 			AfterEnd: []string{"a2"},
 		}},
 		"cap 2": {2, result{
-			First:    []string{"a1", "a2", "b1"},
-			Codes:    map[string]Code{"a3": CodeTenantCap, "b2": CodeNoFreeSlot},
+			First: []string{"a1", "a2", "b1"},
+			// b2 is the lane's best job that is not capped, and no slot is
+			// free: it holds the reservation.
+			Codes:    map[string]Code{"a3": CodeTenantCap, "b2": CodeReserved},
 			AfterEnd: []string{"a3"},
 		}},
 		"uncapped": {0, result{
 			First:    []string{"a1", "a2", "a3"},
-			Codes:    map[string]Code{"b1": CodeNoFreeSlot, "b2": CodeNoFreeSlot},
+			Codes:    map[string]Code{"b1": CodeReserved, "b2": CodeNoFreeSlot}, // b1 ranks first: its reservation
 			AfterEnd: []string{"b1"},
 		}},
 	}
@@ -755,7 +757,8 @@ func TestConfigDefaults(t *testing.T) {
 		},
 		"weight and on-demand cap are filled": {
 			Config{Lanes: map[string]LaneConfig{"web": {OnDemand: OnDemandPolicy{Step: 5, Interval: time.Second}}}},
-			Config{Lanes: map[string]LaneConfig{"web": {Weight: 1, OnDemand: OnDemandPolicy{Step: 5, Interval: time.Second, MaxAging: MaxPriority}}}},
+			Config{Lanes: map[string]LaneConfig{"web": {Weight: 1, OnDemand: OnDemandPolicy{Step: 5, Interval: time.Second, MaxAging: MaxPriority},
+				Backfill: BackfillConfig{Reservations: DefaultReservations, Depth: DefaultBackfillDepth}}}},
 		},
 		"tiers sorted by priority and named": {
 			Config{Tiers: []TierConfig{{MinPriority: 0, MaxPriority: 9}, {Name: "fg", MinPriority: 40, MaxPriority: 40}}},

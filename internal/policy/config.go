@@ -74,7 +74,31 @@ type LaneConfig struct {
 	Aging       Aging
 	OnDemand    OnDemandPolicy
 	RarityBonus int64 // score += RarityBonus / n, n = free slots that could run the job
+	Backfill    BackfillConfig
 }
+
+// BackfillConfig is how a lane reserves capacity for its best-ranked job
+// when that job fits in no free hole (reserve.go, docs/scheduling.md
+// "Reservations and backfill"). The zero value is on, with the defaults.
+type BackfillConfig struct {
+	// Off turns reservations off for the lane: a job that fits in no free
+	// hole waits until one of its size opens, however long that takes.
+	Off bool
+	// Reservations is how many of the lane's jobs hold a reservation at
+	// once, best-ranked first, each on a worker of its own. Default 1.
+	Reservations int
+	// Depth is how many of the lane's candidates one decision tries
+	// against the reservations (a candidate that would take reserved
+	// units and is not predicted to end in time is skipped) before the
+	// lane gives up its turn. Default 64.
+	Depth int
+}
+
+// Backfill defaults.
+const (
+	DefaultReservations  = 1
+	DefaultBackfillDepth = 64
+)
 
 // TierConfig is a named band of base priorities [MinPriority, MaxPriority]
 // whose running jobs are capped at MaxRunning (0 = no cap).
@@ -139,6 +163,7 @@ func DefaultLaneConfig() LaneConfig {
 		Weight:   1,
 		Aging:    Aging{Step: 100, Interval: 30 * time.Second},
 		OnDemand: OnDemandPolicy{Bonus: 400, Step: 300, Interval: 30 * time.Second, MaxAging: 1000},
+		Backfill: BackfillConfig{Reservations: DefaultReservations, Depth: DefaultBackfillDepth},
 	}
 }
 
@@ -161,7 +186,7 @@ func (c Config) withDefaults() (Config, error) {
 		out.Lanes[name] = l.normalized()
 	}
 	if len(out.Lanes) == 0 {
-		out.Lanes[DefaultLane] = DefaultLaneConfig()
+		out.Lanes[DefaultLane] = DefaultLaneConfig().normalized()
 	}
 	for name, t := range c.Types {
 		if err := t.validate(out.Lanes); err != nil {
@@ -202,6 +227,10 @@ func (l LaneConfig) validate() error {
 		return errors.New("on_demand.interval: required when on_demand.step > 0")
 	case l.RarityBonus < 0:
 		return errors.New("rarity_bonus: must be >= 0")
+	case l.Backfill.Reservations < 0:
+		return errors.New("backfill.reservations: must be >= 0 (0: the default, 1)")
+	case l.Backfill.Depth < 0:
+		return errors.New("backfill.depth: must be >= 0 (0: the default, 64)")
 	}
 	return nil
 }
@@ -215,6 +244,12 @@ func (l LaneConfig) normalized() LaneConfig {
 	}
 	if l.OnDemand.Step > 0 && l.OnDemand.MaxAging == 0 {
 		l.OnDemand.MaxAging = MaxPriority
+	}
+	if l.Backfill.Reservations == 0 {
+		l.Backfill.Reservations = DefaultReservations
+	}
+	if l.Backfill.Depth == 0 {
+		l.Backfill.Depth = DefaultBackfillDepth
 	}
 	return l
 }

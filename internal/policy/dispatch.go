@@ -24,7 +24,9 @@ func (e *Engine) Next(now time.Time) (Assignment, bool) {
 		return Assignment{}, false
 	}
 	e.gen++
-	for _, l := range e.lanesByShare() {
+	lanes := e.lanesByShare()
+	e.plan(lanes, now)
+	for _, l := range lanes {
 		if o, ok := e.bestInLane(l, now); ok {
 			return e.admit(o, now), true
 		}
@@ -82,6 +84,8 @@ type offer struct {
 	g     *group
 	c     *class
 	score int64
+	w     *worker // placement chosen under reservations; nil: choose at admit
+	fill  bool    // placed on a reserved worker by backfill
 }
 
 func (o offer) better(p offer) bool {
@@ -97,10 +101,21 @@ func (o offer) better(p offer) bool {
 // only those that can still beat the best offer so far pay for the full
 // check (cost refresh, tenant cap, conflicts), best first.
 func (e *Engine) bestInLane(l *lane, now time.Time) (offer, bool) {
+	cands := e.candidates(l, now.UnixNano())
+	best, found := e.bestOffer(cands, now, len(e.reserved) > 0, l.cfg.Backfill.Depth)
+	e.cands = cands[:0]
+	return best, found
+}
+
+// bestOffer ranks the candidates' validated heads and returns the best.
+// With place, each is also placed under the reservations (placeAround):
+// one that every free hole it fits is closed to is skipped, as a job
+// blocked by a cap is, and the scan stops after depth such skips.
+func (e *Engine) bestOffer(cands []candidate, now time.Time, place bool, depth int) (offer, bool) {
 	n := now.UnixNano()
-	cands := e.candidates(l, n)
 	var best offer
 	found := false
+	skipped := 0
 	for len(cands) > 0 {
 		i := bestCandidate(cands)
 		cand := cands[i]
@@ -117,12 +132,17 @@ func (e *Engine) bestInLane(l *lane, now time.Time) (offer, bool) {
 			cands[i].score = o.score // its head was parked: rank it again
 			continue
 		}
+		cands = removeCandidate(cands, i)
+		if place && !e.placeAround(&o, now) {
+			if skipped++; skipped >= depth {
+				break
+			}
+			continue
+		}
 		if !found || o.better(best) {
 			best, found = o, true
 		}
-		cands = removeCandidate(cands, i)
 	}
-	e.cands = cands[:0]
 	return best, found
 }
 
@@ -247,10 +267,14 @@ func (e *Engine) admit(o offer, now time.Time) Assignment {
 	g.ln.pending--
 	g.place(c, now.UnixNano())
 
-	w := g.fit.choose()
+	w := o.w
+	if w == nil {
+		w = g.fit.choose()
+	}
 	w.freeSlots--
 	w.free = w.free.Sub(h.job.Resources)
 	w.running++
+	w.addJob(h)
 	e.free--
 	e.running++
 	e.gen++
@@ -272,9 +296,12 @@ func (e *Engine) admit(o offer, now time.Time) Assignment {
 
 	h.state, h.cls, h.grp = stateRunning, nil, nil
 	h.wk, h.admittedAt, h.cost = w, now, cost
+	if o.fill {
+		e.backfilled++
+	}
 	return Assignment{
 		JobID: h.job.ID, WorkerID: w.ID, Lane: l.name, Tenant: h.tnt.name, FairnessKey: h.fk.name,
-		Resources: h.job.Resources, Score: o.score, Cost: cost,
+		Resources: h.job.Resources, Score: o.score, Cost: cost, Backfill: o.fill,
 	}
 }
 
@@ -310,6 +337,7 @@ func (e *Engine) Finish(id string, now time.Time, out Outcome) ([]Dropped, error
 func (e *Engine) release(en *entry, now time.Time) {
 	w := en.wk
 	w.running--
+	w.dropJob(en)
 	if !w.removed {
 		w.freeSlots++
 		w.free = w.free.Add(en.job.Resources)

@@ -41,6 +41,14 @@ type Engine struct {
 	track    bool     // whether to keep released
 	scratch  []*lane
 	cands    []candidate
+
+	// This decision's reservations (reserve.go), planned again at every
+	// decision; blocked is planning's scratch.
+	reserved         []reservation
+	opens, blocked   []candidate
+	round            []candidate
+	reservationsMade int
+	backfilled       int
 }
 
 type lane struct {
@@ -60,6 +68,7 @@ type lane struct {
 	share   float64
 	pending int  // every job of the lane not running: queued, parked, delayed, waiting
 	paused  bool // admits nothing (PauseLane)
+	turn    int  // position in the last plan's DRF order (reserve.go)
 }
 
 type groupID struct {

@@ -60,6 +60,13 @@ type entry struct {
 	heapIdx     int // index in cls.jobs or in the delayed heap
 	pendingDeps int
 	held        bool // Hold was called and Release not yet
+	// reservedOnce is set the first time the job holds a reservation
+	// (counted once in BackfillStats).
+	reservedOnce bool
+	// The worker of its last reservation and the first start predicted
+	// there (reserve.go, pin).
+	resvWorker *worker
+	resvFirst  time.Time
 
 	// While running.
 	wk         *worker

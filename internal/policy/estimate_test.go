@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -53,18 +54,26 @@ func TestEstimateStartCountsRunningAndQueuedJobs(t *testing.T) {
 			now:     at(2),
 			want:    want{at(60), BasisTimeout},
 		},
-		"nothing learned and no timeout: unknown, the default cost of a second": {
+		"nothing learned and no timeout: unknown, and no time": {
 			running: []jobB{job("r1").typ("sleep"), job("r2").typ("sleep")},
 			job:     job("x").typ("sleep"),
 			now:     at(0),
-			want:    want{at(1), BasisUnknown},
+			want:    want{time.Time{}, BasisUnknown},
 		},
-		"a running job past its expected end may end any moment": {
+		"a running job past its expected end runs on for half its elapsed time": {
 			learned: map[string]float64{"short": 3},
 			running: []jobB{job("r1").typ("short"), job("r2").typ("short")},
 			job:     job("x").typ("short"),
 			now:     at(10),
-			want:    want{at(10), BasisLearnedCost},
+			want:    want{at(15), BasisLearnedCost},
+		},
+		"an early estimate below the elapsed time does not say now": {
+			// One 5 s run learned from the default of 1 s: 0.3·5 + 0.7·1.
+			learned: map[string]float64{"short": 2.2},
+			running: []jobB{job("r1").typ("short"), job("r2").typ("short")},
+			job:     job("x").typ("short"),
+			now:     at(3),
+			want:    want{at(3).Add(1500 * time.Millisecond), BasisLearnedCost}, // 3 s elapsed: 1.5 s more
 		},
 		"a free slot: now": {
 			learned: map[string]float64{"short": 3},
@@ -105,5 +114,34 @@ func TestEstimateStartOnlyForQueuedJobs(t *testing.T) {
 		if _, ok := e.EstimateStart(id, at(0)); ok {
 			t.Errorf("%s: an estimate for a job that is not queued", id)
 		}
+	}
+}
+
+// Idle slots that cannot run the job are not free for it: two busy
+// general slots and two idle pdf-only slots.
+func TestEstimateStartIgnoresIdleIncompatibleSlots(t *testing.T) {
+	e := newTestEngine(t, Config{Lanes: oneLane(lc().L())},
+		wrk("general").slots(2).W(), wrk("pdf").types("pdf").slots(2).W())
+	e.SetEstimate("report", "", 300, at(0))
+	submitAll(t, e, at(0), job("r1").typ("report"), job("r2").typ("report"))
+	if got := admittedIDs(e, at(0)); len(got) != 2 {
+		t.Fatalf("admitted %v", got)
+	}
+	submitAll(t, e, at(1), job("x").typ("report"))
+	got, ok := e.EstimateStart("x", at(30))
+	if !ok || !got.At.Equal(at(300)) || got.Basis != BasisLearnedCost {
+		t.Errorf("estimate = %+v, %v; want at(300) from the learned cost (the pdf slots cannot run it)", got, ok)
+	}
+}
+
+// A queued job's estimate names the job whose run time is unknown.
+func TestEstimateStartUnknownSaysWhy(t *testing.T) {
+	e := newTestEngine(t, Config{Lanes: oneLane(lc().L())}, wrk("w").slots(1).W())
+	submitAll(t, e, at(0), job("r1").typ("sleep"))
+	admittedIDs(e, at(0))
+	submitAll(t, e, at(1), job("x").typ("sleep"))
+	got, ok := e.EstimateStart("x", at(2))
+	if !ok || !got.At.IsZero() || got.Basis != BasisUnknown || !strings.Contains(got.Reason, "r1") {
+		t.Errorf("estimate = %+v, %v; want unknown, no time, naming r1", got, ok)
 	}
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -21,8 +22,15 @@ const (
 	CodeTenantCap          Code = "tenant_cap"
 	CodeConflict           Code = "conflict"
 	CodeNoFreeSlot         Code = "no_free_slot"
-	CodeLaneOverShare      Code = "lane_over_share"
-	CodeQueued             Code = "queued" // admissible; other jobs go first
+	// CodeReserved: no free hole fits it, and it holds a reservation: it
+	// starts on the named worker once the jobs there it waits for end.
+	CodeReserved Code = "reserved"
+	// CodeBehindReservation: the free holes it fits are reserved for a
+	// better-ranked job, and it is not predicted to end before that job
+	// starts.
+	CodeBehindReservation Code = "behind_reservation"
+	CodeLaneOverShare     Code = "lane_over_share"
+	CodeQueued            Code = "queued" // admissible; other jobs go first
 )
 
 // Explanation says why a job is not running: the first constraint that
@@ -37,6 +45,9 @@ type Explanation struct {
 	Position int   // 1-based rank among the lane's queued jobs (0: not queued)
 	Queued   int   // queued jobs in the lane
 	RunAt    time.Time
+	// Reservation is set for CodeReserved (the job's own) and
+	// CodeBehindReservation (the one it waits behind).
+	Reservation *Reservation
 }
 
 // Explain reports why the job is not running at now. It may tidy internal
@@ -48,6 +59,8 @@ func (e *Engine) Explain(id string, now time.Time) (Explanation, error) {
 	}
 	e.advance(now)
 	e.unparkIfFree(en, now)
+	e.gen++
+	e.plan(e.lanesByShare(), now) // may park en, as a decision would
 	x := Explanation{JobID: id, Lane: en.ln.name, Queued: en.ln.queued + en.ln.freeParked}
 	switch en.state {
 	case stateRunning:
@@ -69,9 +82,16 @@ func (e *Engine) Explain(id string, now time.Time) (Explanation, error) {
 		x.Code, x.Message = CodeHeld, "held: it starts only once released"
 		return x, nil
 	}
-	e.gen++
 	x.Score, x.Position = e.rank(en, now)
 	x.Code, x.Message, x.Blocker = e.queuedBlock(en, now)
+	switch x.Code {
+	case CodeReserved:
+		pr := e.reservationOf(en).public()
+		x.Reservation = &pr
+	case CodeBehindReservation:
+		pr := e.blockingReservation(en, x.Score, now).public()
+		x.Reservation = &pr
+	}
 	if x.Code == CodeQueued {
 		x.Message = fmt.Sprintf("admissible; %d job(s) ahead in lane %s", x.Position-1, x.Lane)
 	}
@@ -99,6 +119,8 @@ func (e *Engine) Reason(id string, now time.Time) (Code, error) {
 	}
 	e.advance(now)
 	e.unparkIfFree(en, now)
+	e.gen++
+	e.plan(e.lanesByShare(), now) // may park en, as a decision would
 	switch en.state {
 	case stateRunning:
 		return CodeRunning, nil
@@ -111,7 +133,6 @@ func (e *Engine) Reason(id string, now time.Time) (Code, error) {
 	case stateHeld:
 		return CodeHeld, nil
 	}
-	e.gen++
 	code, _, _ := e.queuedBlock(en, now)
 	return code, nil
 }
@@ -132,7 +153,14 @@ func (e *Engine) queuedBlock(en *entry, now time.Time) (Code, string, string) {
 		cs := e.heldConflict(en)
 		return code, fmt.Sprintf("job %s holds %s/%s", cs.holder().job.ID, cs.id.group, cs.id.key), cs.holder().job.ID
 	case CodeNoFreeSlot:
+		if r := e.reservationOf(en); r != nil {
+			return CodeReserved, reservedMessage(r), ""
+		}
 		return code, fmt.Sprintf("every worker that can run it is busy (%d free slots in the pool)", e.free), ""
+	}
+	if r := e.blockingReservation(en, e.scoreNow(en, now), now); r != nil {
+		return CodeBehindReservation, fmt.Sprintf("the free capacity it fits is reserved for job %s (starts by %s on worker %s), and it is not predicted to end before then",
+			r.en.job.ID, r.at.UTC().Format(time.RFC3339), r.wk.ID), r.en.job.ID
 	}
 	for _, l := range e.lanesByShare() {
 		if l == en.ln {
@@ -242,4 +270,24 @@ func aheadOf(x, en *entry) bool {
 		return x.fk.cost < en.fk.cost
 	}
 	return x.before(en)
+}
+
+// scoreNow is the job's score at now, rarity included, as a decision
+// would compare it.
+func (e *Engine) scoreNow(en *entry, now time.Time) int64 {
+	_, free := en.grp.fit.fit(e.gen)
+	return en.grp.sl.score(en.job.Priority, en.enq, now.UnixNano()) + rarity(en.ln, free)
+}
+
+func reservedMessage(r *reservation) string {
+	ids := make([]string, len(r.waits))
+	for i, x := range r.waits {
+		ids[i] = x.job.ID
+	}
+	if r.basis == BasisUnknown {
+		return fmt.Sprintf("reserved: starts on worker %s when %s end (their run times are not known: nothing learned, no timeout)",
+			r.wk.ID, strings.Join(ids, ", "))
+	}
+	return fmt.Sprintf("reserved: starts by %s on worker %s, when %s end (expected ends from %s)",
+		r.at.UTC().Format(time.RFC3339), r.wk.ID, strings.Join(ids, ", "), r.basis)
 }

@@ -81,6 +81,10 @@ type Assignment struct {
 	Resources   Resources // what the job holds while it runs, defaults applied
 	Score       int64     // score at admission, priority points
 	Cost        float64   // estimated cost charged to the fairness key
+	// Backfill is set when the job took units of a worker reserved for a
+	// better-ranked job, because it is predicted to end before the
+	// reservation starts or leaves the reserved units free.
+	Backfill bool
 }
 
 // Dropped is a dependent job the engine removed because a dependency ended

@@ -155,6 +155,12 @@ func (h *propHarness) genConfig() Config {
 		if rapid.Bool().Draw(t, "rarityOn") {
 			l.RarityBonus = int64(rapid.IntRange(1, 400).Draw(t, "rarity"))
 		}
+		switch rapid.IntRange(0, 4).Draw(t, "backfill") {
+		case 0:
+			l.Backfill.Off = true
+		case 1:
+			l.Backfill.Reservations = 2
+		}
 		cfg.Lanes[name] = l
 	}
 	if h.sc == scenStarvation {
@@ -330,6 +336,9 @@ func (h *propHarness) genJob() Job {
 	}
 	h.nextJob++
 	j.FairnessKey = rapid.SampledFrom(h.fks).Draw(t, "fk")
+	if rapid.IntRange(0, 3).Draw(t, "timeoutOn") == 0 {
+		j.Timeout = durSec(rapid.SampledFrom([]int{1, 5, 30, 120}).Draw(t, "timeout"))
+	}
 	if h.sc != scenDRF {
 		j.OnDemand = rapid.IntRange(0, 3).Draw(t, "onDemandJob") == 0
 	}
@@ -792,7 +801,7 @@ func (h *propHarness) checkAdmission(a Assignment, now time.Time) {
 	case w.freeSlots == 0 || !w.free.Covers(j.Resources):
 		h.fatalf("admitted %s (%+v) on %s with %d free slots and %+v free", a.JobID, j.Resources, a.WorkerID, w.freeSlots, w.free)
 	}
-	if h.sc == scenStarvation {
+	if h.sc == scenStarvation && !a.Backfill {
 		h.checkStarvation(j, now)
 	}
 	// Property 6: exactly the reference's decision.
@@ -803,6 +812,9 @@ func (h *propHarness) checkAdmission(a Assignment, now time.Time) {
 	}
 	if a.Lane != p.lane || a.Tenant != j.Tenant || a.FairnessKey != j.FairnessKey || a.Resources != j.Resources {
 		h.fatalf("Assignment %+v: want lane %q tenant %q fairness key %q resources %+v", a, p.lane, j.Tenant, j.FairnessKey, j.Resources)
+	}
+	if a.Backfill != p.fill {
+		h.fatalf("Assignment.Backfill of %s = %v, want %v\n%s%s", a.JobID, a.Backfill, p.fill, h.describeWorkers(), h.describePlan(now))
 	}
 	if a.WorkerID != p.worker.ID {
 		h.fatalf("placement: %s placed on %s, want %s\n%s", a.JobID, a.WorkerID, p.worker.ID, h.describeWorkers())
@@ -830,6 +842,14 @@ func (h *propHarness) describeLanes(now time.Time) string {
 			fmt.Fprintf(&b, " %s(%d)", j.ID, h.m.fullScore(j, now))
 		}
 		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func (h *propHarness) describePlan(now time.Time) string {
+	var b strings.Builder
+	for _, r := range h.m.plan(now) {
+		fmt.Fprintf(&b, "  reference reserves %s on %s from %v\n", r.job.ID, r.w.ID, r.at.Sub(testT0))
 	}
 	return b.String()
 }
@@ -939,6 +959,11 @@ func (h *propHarness) checkExplainAll() {
 		}
 	}
 	pick, pickOK := h.m.pick(now)
+	res := h.m.plan(now)
+	reserved := map[*refJob]bool{}
+	for _, r := range res {
+		reserved[r.job] = true
+	}
 	bestQueuedPos, bestQueued := 0, ""
 	// Nothing changes in the model while explaining; in the engine, only an
 	// Explain that reaches the lane check (queued or lane_over_share) looks
@@ -981,7 +1006,7 @@ func (h *propHarness) checkExplainAll() {
 		}
 		dirty = x.Code == CodeQueued || x.Code == CodeLaneOverShare
 		bad := func(format string, args ...any) {
-			h.fatalf("Explain(%s) = %+v: %s\n  job: %s\n%s", id, x, fmt.Sprintf(format, args...), h.describeJob(j, now), h.describeLanes(now))
+			h.fatalf("Explain(%s) = %+v: %s\n  job: %s\n%s%s", id, x, fmt.Sprintf(format, args...), h.describeJob(j, now), h.describeLanes(now), h.describePlan(now))
 		}
 		if r, err := h.e.Reason(id, now); err != nil || r != x.Code {
 			bad("Reason = %s, %v; want Explain's code", r, err)
@@ -1034,12 +1059,20 @@ func (h *propHarness) checkExplainAll() {
 			bad("engine state %q for a runnable job", states[id])
 		}
 		switch {
+		case len(bs) > 0 && bs[0].code == CodeNoFreeSlot && reserved[j]:
+			if x.Code != CodeReserved || x.Reservation == nil || x.Reservation.JobID != id {
+				bad("want reserved (no free hole fits it, and the reference reserves for it)")
+			}
 		case len(bs) > 0:
 			if x.Code != bs[0].code {
 				bad("want %s (first failed check of %v)", bs[0].code, bs)
 			}
 			if bs[0].code == CodeConflict && x.Blocker != bs[0].holder {
 				bad("conflict blocker %q, want %q", x.Blocker, bs[0].holder)
+			}
+		case !h.placeable(j, now, res):
+			if x.Code != CodeBehindReservation || x.Reservation == nil {
+				bad("want behind_reservation: every free hole it fits is reserved")
 			}
 		case j.Lane == firstLane:
 			if x.Code != CodeQueued {
@@ -1069,12 +1102,36 @@ func (h *propHarness) checkExplainAll() {
 			bestQueuedPos, bestQueued = x.Position, id
 		}
 	}
+	if bestQueued != "" && h.kindSkipped(h.m.jobs[bestQueued], now, res) {
+		return // a better job of its kind is behind a reservation: the kind waits this decision
+	}
 	switch {
 	case pickOK && bestQueued != pick.job.ID:
 		h.fatalf("Explain: the job Next would admit is %s, but the best-placed job explained as queued is %q", pick.job.ID, bestQueued)
 	case !pickOK && bestQueued != "":
 		h.fatalf("Explain: %s is explained as queued but nothing is admissible", bestQueued)
 	}
+}
+
+// placeable reports whether the reference places j under reservations.
+func (h *propHarness) placeable(j *refJob, now time.Time, res []refReservation) bool {
+	w, _ := h.m.placeAround(j, now, res)
+	return w != nil
+}
+
+// kindSkipped reports whether an admissible job of j's lane and kind that
+// ranks above it cannot be placed under the reservations: a decision then
+// passes over the whole kind (docs/scheduling.md).
+func (h *propHarness) kindSkipped(j *refJob, now time.Time, res []refReservation) bool {
+	for _, o := range h.m.admissible(j.Lane, now) {
+		if o == j {
+			return false
+		}
+		if h.m.kind(o) == h.m.kind(j) && !h.placeable(o, now, res) {
+			return true
+		}
+	}
+	return false
 }
 
 // conflictBlocked reports whether the reference blocks a job on a held

@@ -7,6 +7,7 @@ package policy
 // correct, which is what a property test needs to compare the engine with.
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -31,7 +32,9 @@ type refJob struct {
 	worker     *refWorker
 	admittedAt time.Time
 	cost       float64
-	readyAt    time.Time // when its dependencies were met (or it was submitted)
+	readyAt    time.Time  // when its dependencies were met (or it was submitted)
+	resvW      *refWorker // worker of its last reservation
+	resvFirst  time.Time  // first start predicted there
 }
 
 type refKey struct {
@@ -686,20 +689,285 @@ type refPick struct {
 	worker *refWorker
 	score  int64
 	lane   string
+	fill   bool // a backfill onto a reserved worker
 }
 
-// pick is what Next should admit at now, if anything.
+// pick is what Next should admit at now, if anything: the best admissible
+// job of the first lane in DRF order that has one placeable without
+// breaking a reservation. A kind of job (type, labels, resources, tier,
+// on-demand) whose best job cannot be placed is skipped as a whole, and a
+// lane gives up after Backfill.Depth skipped kinds.
 func (m *refModel) pick(now time.Time) (refPick, bool) {
 	if m.freeSlots() <= 0 {
 		return refPick{}, false
 	}
+	res := m.plan(now)
 	for _, lane := range m.laneOrder() {
-		if c := m.admissible(lane, now); len(c) > 0 {
-			j := c[0]
-			return refPick{job: j, worker: m.place(j), score: m.fullScore(j, now), lane: lane}, true
+		skipped, failed := 0, map[string]bool{}
+		for _, j := range m.admissible(lane, now) {
+			k := m.kind(j)
+			if failed[k] {
+				continue
+			}
+			w, fill := m.placeAround(j, now, res)
+			if w == nil {
+				failed[k] = true
+				if skipped++; skipped >= m.cfg.Lanes[lane].Backfill.Depth {
+					break
+				}
+				continue
+			}
+			return refPick{job: j, worker: w, score: m.fullScore(j, now), lane: lane, fill: fill}, true
 		}
 	}
 	return refPick{}, false
+}
+
+// ---- reservations (docs/scheduling.md, "Reservations and backfill") ----
+
+type refReservation struct {
+	job      *refJob
+	w        *refWorker
+	at       time.Time
+	deadline time.Time // a backfill must be predicted to end by it
+	turn     int       // its lane's position in the DRF order
+}
+
+// kind is what the engine decides placement for as a whole.
+func (m *refModel) kind(j *refJob) string {
+	t, _ := m.tierOf(j.Priority)
+	return fmt.Sprintf("%s|%v|%+v|%s|%v", j.Type, j.Labels, j.Resources, t.Name, j.OnDemand)
+}
+
+// plan lists the reservations: per lane in DRF order, the ready jobs
+// (runnable, blocked by nothing but a free hole) best first; each that
+// ranks above every admissible job of its lane reserves the worker where
+// it fits earliest, at most Backfill.Reservations per lane and one per
+// kind and per worker.
+func (m *refModel) plan(now time.Time) []refReservation {
+	var out []refReservation
+	c := m.counts()
+	for turn, lane := range m.laneOrder() {
+		lc := m.cfg.Lanes[lane]
+		if lc.Backfill.Off {
+			continue
+		}
+		var ready []*refJob
+		for _, j := range m.jobs {
+			if j.Lane != lane || !m.runnable(j, now) {
+				continue
+			}
+			if bs := m.blocksWith(j, c); len(bs) == 0 || (len(bs) == 1 && bs[0].code == CodeNoFreeSlot) {
+				ready = append(ready, j)
+			}
+		}
+		sort.Slice(ready, func(a, b int) bool { return m.ahead(ready[a], ready[b], now) })
+		made, tried := 0, map[string]bool{}
+		for _, j := range ready {
+			if made >= lc.Backfill.Reservations || m.freeFit(j) > 0 {
+				break
+			}
+			if k := m.kind(j); !tried[k] {
+				tried[k] = true
+				if r, ok := m.earliestFit(j, now, out); ok {
+					r.turn = turn
+					if j.resvW != r.w {
+						j.resvW, j.resvFirst = r.w, r.at
+					}
+					r.deadline = r.at
+					if j.resvFirst.Before(r.at) {
+						r.deadline = j.resvFirst
+					}
+					out = append(out, r)
+					made++
+				}
+			}
+		}
+	}
+	return out
+}
+
+func (m *refModel) earliestFit(j *refJob, now time.Time, taken []refReservation) (refReservation, bool) {
+	var best refReservation
+	found := false
+	vers := func(w *refWorker) int {
+		if w.types == nil {
+			return math.MaxInt
+		}
+		return len(w.types)
+	}
+	for _, w := range m.sortedWorkers() {
+		if !w.supports(j.Type, j.Labels) || w.Slots <= 0 || !w.Resources.Covers(j.Resources) || refReserved(taken, w) {
+			continue
+		}
+		at := m.fitTime(j, w, now)
+		if !found || at.Before(best.at) || (at.Equal(best.at) && vers(w) < vers(best.w)) {
+			best, found = refReservation{job: j, w: w, at: at}, true
+		}
+	}
+	return best, found
+}
+
+func (m *refModel) turn(lane string) int {
+	for i, l := range m.laneOrder() {
+		if l == lane {
+			return i
+		}
+	}
+	return -1
+}
+
+func refReserved(rs []refReservation, w *refWorker) bool {
+	for _, r := range rs {
+		if r.w == w {
+			return true
+		}
+	}
+	return false
+}
+
+// fitTime is when j's demand and a slot are free on w, by the expected
+// ends of the jobs running there.
+func (m *refModel) fitTime(j *refJob, w *refWorker, now time.Time) time.Time {
+	free, slots := w.free, w.freeSlots
+	if slots > 0 && free.Covers(j.Resources) {
+		return now
+	}
+	var on []*refJob
+	for _, x := range m.running() {
+		if x.worker == w {
+			on = append(on, x)
+		}
+	}
+	sort.SliceStable(on, func(a, b int) bool { return m.expectedEnd(on[a], now).Before(m.expectedEnd(on[b], now)) })
+	at := now
+	for _, x := range on {
+		free, slots, at = free.Add(x.Resources), slots+1, m.expectedEnd(x, now)
+		if slots > 0 && free.Covers(j.Resources) {
+			break
+		}
+	}
+	return at
+}
+
+// runTime: the learned cost, else the timeout, else the type's default
+// cost (at least a second); known is false for the last.
+func (m *refModel) runTime(j *refJob) (time.Duration, bool) {
+	if est, ok := m.est[refEstID{j.Type, j.Key}]; ok {
+		return time.Duration(est.value * float64(time.Second)), true
+	}
+	if j.Timeout > 0 {
+		return j.Timeout, true
+	}
+	return time.Duration(max(m.cfg.Types[j.Type].DefaultCost, 1) * float64(time.Second)), false
+}
+
+// expectedEnd: admission + run time, no later than the timeout; a job
+// past it runs on for half its elapsed time, at least a second.
+func (m *refModel) expectedEnd(x *refJob, now time.Time) time.Time {
+	d, _ := m.runTime(x)
+	end := x.admittedAt.Add(d)
+	if x.Timeout > 0 && x.admittedAt.Add(x.Timeout).Before(end) {
+		end = x.admittedAt.Add(x.Timeout)
+	}
+	if end.After(now) {
+		return end
+	}
+	return now.Add(max(time.Second, now.Sub(x.admittedAt)/2))
+}
+
+// placeAround is place restricted to the workers j may take under the
+// reservations.
+func (m *refModel) placeAround(j *refJob, now time.Time, res []refReservation) (*refWorker, bool) {
+	var best *refWorker
+	var bestLeft float64
+	bestFill := false
+	vers := func(w *refWorker) int {
+		if w.types == nil {
+			return math.MaxInt
+		}
+		return len(w.types)
+	}
+	for _, w := range m.sortedWorkers() {
+		if !w.supports(j.Type, j.Labels) || w.freeSlots == 0 || !w.free.Covers(j.Resources) {
+			continue
+		}
+		ok, fill := m.mayTake(j, w, now, res)
+		if !ok {
+			continue
+		}
+		l := m.leftover(w, j)
+		switch {
+		case best == nil:
+		case vers(w) != vers(best):
+			if vers(w) > vers(best) {
+				continue
+			}
+		case l >= bestLeft:
+			continue
+		}
+		best, bestLeft, bestFill = w, l, fill
+	}
+	return best, bestFill
+}
+
+func (m *refModel) leftover(w *refWorker, j *refJob) float64 {
+	var s float64
+	if c := w.Resources.MilliCPU; c > 0 {
+		s += float64(w.free.MilliCPU-j.Resources.MilliCPU) / float64(c)
+	}
+	if c := w.Resources.MemoryMB; c > 0 {
+		s += float64(w.free.MemoryMB-j.Resources.MemoryMB) / float64(c)
+	}
+	if c := w.Resources.GPU; c > 0 {
+		s += float64(w.free.GPU-j.Resources.GPU) / float64(c)
+	}
+	return s
+}
+
+// mayTake: j may use w unless a reservation there binds it: one of
+// another job that j does not outrank in its lane, when j is not known to
+// end before it starts and would take units it needs.
+func (m *refModel) mayTake(j *refJob, w *refWorker, now time.Time, res []refReservation) (ok, fill bool) {
+	for _, r := range res {
+		if r.w != w || r.job == j {
+			continue
+		}
+		if r.job.Lane == j.Lane && m.ahead(j, r.job, now) {
+			continue
+		}
+		if m.turn(j.Lane) < r.turn {
+			continue // j's lane is served first by DRF
+		}
+		var d time.Duration
+		est, known := m.est[refEstID{j.Type, j.Key}]
+		if known {
+			d = time.Duration(est.value * float64(time.Second))
+		}
+		if j.Timeout > 0 && (!known || j.Timeout < d) {
+			d, known = j.Timeout, true
+		}
+		if known && !now.Add(d).After(r.deadline) {
+			fill = true
+			continue
+		}
+		if m.leavesRoom(r, j, now) {
+			fill = true
+			continue
+		}
+		return false, false
+	}
+	return true, fill
+}
+
+func (m *refModel) leavesRoom(r refReservation, j *refJob, now time.Time) bool {
+	free, slots := r.w.free.Sub(j.Resources), r.w.freeSlots-1
+	for _, x := range m.running() {
+		if x.worker == r.w && !m.expectedEnd(x, now).After(r.at) {
+			free, slots = free.Add(x.Resources), slots+1
+		}
+	}
+	return slots > 0 && free.Covers(r.job.Resources)
 }
 
 // evictableEstimates reports whether some estimate has been unused for

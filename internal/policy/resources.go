@@ -16,6 +16,21 @@ type worker struct {
 	freeSlots int
 	removed   bool
 	running   int
+	jobs      []*entry // running on it, in no order (reserve.go reads their ends)
+}
+
+func (w *worker) addJob(en *entry) { w.jobs = append(w.jobs, en) }
+
+func (w *worker) dropJob(en *entry) {
+	for i, x := range w.jobs {
+		if x == en {
+			last := len(w.jobs) - 1
+			w.jobs[i] = w.jobs[last]
+			w.jobs[last] = nil
+			w.jobs = w.jobs[:last]
+			return
+		}
+	}
 }
 
 // versatility is the number of types a worker supports; a worker that

@@ -25,6 +25,7 @@ func (e *Engine) Restore(j Job, workerID string, admittedAt time.Time, cost floa
 	w.freeSlots--
 	w.free = w.free.Sub(en.job.Resources)
 	w.running++
+	w.addJob(en)
 	e.free--
 	e.running++
 	e.gen++

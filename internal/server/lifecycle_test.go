@@ -190,7 +190,9 @@ func TestReprioritizeAndExplain(t *testing.T) {
 		t.Fatalf("first lease = %+v, want the reprioritized job", ls)
 	}
 	h.do("GET", "/jobs/"+high.ID+"/explain", nil, &x)
-	if x.Code != "no_free_slot" || x.Position != 1 {
+	// The only slot is busy and high is its lane's best job: it holds the
+	// reservation of that slot (docs/scheduling.md).
+	if x.Code != "reserved" || x.Position != 1 || x.Reservation == nil || x.Reservation.JobID != high.ID {
 		t.Fatalf("explain while the only slot is busy: %+v", x)
 	}
 }

@@ -75,10 +75,12 @@ func (t textWriter) Summary(s Summary) error {
 	_, err := fmt.Fprintf(t.w, "\nsummary\n"+
 		"  jobs %d  admitted %d  done %d  cancelled %d  dropped %d  pending %d  running %d\n"+
 		"  makespan %.3f s  capacity %d slots  busy %.3f slot-s  utilisation %.4f  jain_index %.4f\n"+
-		"  decisions %d  wall %.3f s  decisions/s %.0f\n",
+		"  decisions %d  wall %.3f s  decisions/s %.0f\n"+
+		"  reservations %d  held_idle %.3f slot-s  backfilled %d\n",
 		s.Jobs, s.Admitted, s.Done, s.Cancelled, s.Dropped, s.Pending, s.Running,
 		s.Makespan, s.CapacitySlots, s.BusySlotSeconds, s.Utilisation, s.JainIndex,
-		s.Decisions, s.WallSeconds, s.DecisionsPerSecond)
+		s.Decisions, s.WallSeconds, s.DecisionsPerSecond,
+		s.Reservations, s.HeldIdleSlotSeconds, s.Backfilled)
 	if err != nil {
 		return err
 	}
@@ -102,7 +104,8 @@ func (t textWriter) Summary(s Summary) error {
 // summaryLegend says what the less obvious figures of the summary mean
 // (docs/simulator.md defines them all).
 const summaryLegend = "\n  legend: waits in s, ready to admitted; share: part of all busy slot-s; service_rate: slot-s held per s" +
-	" of waiting; jain_index: 1 = waiting keys served equally, 1/n = one got all%s (docs/simulator.md)\n"
+	" of waiting; jain_index: 1 = waiting keys served equally, 1/n = one got all; reservations: jobs that reserved" +
+	" a worker; held_idle: slot-s left idle draining for them; backfilled: admissions into reserved gaps%s (docs/simulator.md)\n"
 
 // lagLegend joins the legend when the scenario has schedules.
 const lagLegend = "; lag: s from a slot's nominal time to its job's admission"

@@ -6,6 +6,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/policy"
 )
 
@@ -41,7 +42,16 @@ func genScenario(t *rapid.T) *Scenario {
 	for i := range nj {
 		s.Jobs = append(s.Jobs, genJob(t, i, types))
 	}
+	if off := rapid.Bool().Draw(t, "backfillOff"); off {
+		s.Lanes = map[string]LaneSpec{"default": {Backfill: &config.Backfill{Off: &off}}}
+	}
 	return s
+}
+
+// backfillOff reports whether the scenario's lanes reserve nothing.
+func backfillOff(s *Scenario) bool {
+	l, ok := s.Lanes["default"]
+	return ok && l.Backfill != nil && l.Backfill.Off != nil && *l.Backfill.Off
 }
 
 func genJob(t *rapid.T, i int, types []string) JobSpec {
@@ -76,9 +86,12 @@ func genJob(t *rapid.T, i int, types []string) JobSpec {
 }
 
 // TestPropertyInvariantsAndWorkConserving checks, on random scenarios, the
-// replayed rules of checkInvariants and that the engine leaves no capacity
-// idle that a ready pending job could use: after every instant, each such
-// job is blocked by a cap, a conflict or the lack of a fitting free worker.
+// replayed rules of checkInvariants and, with reservations off, that the
+// engine leaves no capacity idle that a ready pending job could use: after
+// every instant, each such job is blocked by a cap, a conflict or the lack
+// of a fitting free worker. With reservations on, capacity reserved for a
+// job that fits no free hole stays idle by design (docs/scheduling.md);
+// the policy package's reference model checks those decisions one by one.
 func TestPropertyInvariantsAndWorkConserving(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		s := genScenario(rt)
@@ -90,7 +103,9 @@ func TestPropertyInvariantsAndWorkConserving(t *testing.T) {
 			rt.Fatalf("run: %v", err)
 		}
 		checkInvariants(rt, s, res)
-		checkWorkConserving(rt, s, res.Events)
+		if backfillOff(s) {
+			checkWorkConserving(rt, s, res.Events)
+		}
 	})
 }
 

@@ -159,8 +159,11 @@ func (r *runner) loop(ctx context.Context) error {
 			r.end = int64(r.opt.Stop)
 			return nil
 		}
+		prev := r.now
 		r.now = t
-		if err := r.instant(); err != nil {
+		err := r.instant()
+		r.stats.hold(prev, t, r.eng.ReservedIdleSlots())
+		if err != nil {
 			r.end = r.now
 			return err
 		}

@@ -27,6 +27,12 @@ type Summary struct {
 	FairnessKeys       map[string]GroupStats    `json:"fairness_keys"`
 	Lanes              map[string]GroupStats    `json:"lanes"`
 	Schedules          map[string]ScheduleStats `json:"schedules,omitempty"`
+	// Backfill: jobs that held a reservation at least once, the slot-seconds
+	// left idle on reserved workers while they drained for them, and the
+	// admissions that were backfills (docs/scheduling.md).
+	Reservations        int     `json:"reservations"`
+	HeldIdleSlotSeconds float64 `json:"held_idle_slot_seconds"`
+	Backfilled          int     `json:"backfilled"`
 }
 
 // GroupStats is the statistics of one fairness key or lane.
@@ -69,6 +75,15 @@ type collector struct {
 	keys, lanes                        map[string]*acc
 	jobs, admitted, done, dropped      int
 	cancelledPending, cancelledRunning int
+	heldSlots                          int     // idle slots on reserved workers since the last instant
+	held                               float64 // their slot-seconds so far
+}
+
+// hold integrates the idle reserved slots from the last instant to now,
+// then takes the count after this instant's decisions.
+func (c *collector) hold(prev, now int64, slots int) {
+	c.held += float64(c.heldSlots) * float64(now-prev) / 1e9
+	c.heldSlots = slots
 }
 
 func newCollector() *collector {
@@ -165,6 +180,9 @@ func (r *runner) summary(wall time.Duration) Summary {
 	}
 	s.JainIndex = jain(s.FairnessKeys)
 	s.Schedules = r.scheduleStats()
+	c.hold(r.now, r.end, 0)
+	bf := r.eng.BackfillStats()
+	s.Reservations, s.Backfilled, s.HeldIdleSlotSeconds = bf.Reserved, bf.Backfilled, c.held
 	if wall > 0 {
 		s.DecisionsPerSecond = float64(s.Decisions) / wall.Seconds()
 	}

@@ -338,6 +338,14 @@ function jobTuning(j) {
   return out.childElementCount ? out : null;
 }
 
+// reservationText says where a reservation holds capacity and until when.
+function reservationText(x) {
+  const r = x.reservation;
+  const who = r.job_id === x.job_id ? "" : "job " + r.job_id + "'s, ";
+  const by = r.starts_by ? "starts by " + when(r.starts_by) : "start unknown";
+  return `${who}on worker ${r.worker_id}, ${by}, after ${(r.waits_for || []).join(", ")} end`;
+}
+
 async function jobDetail(id) {
   const enc = encodeURIComponent(id);
   const [jr, evs, execs] = await Promise.all([api("/jobs/" + enc), api("/jobs/" + enc + "/events"), api("/jobs/" + enc + "/executions")]);
@@ -352,7 +360,9 @@ async function jobDetail(id) {
           el("dt", {}, "in words"), el("dd", {}, x.message),
           x.blocker ? [el("dt", {}, "blocked by"), el("dd", {}, el("a", { href: "#/job/" + x.blocker }, x.blocker))] : null,
           x.position ? [el("dt", {}, "position"), el("dd", {}, `${x.position} of ${x.queued} queued in lane ${x.lane}`)] : null,
-          x.estimated_start ? [el("dt", {}, "estimated start"), el("dd", {}, when(x.estimated_start))] : null));
+          x.reservation ? [el("dt", {}, "reservation"), el("dd", {}, reservationText(x))] : null,
+          x.estimated_start ? [el("dt", {}, "estimated start"), el("dd", {}, when(x.estimated_start))] : null,
+          x.estimate_note ? [el("dt", {}, "estimate"), el("dd", {}, x.estimate_note)] : null));
     } catch (e) { explain = null; }
   }
   const logs = el("pre", { class: "logs", id: "logs" });

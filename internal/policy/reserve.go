@@ -1,0 +1,415 @@
+package policy
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// Reservations and backfill (Slurm's backfill, DESIGN §3.7).
+//
+// Admission skips a job that fits in no free hole, so that it does not
+// block the jobs behind it. Without a limit that skip is starvation: a job
+// that needs a whole worker waits behind a stream of small jobs for as long
+// as the stream lasts, whatever its priority, because every unit that
+// frees goes to the next small job.
+//
+// So at every decision, each lane whose best-ranked ready job (by the
+// lane's own order: score, fairness-key cost, enqueue, submit order) fits
+// no free hole reserves for it: the worker where it fits earliest, and the
+// time it fits there, predicted from the expected ends of the jobs running
+// on that worker (expectedEnd). The lane's next best blocked jobs reserve
+// too, up to BackfillConfig.Reservations, each on a worker of its own.
+//
+// A reservation binds the other admissions onto its worker from its own
+// lane and from the lanes after it in this decision's DRF order (a lane
+// with a smaller share is served first anyway): such a job may take units
+// there only if it is predicted to end before
+// the reservation starts (its learned cost or its timeout; a job whose run
+// time is only guessed never is), or if, taking them, it still leaves the
+// reserved job's demand free at the reservation's start (it does not touch
+// the reserved units). A job of the same lane that ranks above the
+// reserved one is not bound: it goes first anyway. What a reservation holds
+// back stays idle as it frees, so the worker drains for the reserved job.
+//
+// Reservations are not stored: they are planned again at every decision
+// from the queue and the running jobs (their admission times, learned
+// costs and timeouts), so a restarted or failed-over engine rebuilt from
+// the store plans the same reservation, and the simulator is deterministic.
+
+// reservation is a blocked job's claim on the worker where it fits first.
+type reservation struct {
+	en    *entry
+	wk    *worker
+	at    time.Time // predicted start: the last of waits ends
+	basis Basis     // the least sure basis of the ends it waits for
+	waits []*entry  // running jobs on wk whose ends free its demand
+	// deadline is the end a backfill must be predicted by: at, or the
+	// first start predicted on this worker if that was earlier.
+	deadline time.Time
+	score    int64 // the job's score and rank when planned: who outranks it
+	rank     rank
+}
+
+// plan makes this decision's reservations for the lanes, in DRF order, so
+// that a lane with a smaller share picks its worker first.
+func (e *Engine) plan(lanes []*lane, now time.Time) {
+	for i := range e.reserved {
+		e.reserved[i] = reservation{}
+	}
+	e.reserved = e.reserved[:0]
+	for i, l := range lanes {
+		l.turn = i
+		if !l.cfg.Backfill.Off {
+			e.planLane(l, now)
+		}
+	}
+}
+
+// planLane reserves for the lane's best-ranked blocked jobs that no
+// admissible job of the lane outranks.
+func (e *Engine) planLane(l *lane, now time.Time) {
+	n := now.UnixNano()
+	opens, blocked := e.opens[:0], e.blocked[:0]
+	for _, g := range l.groups {
+		if g.queued == 0 || !g.passesCaps() {
+			continue
+		}
+		c := g.peek(n)
+		if c == nil {
+			continue
+		}
+		if fits, free := g.fit.fit(e.gen); fits {
+			r := rarity(l, free)
+			opens = append(opens, candidate{g: g, score: g.realScore(c, n) + r, rarity: r})
+		} else if g.fit.anyWorker() {
+			blocked = append(blocked, candidate{g: g, score: g.realScore(c, n)})
+		}
+	}
+	if len(blocked) > 0 {
+		open, haveOpen := e.bestOffer(opens, now, false, 0)
+		e.reserveBlocked(l, blocked, open, haveOpen, now)
+	}
+	e.opens, e.blocked = opens[:0], blocked[:0]
+}
+
+// reserveBlocked reserves for the lane's best blocked heads, best first
+// by the lane's order, until one ranks below open, the lane's best
+// admissible offer.
+func (e *Engine) reserveBlocked(l *lane, blocked []candidate, open offer, haveOpen bool, now time.Time) {
+	for made := 0; made < l.cfg.Backfill.Reservations && len(blocked) > 0; {
+		e.round = append(e.round[:0], blocked...)
+		o, ok := e.bestOffer(e.round, now, false, 0)
+		if !ok || (haveOpen && open.better(o)) {
+			return
+		}
+		for i := range blocked {
+			if blocked[i].g == o.g {
+				blocked = removeCandidate(blocked, i)
+				break
+			}
+		}
+		r, ok := e.earliestFit(o.c.head(), now)
+		if !ok {
+			continue
+		}
+		r.score, r.rank = o.score, o.c.rank
+		r.deadline = r.en.pin(r.wk, r.at)
+		if !r.en.reservedOnce {
+			r.en.reservedOnce = true
+			e.reservationsMade++
+		}
+		e.reserved = append(e.reserved, r)
+		made++
+	}
+}
+
+// pin remembers the first start predicted for en on w and returns the
+// earlier of it and at: the backfill deadline. Predictions move later as
+// the jobs it waits for overrun; backfill by prediction keeps to the first
+// one, so only jobs admitted before it can overrun it, and a run time
+// estimated too short delays the reservation once, not for ever. A
+// reservation moved to another worker starts afresh.
+func (en *entry) pin(w *worker, at time.Time) time.Time {
+	if en.resvWorker != w {
+		en.resvWorker, en.resvFirst = w, at
+	}
+	if en.resvFirst.Before(at) {
+		return en.resvFirst
+	}
+	return at
+}
+
+// passesCaps reports whether the group's type and tier caps admit one more.
+func (g *group) passesCaps() bool {
+	if m := g.typ.cfg.MaxConcurrency; m > 0 && g.typ.running >= m {
+		return false
+	}
+	return g.tr == nil || g.tr.MaxRunning == 0 || g.tr.running < g.tr.MaxRunning
+}
+
+// earliestFit finds, among the workers that could ever run en and hold no
+// reservation yet, the one where en fits first; ties go to the worker
+// supporting the fewest types, then the lowest ID (placement's order).
+func (e *Engine) earliestFit(en *entry, now time.Time) (reservation, bool) {
+	var best reservation
+	found := false
+	for _, w := range en.grp.fit.set.workers {
+		if w.removed || w.Slots <= 0 || !w.Resources.Covers(en.job.Resources) || e.reservedWorker(w) {
+			continue
+		}
+		r := e.fitTime(en, w, now)
+		if !found || r.at.Before(best.at) || (r.at.Equal(best.at) && placementBefore(w, 0, best.wk, 0)) {
+			best, found = r, true
+		}
+	}
+	return best, found
+}
+
+func (e *Engine) reservedWorker(w *worker) bool {
+	for i := range e.reserved {
+		if e.reserved[i].wk == w {
+			return true
+		}
+	}
+	return false
+}
+
+// runningEnd is a running job with its expected end.
+type runningEnd struct {
+	en    *entry
+	end   time.Time
+	basis Basis
+}
+
+// ends returns the jobs running on w by expected end, earliest first.
+func (e *Engine) ends(w *worker, now time.Time) []runningEnd {
+	out := make([]runningEnd, 0, len(w.jobs))
+	for _, x := range w.jobs {
+		end, b := e.expectedEnd(x, now)
+		out = append(out, runningEnd{x, end, b})
+	}
+	slices.SortFunc(out, func(a, b runningEnd) int {
+		if c := a.end.Compare(b.end); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.en.seq, b.en.seq)
+	})
+	return out
+}
+
+// fitTime is when en's demand and a slot are free on w: now if they are,
+// else the expected end of the running job whose release completes them.
+func (e *Engine) fitTime(en *entry, w *worker, now time.Time) reservation {
+	r := reservation{en: en, wk: w, at: now, basis: BasisLearnedCost}
+	free, slots := w.free, w.freeSlots
+	if slots > 0 && free.Covers(en.job.Resources) {
+		return r
+	}
+	for _, x := range e.ends(w, now) {
+		free, slots = free.Add(x.en.job.Resources), slots+1
+		r.at, r.basis = x.end, lessSure(r.basis, x.basis)
+		r.waits = append(r.waits, x.en)
+		if slots > 0 && free.Covers(en.job.Resources) {
+			break
+		}
+	}
+	return r
+}
+
+// Overrun margin: a running job past its expected end is expected to run
+// on for half the time it has run so far, at least a second. An estimate
+// learned from a few short runs then never says that a job which is
+// visibly still running "should have ended".
+const minOverrun = time.Second
+
+// expectedEnd is when a running job is expected to end, and what that
+// rests on: its admission plus its expected run time (runTime), never
+// later than its timeout, and never before now plus the overrun margin.
+func (e *Engine) expectedEnd(x *entry, now time.Time) (time.Time, Basis) {
+	d, b := e.runTime(x)
+	end := x.admittedAt.Add(d)
+	if t := x.job.Timeout; t > 0 && x.admittedAt.Add(t).Before(end) {
+		end, b = x.admittedAt.Add(t), BasisTimeout
+	}
+	if end.After(now) {
+		return end, b
+	}
+	return now.Add(max(minOverrun, now.Sub(x.admittedAt)/2)), b
+}
+
+// runBound is how long en would run if admitted now, when that is known
+// well enough to backfill on: its learned cost, or its timeout when that
+// is shorter or nothing was learned. A guessed run time does not count.
+func (e *Engine) runBound(en *entry) (time.Duration, bool) {
+	d, b := e.runTime(en)
+	if t := en.job.Timeout; t > 0 && (b != BasisLearnedCost || t < d) {
+		return t, true
+	}
+	return d, b == BasisLearnedCost
+}
+
+// placeAround places the offer on a free worker that fits it without
+// breaking a reservation, most specialised first as choose does. It
+// reports false when every free hole it fits is held for a better job.
+func (e *Engine) placeAround(o *offer, now time.Time) bool {
+	h := o.c.head()
+	var best *worker
+	var bestLeft float64
+	bestFill := false
+	for _, w := range o.g.fit.set.workers {
+		if w.freeSlots == 0 || !w.free.Covers(o.g.shape) {
+			continue
+		}
+		ok, fill := e.mayTake(h, o.score, &o.c.rank, w, now)
+		if !ok {
+			continue
+		}
+		left := w.leftover(o.g.shape)
+		if best == nil || placementBefore(w, left, best, bestLeft) {
+			best, bestLeft, bestFill = w, left, fill
+		}
+	}
+	o.w, o.fill = best, bestFill
+	return best != nil
+}
+
+// mayTake reports whether h, of the given score and rank, may take units
+// on w under the reservations there, and whether doing so is a backfill.
+func (e *Engine) mayTake(h *entry, score int64, rk *rank, w *worker, now time.Time) (ok, fill bool) {
+	for i := range e.reserved {
+		r := &e.reserved[i]
+		if r.wk != w || r.en == h {
+			continue
+		}
+		if r.en.ln == h.ln && (score > r.score || (score == r.score && tieBefore(rk, &r.rank))) {
+			continue // it outranks the reserved job in their lane
+		}
+		if h.ln.turn < r.en.ln.turn {
+			continue // its lane comes first in DRF order: it is served before
+		}
+		if d, known := e.runBound(h); known && !now.Add(d).After(r.deadline) {
+			fill = true
+			continue
+		}
+		if e.leavesRoom(r, h, now) {
+			fill = true
+			continue
+		}
+		return false, false
+	}
+	return true, fill
+}
+
+// leavesRoom reports whether r's job would still find its demand and a
+// slot free at r.at on its worker if h ran there until after it.
+func (e *Engine) leavesRoom(r *reservation, h *entry, now time.Time) bool {
+	w := r.wk
+	free, slots := w.free.Sub(h.job.Resources), w.freeSlots-1
+	for _, x := range w.jobs {
+		if end, _ := e.expectedEnd(x, now); !end.After(r.at) {
+			free, slots = free.Add(x.job.Resources), slots+1
+		}
+	}
+	return slots > 0 && free.Covers(r.en.job.Resources)
+}
+
+// Reservation is a queued job's claim on the worker where it fits first.
+type Reservation struct {
+	JobID    string
+	Lane     string
+	WorkerID string
+	// StartsBy is when the jobs it waits for are expected to have ended.
+	StartsBy time.Time
+	// Basis is the least sure of those jobs' expected ends.
+	Basis Basis
+	// WaitsFor are the running jobs on the worker whose ends free its
+	// demand, earliest expected end first.
+	WaitsFor []string
+}
+
+// Reservations plans the reservations at now, as the next decision would,
+// and returns them in DRF lane order. It may tidy queues as a decision
+// does but admits nothing.
+func (e *Engine) Reservations(now time.Time) []Reservation {
+	e.advance(now)
+	e.gen++
+	e.plan(e.lanesByShare(), now)
+	out := make([]Reservation, 0, len(e.reserved))
+	for _, r := range e.reserved {
+		out = append(out, r.public())
+	}
+	return out
+}
+
+func (r *reservation) public() Reservation {
+	ids := make([]string, len(r.waits))
+	for i, x := range r.waits {
+		ids[i] = x.job.ID
+	}
+	return Reservation{JobID: r.en.job.ID, Lane: r.en.ln.name, WorkerID: r.wk.ID, StartsBy: r.at, Basis: r.basis, WaitsFor: ids}
+}
+
+// reservationOf returns the job's reservation in the current plan, if any.
+func (e *Engine) reservationOf(en *entry) *reservation {
+	for i := range e.reserved {
+		if e.reserved[i].en == en {
+			return &e.reserved[i]
+		}
+	}
+	return nil
+}
+
+// BackfillStats counts, since the engine was made, the jobs that held a
+// reservation at least once and the admissions that were backfills.
+type BackfillStats struct {
+	Reserved   int
+	Backfilled int
+}
+
+// BackfillStats returns the reservation and backfill counters.
+func (e *Engine) BackfillStats() BackfillStats {
+	return BackfillStats{Reserved: e.reservationsMade, Backfilled: e.backfilled}
+}
+
+// ReservedIdleSlots returns the slots free now on the workers that hold
+// a reservation in the last decision's plan: capacity held idle for the
+// reserved jobs (after a decision that admitted nothing more, the plan is
+// current).
+func (e *Engine) ReservedIdleSlots() int {
+	n := 0
+	for _, r := range e.reserved {
+		if !r.wk.removed {
+			n += r.wk.freeSlots
+		}
+	}
+	return n
+}
+
+// blockingReservation returns the reservation that keeps en, a queued job
+// that fits a free hole, from every such hole, or nil when one is open to
+// it.
+func (e *Engine) blockingReservation(en *entry, score int64, now time.Time) *reservation {
+	if len(e.reserved) == 0 {
+		return nil
+	}
+	rk := rank{cost: en.fk.cost, enq: en.enq, seq: en.seq}
+	var first *reservation
+	for _, w := range en.grp.fit.set.workers {
+		if w.freeSlots == 0 || !w.free.Covers(en.grp.shape) {
+			continue
+		}
+		if ok, _ := e.mayTake(en, score, &rk, w, now); ok {
+			return nil
+		}
+		if first == nil {
+			for i := range e.reserved {
+				if e.reserved[i].wk == w {
+					first = &e.reserved[i]
+					break
+				}
+			}
+		}
+	}
+	return first
+}
