@@ -24,9 +24,9 @@ func (e *Engine) Next(now time.Time) (Assignment, bool) {
 		return Assignment{}, false
 	}
 	e.gen++
-	lanes := e.lanesByShare()
-	e.plan(lanes, now)
-	for _, l := range lanes {
+	e.clearPlan()
+	for i, l := range e.lanesByShare() {
+		l.turn = i
 		if o, ok := e.bestInLane(l, now); ok {
 			return e.admit(o, now), true
 		}
@@ -100,11 +100,16 @@ func (o offer) better(p offer) bool {
 // only breaks ties), so groups are first ranked by that peeked score, and
 // only those that can still beat the best offer so far pay for the full
 // check (cost refresh, tenant cap, conflicts), best first.
+//
+// The lane first makes its reservations (reserve.go); they and those of
+// the lanes before it in this decision's DRF order bind the placement.
 func (e *Engine) bestInLane(l *lane, now time.Time) (offer, bool) {
-	cands := e.candidates(l, now.UnixNano())
-	best, found := e.bestOffer(cands, now, len(e.reserved) > 0, l.cfg.Backfill.Depth)
+	cands, open, ranked, found := e.planLane(l, now)
 	e.cands = cands[:0]
-	return best, found
+	if ranked && (!found || len(e.reserved) == 0 || e.placeAround(&open, now)) {
+		return open, found // the best admissible offer, placeable as it is
+	}
+	return e.bestOffer(cands, now, len(e.reserved) > 0, l.cfg.Backfill.Depth)
 }
 
 // bestOffer ranks the candidates' validated heads and returns the best.
@@ -153,8 +158,11 @@ type candidate struct {
 	rarity int64
 }
 
+// The groups that pass their caps and that some registered worker could
+// run, but no free one fits, are collected in e.blocked.
 func (e *Engine) candidates(l *lane, n int64) []candidate {
 	cands := e.cands[:0]
+	e.blocked = e.blocked[:0]
 	for i := 0; i < len(l.groups); i++ {
 		g := l.groups[i]
 		if g.queued == 0 {
@@ -166,6 +174,11 @@ func (e *Engine) candidates(l *lane, n int64) []candidate {
 		}
 		free, ok := e.groupAdmits(g)
 		if !ok {
+			if g.passesCaps() && g.fit.anyWorker() {
+				if c := g.peek(n); c != nil {
+					e.blocked = append(e.blocked, candidate{g: g, score: g.realScore(c, n)})
+				}
+			}
 			continue
 		}
 		if c := g.peek(n); c != nil {

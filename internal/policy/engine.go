@@ -47,6 +47,7 @@ type Engine struct {
 	reserved         []reservation
 	opens, blocked   []candidate
 	round            []candidate
+	endsBuf          []runningEnd
 	reservationsMade int
 	backfilled       int
 }

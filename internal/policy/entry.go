@@ -63,10 +63,6 @@ type entry struct {
 	// reservedOnce is set the first time the job holds a reservation
 	// (counted once in BackfillStats).
 	reservedOnce bool
-	// The worker of its last reservation and the first start predicted
-	// there (reserve.go, pin).
-	resvWorker *worker
-	resvFirst  time.Time
 
 	// While running.
 	wk         *worker

@@ -33,8 +33,6 @@ type refJob struct {
 	admittedAt time.Time
 	cost       float64
 	readyAt    time.Time  // when its dependencies were met (or it was submitted)
-	resvW      *refWorker // worker of its last reservation
-	resvFirst  time.Time  // first start predicted there
 }
 
 type refKey struct {
@@ -771,13 +769,6 @@ func (m *refModel) plan(now time.Time) []refReservation {
 				tried[k] = true
 				if r, ok := m.earliestFit(j, now, out); ok {
 					r.turn = turn
-					if j.resvW != r.w {
-						j.resvW, j.resvFirst = r.w, r.at
-					}
-					r.deadline = r.at
-					if j.resvFirst.Before(r.at) {
-						r.deadline = j.resvFirst
-					}
 					out = append(out, r)
 					made++
 				}
@@ -800,9 +791,9 @@ func (m *refModel) earliestFit(j *refJob, now time.Time, taken []refReservation)
 		if !w.supports(j.Type, j.Labels) || w.Slots <= 0 || !w.Resources.Covers(j.Resources) || refReserved(taken, w) {
 			continue
 		}
-		at := m.fitTime(j, w, now)
+		at, deadline := m.fitTime(j, w, now)
 		if !found || at.Before(best.at) || (at.Equal(best.at) && vers(w) < vers(best.w)) {
-			best, found = refReservation{job: j, w: w, at: at}, true
+			best, found = refReservation{job: j, w: w, at: at, deadline: deadline}, true
 		}
 	}
 	return best, found
@@ -827,11 +818,13 @@ func refReserved(rs []refReservation, w *refWorker) bool {
 }
 
 // fitTime is when j's demand and a slot are free on w, by the expected
-// ends of the jobs running there.
-func (m *refModel) fitTime(j *refJob, w *refWorker, now time.Time) time.Time {
+// ends of the jobs running there, and the backfill deadline: the latest
+// end predicted at admission (learned cost or timeout, no overrun margin)
+// of the jobs waited for.
+func (m *refModel) fitTime(j *refJob, w *refWorker, now time.Time) (time.Time, time.Time) {
 	free, slots := w.free, w.freeSlots
 	if slots > 0 && free.Covers(j.Resources) {
-		return now
+		return now, now
 	}
 	var on []*refJob
 	for _, x := range m.running() {
@@ -840,14 +833,21 @@ func (m *refModel) fitTime(j *refJob, w *refWorker, now time.Time) time.Time {
 		}
 	}
 	sort.SliceStable(on, func(a, b int) bool { return m.expectedEnd(on[a], now).Before(m.expectedEnd(on[b], now)) })
-	at := now
+	at, deadline := now, now
 	for _, x := range on {
 		free, slots, at = free.Add(x.Resources), slots+1, m.expectedEnd(x, now)
+		d, _ := m.runTime(x)
+		if x.Timeout > 0 && x.Timeout < d {
+			d = x.Timeout
+		}
+		if p := x.admittedAt.Add(d); p.After(deadline) {
+			deadline = p
+		}
 		if slots > 0 && free.Covers(j.Resources) {
 			break
 		}
 	}
-	return at
+	return at, deadline
 }
 
 // runTime: the learned cost, else the timeout, else the type's default

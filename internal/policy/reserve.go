@@ -44,53 +44,53 @@ type reservation struct {
 	at    time.Time // predicted start: the last of waits ends
 	basis Basis     // the least sure basis of the ends it waits for
 	waits []*entry  // running jobs on wk whose ends free its demand
-	// deadline is the end a backfill must be predicted by: at, or the
-	// first start predicted on this worker if that was earlier.
+	// deadline is the end a backfill must be predicted by: the latest of
+	// the ends predicted for waits when they were admitted. Unlike at it
+	// does not move later as they overrun, so that a run time estimated
+	// too short delays the reservation once, not for ever: once the
+	// predictions have passed, nothing backfills by prediction.
 	deadline time.Time
 	score    int64 // the job's score and rank when planned: who outranks it
 	rank     rank
 }
 
-// plan makes this decision's reservations for the lanes, in DRF order, so
-// that a lane with a smaller share picks its worker first.
-func (e *Engine) plan(lanes []*lane, now time.Time) {
+// clearPlan forgets the last decision's reservations.
+func (e *Engine) clearPlan() {
 	for i := range e.reserved {
 		e.reserved[i] = reservation{}
 	}
 	e.reserved = e.reserved[:0]
+}
+
+// plan makes every lane's reservations, in DRF order, as a decision that
+// admits nothing would: for the queries (Explain, Reservations). A
+// decision plans each lane just before choosing in it (bestInLane), so
+// that it stops at the lane that admits: a reservation binds only its own
+// lane and those after it.
+func (e *Engine) plan(lanes []*lane, now time.Time) {
+	e.clearPlan()
 	for i, l := range lanes {
 		l.turn = i
-		if !l.cfg.Backfill.Off {
-			e.planLane(l, now)
-		}
+		cands, _, _, _ := e.planLane(l, now)
+		e.cands = cands[:0]
 	}
 }
 
-// planLane reserves for the lane's best-ranked blocked jobs that no
-// admissible job of the lane outranks.
-func (e *Engine) planLane(l *lane, now time.Time) {
-	n := now.UnixNano()
-	opens, blocked := e.opens[:0], e.blocked[:0]
-	for _, g := range l.groups {
-		if g.queued == 0 || !g.passesCaps() {
-			continue
-		}
-		c := g.peek(n)
-		if c == nil {
-			continue
-		}
-		if fits, free := g.fit.fit(e.gen); fits {
-			r := rarity(l, free)
-			opens = append(opens, candidate{g: g, score: g.realScore(c, n) + r, rarity: r})
-		} else if g.fit.anyWorker() {
-			blocked = append(blocked, candidate{g: g, score: g.realScore(c, n)})
-		}
+// planLane collects the lane's candidates and reserves for its best
+// blocked jobs that no admissible job of the lane outranks. When it had
+// to rank the admissible jobs for that, it returns the best of them
+// (open, found): with no reservation in force it is the lane's choice.
+func (e *Engine) planLane(l *lane, now time.Time) (cands []candidate, open offer, ranked, found bool) {
+	cands = e.candidates(l, now.UnixNano())
+	if len(e.blocked) == 0 || l.cfg.Backfill.Off {
+		return cands, offer{}, false, false
 	}
-	if len(blocked) > 0 {
-		open, haveOpen := e.bestOffer(opens, now, false, 0)
-		e.reserveBlocked(l, blocked, open, haveOpen, now)
+	e.opens = append(e.opens[:0], cands...)
+	open, found = e.bestOffer(e.opens, now, false, 0)
+	if !found || e.blocked[bestCandidate(e.blocked)].score >= open.score {
+		e.reserveBlocked(l, e.blocked, open, found, now)
 	}
-	e.opens, e.blocked = opens[:0], blocked[:0]
+	return cands, open, true, found
 }
 
 // reserveBlocked reserves for the lane's best blocked heads, best first
@@ -114,7 +114,6 @@ func (e *Engine) reserveBlocked(l *lane, blocked []candidate, open offer, haveOp
 			continue
 		}
 		r.score, r.rank = o.score, o.c.rank
-		r.deadline = r.en.pin(r.wk, r.at)
 		if !r.en.reservedOnce {
 			r.en.reservedOnce = true
 			e.reservationsMade++
@@ -122,22 +121,6 @@ func (e *Engine) reserveBlocked(l *lane, blocked []candidate, open offer, haveOp
 		e.reserved = append(e.reserved, r)
 		made++
 	}
-}
-
-// pin remembers the first start predicted for en on w and returns the
-// earlier of it and at: the backfill deadline. Predictions move later as
-// the jobs it waits for overrun; backfill by prediction keeps to the first
-// one, so only jobs admitted before it can overrun it, and a run time
-// estimated too short delays the reservation once, not for ever. A
-// reservation moved to another worker starts afresh.
-func (en *entry) pin(w *worker, at time.Time) time.Time {
-	if en.resvWorker != w {
-		en.resvWorker, en.resvFirst = w, at
-	}
-	if en.resvFirst.Before(at) {
-		return en.resvFirst
-	}
-	return at
 }
 
 // passesCaps reports whether the group's type and tier caps admit one more.
@@ -184,7 +167,7 @@ type runningEnd struct {
 
 // ends returns the jobs running on w by expected end, earliest first.
 func (e *Engine) ends(w *worker, now time.Time) []runningEnd {
-	out := make([]runningEnd, 0, len(w.jobs))
+	out := e.endsBuf[:0]
 	for _, x := range w.jobs {
 		end, b := e.expectedEnd(x, now)
 		out = append(out, runningEnd{x, end, b})
@@ -195,26 +178,42 @@ func (e *Engine) ends(w *worker, now time.Time) []runningEnd {
 		}
 		return cmp.Compare(a.en.seq, b.en.seq)
 	})
+	e.endsBuf = out
 	return out
 }
 
 // fitTime is when en's demand and a slot are free on w: now if they are,
 // else the expected end of the running job whose release completes them.
 func (e *Engine) fitTime(en *entry, w *worker, now time.Time) reservation {
-	r := reservation{en: en, wk: w, at: now, basis: BasisLearnedCost}
+	r := reservation{en: en, wk: w, at: now, deadline: now, basis: BasisLearnedCost}
 	free, slots := w.free, w.freeSlots
 	if slots > 0 && free.Covers(en.job.Resources) {
 		return r
 	}
+	r.deadline = now
 	for _, x := range e.ends(w, now) {
 		free, slots = free.Add(x.en.job.Resources), slots+1
 		r.at, r.basis = x.end, lessSure(r.basis, x.basis)
 		r.waits = append(r.waits, x.en)
+		if p := e.predictedEnd(x.en); p.After(r.deadline) {
+			r.deadline = p
+		}
 		if slots > 0 && free.Covers(en.job.Resources) {
 			break
 		}
 	}
 	return r
+}
+
+// predictedEnd is when a running job was predicted to end at admission,
+// as far as the engine knows now: its admission plus its learned cost, no
+// later than its timeout. It stays in the past once the job overruns.
+func (e *Engine) predictedEnd(x *entry) time.Time {
+	d, _ := e.runTime(x)
+	if t := x.job.Timeout; t > 0 && t < d {
+		d = t
+	}
+	return x.admittedAt.Add(d)
 }
 
 // Overrun margin: a running job past its expected end is expected to run
