@@ -32,7 +32,7 @@ type refJob struct {
 	worker     *refWorker
 	admittedAt time.Time
 	cost       float64
-	readyAt    time.Time  // when its dependencies were met (or it was submitted)
+	readyAt    time.Time // when its dependencies were met (or it was submitted)
 }
 
 type refKey struct {
