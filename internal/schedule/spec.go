@@ -3,6 +3,7 @@ package schedule
 import (
 	"fmt"
 	"hash/fnv"
+	"math"
 	"strings"
 	"time"
 
@@ -130,7 +131,10 @@ func (s *Spec) parseInterval(rest string) error {
 func (s *Spec) parseOnce(rest string) error {
 	at, err := time.Parse(time.RFC3339, rest)
 	if err != nil {
-		at, err = time.ParseInLocation("2006-01-02T15:04:05", rest, s.loc)
+		var wall time.Time
+		if wall, err = time.Parse("2006-01-02T15:04:05", rest); err == nil {
+			at = instantOf(wall, s.loc)
+		}
 	}
 	if err != nil {
 		return fieldErr("spec", `a one-time spec is "at" and an RFC 3339 time, e.g. "at 2026-12-01T09:00:00+01:00" (without an offset it is read in the schedule's zone); got %q`, rest)
@@ -186,67 +190,81 @@ func (s *Spec) Next(after time.Time) time.Time {
 	return t.In(s.loc)
 }
 
-// nextCron is the cron library's next time, corrected for daylight
-// saving as the package doc says: the library moves a wall time that falls
-// in a spring-forward gap by the gap's length (02:30 becomes 03:30) and
-// fires a wall time that happens twice, twice. Here a gap's slots fire at
-// the end of the gap (03:00), and a repeated wall time fires only at its
-// first occurrence.
+// nextCron walks the expression's wall times in the schedule's zone and
+// maps each to an instant as the package doc says: a wall time that
+// happens once is that instant; one that happens twice (clocks go back) is
+// its first occurrence; one that does not happen (clocks go forward) is
+// the first valid instant after the gap. The library walks wall times in
+// UTC, where no wall time is skipped or repeated, so no slot of a gap is
+// lost to another slot or to a day that starts late.
 func (s *Spec) nextCron(after time.Time) time.Time {
-	t := s.cron.Next(after.In(s.loc))
-	for guard := 0; !t.IsZero() && guard < 1000; guard++ {
-		switch {
-		case secondOccurrence(t):
-			t = s.cron.Next(t)
-		case !cron.Matches(s.cron, t):
-			if end := gapEnd(t); end.After(after) {
-				return end
-			}
-			t = s.cron.Next(t)
-		default:
+	wall := wallClock(after, s.loc)
+	for guard := 0; guard < maxWallWalk; guard++ {
+		if wall = s.cron.Next(wall); wall.IsZero() {
+			return time.Time{}
+		}
+		if t := instantOf(wall, s.loc); t.After(after) {
 			return t
 		}
 	}
-	return t
+	return time.Time{}
 }
 
-// dstWindow is how far back a transition is looked for: longer than any
-// zone's daylight-saving shift.
-const dstWindow = 3 * time.Hour
+// maxWallWalk bounds the wall times tried for one Next: those of a
+// repeated hour that map before after (3,600 for a slot every second).
+const maxWallWalk = 10_000
+
+// wallClock is t's wall-clock reading in loc, written as a UTC time.
+func wallClock(t time.Time, loc *time.Location) time.Time {
+	l := t.In(loc)
+	return time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), l.Second(), l.Nanosecond(), time.UTC)
+}
+
+// zoneProbe is how far around a wall time its zone's offsets are looked
+// for: more than the largest UTC offset (14h) plus the largest shift (a
+// whole day, as when Samoa skipped 2011-12-30).
+const zoneProbe = 40 * time.Hour
+
+// instantOf is the instant of wall (a wall-clock reading in loc, written
+// as a UTC time): the instant itself when the reading happens once, its
+// first occurrence when it happens twice, and the first valid instant
+// after the gap when it does not happen.
+func instantOf(wall time.Time, loc *time.Location) time.Time {
+	if loc == time.UTC {
+		return wall
+	}
+	lo, hi := math.MaxInt, math.MinInt
+	var first time.Time
+	for _, probe := range []time.Duration{-zoneProbe, 0, zoneProbe} {
+		off := offsetAt(wall.Add(probe).In(loc))
+		lo, hi = min(lo, off), max(hi, off)
+		t := wall.Add(-time.Duration(off) * time.Second).In(loc)
+		if offsetAt(t) == off && (first.IsZero() || t.Before(first)) {
+			first = t
+		}
+	}
+	if !first.IsZero() {
+		return first
+	}
+	// A gap: the clock change lies in (wall-hi, wall-lo]; it is the first
+	// valid instant after the gap.
+	from := wall.Add(-time.Duration(hi) * time.Second).Truncate(time.Second)
+	to := wall.Add(-time.Duration(lo) * time.Second).Truncate(time.Second)
+	before := offsetAt(from.In(loc))
+	for to.Sub(from) > time.Second {
+		mid := from.Add(to.Sub(from) / 2).Truncate(time.Second)
+		if offsetAt(mid.In(loc)) == before {
+			from = mid
+		} else {
+			to = mid
+		}
+	}
+	return to.In(loc)
+}
 
 func offsetAt(t time.Time) int {
 	_, off := t.Zone()
 	return off
-}
-
-// secondOccurrence says whether t's wall time already happened earlier,
-// before clocks went back.
-func secondOccurrence(t time.Time) bool {
-	before := offsetAt(t.Add(-dstWindow))
-	shift := time.Duration(before-offsetAt(t)) * time.Second
-	if shift <= 0 {
-		return false
-	}
-	earlier := t.Add(-shift)
-	return earlier.Format("2006-01-02 15:04:05") == t.Format("2006-01-02 15:04:05")
-}
-
-// gapEnd is the instant of the clock change just before t (the first
-// valid instant after a spring-forward gap), or t when there is none.
-func gapEnd(t time.Time) time.Time {
-	lo, hi := t.Add(-dstWindow), t
-	if offsetAt(lo) == offsetAt(hi) {
-		return t
-	}
-	for hi.Sub(lo) > time.Second {
-		mid := lo.Add(hi.Sub(lo) / 2)
-		if offsetAt(mid) == offsetAt(t) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return hi.Truncate(time.Second)
 }
 
 // nextInterval is the first offset + k·every after the epoch that is

@@ -164,3 +164,85 @@ func TestJitterIsDeterministicAndBounded(t *testing.T) {
 		t.Errorf("no jitter configured, got %s", j)
 	}
 }
+
+// Issue 28, items 30-32: the slots of a spring-forward gap, as
+// docs/schedules.md promises them ("a slot whose wall time does not exist
+// runs once, at the first valid instant after the gap"), in the zones and
+// on the dates where they were lost: a gap slot whose moved time matched
+// another slot (New York), a gap at midnight (Santiago), and a one-time
+// spec inside a gap. Each case is checked by a backfill over the day (the
+// slots as UTC instants) and by upcoming (as wall times there).
+func TestSpringForwardGapSlots(t *testing.T) {
+	cases := []struct {
+		name, zone, spec string
+		backfillFrom, to string
+		wantBackfill     string // UTC instants, allow_all
+		upcomingFrom     string
+		wantUpcoming     string // wall times in the zone
+	}{
+		{"NY gap slot shares its hour with a real slot", "America/New_York", "30 2,3 * * *",
+			"2026-03-08T00:00:00Z", "2026-03-09T00:00:00Z",
+			"2026-03-08T07:00:00Z 2026-03-08T07:30:00Z",
+			"2027-03-13T12:00:00Z",
+			"2027-03-14 03:00:00 EDT, 2027-03-14 03:30:00 EDT, 2027-03-15 02:30:00 EDT"},
+		{"NY gap slot with the hour after", "America/New_York", "30 2,3 * * *",
+			"2026-03-07T00:00:00Z", "2026-03-08T00:00:00Z",
+			"2026-03-07T07:30:00Z 2026-03-07T08:30:00Z",
+			"2027-03-13T06:00:00Z",
+			"2027-03-13 02:30:00 EST, 2027-03-13 03:30:00 EST, 2027-03-14 03:00:00 EDT"},
+		{"Santiago midnight gap", "America/Santiago", "0 0 * * *",
+			"2026-09-04T12:00:00Z", "2026-09-07T12:00:00Z",
+			"2026-09-05T04:00:00Z 2026-09-06T04:00:00Z 2026-09-07T03:00:00Z",
+			"2027-09-03T12:00:00Z",
+			"2027-09-04 00:00:00 -04, 2027-09-05 01:00:00 -03, 2027-09-06 00:00:00 -03"},
+		{"Santiago hourly across the gap", "America/Santiago", "0 * * * *",
+			"2026-09-06T02:30:00Z", "2026-09-06T05:30:00Z",
+			"2026-09-06T03:00:00Z 2026-09-06T04:00:00Z 2026-09-06T05:00:00Z",
+			"2026-09-06T02:30:00Z",
+			"2026-09-05 23:00:00 -04, 2026-09-06 01:00:00 -03, 2026-09-06 02:00:00 -03"},
+		{"Berlin gap slot shares its hour with a real slot", "Europe/Berlin", "30 2,3 * * *",
+			"2026-03-29T00:00:00Z", "2026-03-30T00:00:00Z",
+			"2026-03-29T01:00:00Z 2026-03-29T01:30:00Z",
+			"2026-03-28T12:00:00Z",
+			"2026-03-29 03:00:00 CEST, 2026-03-29 03:30:00 CEST, 2026-03-30 02:30:00 CEST"},
+		{"NY one time inside the gap", "America/New_York", "at 2027-03-14T02:30:00",
+			"2027-03-14T00:00:00Z", "2027-03-15T00:00:00Z",
+			"2027-03-14T07:00:00Z",
+			"2027-03-13T00:00:00Z",
+			"2027-03-14 03:00:00 EDT"},
+		{"NY one time in the repeated hour: first occurrence", "America/New_York", "at 2026-11-01T01:30:00",
+			"2026-11-01T00:00:00Z", "2026-11-02T00:00:00Z",
+			"2026-11-01T05:30:00Z",
+			"2026-10-31T00:00:00Z",
+			"2026-11-01 01:30:00 EDT"},
+		{"Apia skipped a whole day (2011-12-30)", "Pacific/Apia", "0 12 * * *",
+			"2011-12-29T00:00:00Z", "2011-12-31T00:00:00Z",
+			"2011-12-29T22:00:00Z 2011-12-30T10:00:00Z 2011-12-30T22:00:00Z",
+			"2011-12-29T00:00:00Z",
+			"2011-12-29 12:00:00 -10, 2011-12-31 00:00:00 +14, 2011-12-31 12:00:00 +14"},
+		{"Santiago one time at the missing midnight", "America/Santiago", "at 2026-09-06T00:00:00",
+			"2026-09-06T00:00:00Z", "2026-09-07T00:00:00Z",
+			"2026-09-06T04:00:00Z",
+			"2026-09-01T00:00:00Z",
+			"2026-09-06 01:00:00 -03"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := mustSpec(t, c.spec, Options{Zone: c.zone})
+			a, err := Backfill(s, OverlapAllowAll, State{}, mustTime(t, c.backfillFrom), mustTime(t, c.to))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range a.Fire {
+				got = append(got, f.UTC().Format(time.RFC3339))
+			}
+			if g := strings.Join(got, " "); g != c.wantBackfill {
+				t.Errorf("backfill %s..%s:\n got %s\nwant %s", c.backfillFrom, c.to, g, c.wantBackfill)
+			}
+			if g := upcoming(s, mustTime(t, c.upcomingFrom), 3); g != c.wantUpcoming {
+				t.Errorf("upcoming from %s:\n got %s\nwant %s", c.upcomingFrom, g, c.wantUpcoming)
+			}
+		})
+	}
+}
