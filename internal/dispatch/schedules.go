@@ -48,6 +48,9 @@ func parseSchedule(s store.Schedule) (*schedRec, error) {
 }
 
 func scheduleFieldError(err error) error {
+	if err == nil {
+		return nil
+	}
 	if fe, ok := err.(*schedule.FieldError); ok {
 		return &FieldError{Field: fe.Field, Msg: fe.Msg}
 	}
@@ -315,7 +318,11 @@ func (d *Dispatcher) CreateSchedule(ctx context.Context, s store.Schedule, actor
 		return store.Schedule{}, err
 	}
 	var out store.Schedule
+	var opErr error
 	err = d.submit(ctx, func(tx *txn) {
+		if opErr = scheduleFieldError(sr.spec.CheckFires(tx.now)); opErr != nil {
+			return
+		}
 		sr.s.ID = "s-" + store.NewID(tx.now)
 		sr.s.CreatedAt, sr.s.UpdatedAt = tx.now, tx.now
 		sr.s.NextRunAt, sr.s.Buffered, sr.s.LastRunAt = sr.spec.Next(tx.now), nil, time.Time{}
@@ -328,7 +335,10 @@ func (d *Dispatcher) CreateSchedule(ctx context.Context, s store.Schedule, actor
 		d.armSchedule(sr)
 		out = sr.s
 	})
-	return out, err
+	if err != nil {
+		return store.Schedule{}, err
+	}
+	return out, opErr
 }
 
 // checkTemplate resolves the template once, so that a template the
@@ -377,6 +387,9 @@ func (d *Dispatcher) UpdateSchedule(ctx context.Context, id string, change func(
 			return
 		}
 		if timesChanged(old.s, next) {
+			if opErr = scheduleFieldError(sr.spec.CheckFires(tx.now)); opErr != nil {
+				return
+			}
 			sr.s.NextRunAt, sr.s.Buffered = sr.spec.Next(tx.now), nil
 		}
 		sr.running, sr.s.UpdatedAt = old.running, tx.now

@@ -23,8 +23,25 @@ const (
 // Limits on a spec.
 const (
 	MinInterval = time.Second
+	// MaxInterval bounds an interval spec: ten years (of 365 days).
+	MaxInterval = 10 * 365 * 24 * time.Hour
 	MaxJitter   = 24 * time.Hour
 )
+
+// The times a schedule works with: its bounds, its one-time spec and
+// every slot it computes lie in [MinTime, MaxTime). The stores keep
+// microseconds, but a slot's identity and jitter are nanoseconds since
+// 1970 in an int64, which end in 2262; 2200 leaves room for an interval
+// added to a time.
+var (
+	MinTime = time.Unix(0, 0).UTC()
+	MaxTime = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// inRange says whether t is a time a schedule can work with.
+func inRange(t time.Time) bool {
+	return !t.Before(MinTime) && t.Before(MaxTime)
+}
 
 // Options are the parts of a schedule that bound or shift its slots.
 type Options struct {
@@ -73,9 +90,13 @@ func Parse(text string, o Options) (*Spec, error) {
 	s := &Spec{text: strings.TrimSpace(text), loc: loc, start: o.Start, end: o.End, jitter: o.Jitter}
 	switch {
 	case o.Jitter < 0 || o.Jitter > MaxJitter:
-		return nil, fieldErr("jitter", "must be between 0 and %s, got %s", MaxJitter, o.Jitter)
+		return nil, fieldErr("jitter_ms", "must be between 0 and %d (%s), got %d", MaxJitter.Milliseconds(), MaxJitter, o.Jitter.Milliseconds())
+	case !o.Start.IsZero() && !inRange(o.Start):
+		return nil, fieldErr("start_at", "must be between %s and %s, got %s", rfc(MinTime), rfc(MaxTime), rfc(o.Start))
+	case !o.End.IsZero() && !inRange(o.End):
+		return nil, fieldErr("end_at", "must be between %s and %s, got %s", rfc(MinTime), rfc(MaxTime), rfc(o.End))
 	case !o.Start.IsZero() && !o.End.IsZero() && !o.End.After(o.Start):
-		return nil, fieldErr("end", "must be after start (%s), got %s", o.Start.Format(time.RFC3339), o.End.Format(time.RFC3339))
+		return nil, fieldErr("end_at", "must be after start_at (%s), got %s", rfc(o.Start), rfc(o.End))
 	case s.text == "":
 		return nil, fieldErr("spec", `is required: a cron expression ("0 9 * * 1-5"), an interval ("every 15m") or a time ("at 2026-12-01T09:00:00Z")`)
 	}
@@ -112,8 +133,8 @@ func (s *Spec) parseInterval(rest string) error {
 	if err != nil {
 		return fieldErr("spec", "%s; %q is not a duration", want, everyText)
 	}
-	if every < MinInterval {
-		return fieldErr("spec", "the interval must be at least %s, got %s", MinInterval, every)
+	if every < MinInterval || every > MaxInterval {
+		return fieldErr("spec", "the interval must be between %s and %s (ten years), got %s", MinInterval, MaxInterval, every)
 	}
 	var offset time.Duration
 	if hasOffset {
@@ -138,6 +159,9 @@ func (s *Spec) parseOnce(rest string) error {
 	}
 	if err != nil {
 		return fieldErr("spec", `a one-time spec is "at" and an RFC 3339 time, e.g. "at 2026-12-01T09:00:00+01:00" (without an offset it is read in the schedule's zone); got %q`, rest)
+	}
+	if !inRange(at) {
+		return fieldErr("spec", "the time must be between %s and %s, got %s", rfc(MinTime), rfc(MaxTime), rfc(at))
 	}
 	s.kind, s.at = KindOnce, at
 	return nil
@@ -173,6 +197,12 @@ func (s *Spec) Next(after time.Time) time.Time {
 	if !s.start.IsZero() && after.Before(s.start) {
 		after = s.start.Add(-time.Nanosecond)
 	}
+	if after.Before(MinTime) {
+		after = MinTime.Add(-time.Nanosecond)
+	}
+	if !after.Before(MaxTime) {
+		return time.Time{}
+	}
 	var t time.Time
 	switch s.kind {
 	case KindCron:
@@ -184,11 +214,31 @@ func (s *Spec) Next(after time.Time) time.Time {
 			t = s.at
 		}
 	}
-	if t.IsZero() || (!s.end.IsZero() && t.After(s.end)) {
+	if t.IsZero() || !t.Before(MaxTime) || (!s.end.IsZero() && t.After(s.end)) {
 		return time.Time{}
 	}
 	return t.In(s.loc)
 }
+
+// CheckFires refuses a spec that has no slot after now, so can never
+// fire: a one-time spec in the past, an end_at in the past, or bounds
+// that hold no slot. The error names the field to change.
+func (s *Spec) CheckFires(now time.Time) error {
+	if !s.Next(now).IsZero() {
+		return nil
+	}
+	switch {
+	case !s.end.IsZero() && !s.end.After(now):
+		return fieldErr("end_at", "is in the past (%s, now %s): the schedule would never fire", rfc(s.end), rfc(now))
+	case s.kind == KindOnce && !s.at.After(now):
+		return fieldErr("spec", "%s is in the past (now %s): the schedule would never fire", rfc(s.at), rfc(now))
+	case !s.end.IsZero():
+		return fieldErr("end_at", "no slot of %q falls between now (or start_at) and end_at (%s): the schedule would never fire", s.text, rfc(s.end))
+	}
+	return fieldErr("spec", "%q has no time after now (%s) before %s", s.text, rfc(now), rfc(MaxTime))
+}
+
+func rfc(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // nextCron walks the expression's wall times in the schedule's zone and
 // maps each to an instant as the package doc says: a wall time that
@@ -268,9 +318,10 @@ func offsetAt(t time.Time) int {
 }
 
 // nextInterval is the first offset + k·every after the epoch that is
-// strictly after after.
+// strictly after after. after lies in [MinTime, MaxTime), so neither the
+// durations nor the time overflow.
 func (s *Spec) nextInterval(after time.Time) time.Time {
-	since := after.Sub(time.Unix(0, 0)) - s.offset // overflows past year 2262
+	since := after.Sub(time.Unix(0, 0)) - s.offset
 	k := since / s.every
 	if since >= 0 {
 		k++

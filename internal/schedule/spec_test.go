@@ -90,14 +90,21 @@ func TestBadSpecsNameTheField(t *testing.T) {
 		{"0 0 30 2 *", Options{}, "spec", "never matches"},
 		{"@every 5m", Options{}, "spec", `"every 5m"`},
 		{"every soon", Options{}, "spec", "is not a duration"},
-		{"every 500ms", Options{}, "spec", "at least 1s"},
+		{"every 500ms", Options{}, "spec", "between 1s and"},
 		{"every 10m offset 10m", Options{}, "spec", "less than the interval"},
 		{"at tomorrow", Options{}, "spec", "RFC 3339"},
 		{"CRON_TZ=UTC 0 9 * * *", Options{}, "spec", "timezone field"},
 		{"0 9 * * *", Options{Zone: "Mars/Olympus"}, "timezone", "unknown IANA time zone"},
 		{"0 9 * * *", Options{Zone: "Local"}, "timezone", "unknown IANA time zone"},
-		{"0 9 * * *", Options{Jitter: -time.Second}, "jitter", "between 0"},
-		{"0 9 * * *", Options{Start: mustTime(t, "2026-12-02T00:00:00Z"), End: mustTime(t, "2026-12-01T00:00:00Z")}, "end", "after start"},
+		{"0 9 * * *", Options{Jitter: -time.Second}, "jitter_ms", "between 0"},
+		{"0 9 * * *", Options{Start: mustTime(t, "2026-12-02T00:00:00Z"), End: mustTime(t, "2026-12-01T00:00:00Z")}, "end_at", "after start_at"},
+		// Issue 28 item 33: bounds on intervals and on every time.
+		{"every 1000000h", Options{}, "spec", "between 1s and 87600h"},
+		{"every 87601h", Options{}, "spec", "between 1s and 87600h"},
+		{"at 2300-01-01T00:00:00Z", Options{}, "spec", "between 1970-01-01T00:00:00Z and 2200-01-01T00:00:00Z"},
+		{"at 1969-12-31T23:59:59Z", Options{}, "spec", "between 1970"},
+		{"0 9 * * *", Options{Start: mustTime(t, "2300-01-01T00:00:00Z")}, "start_at", "between 1970"},
+		{"0 9 * * *", Options{End: mustTime(t, "9999-01-01T00:00:00Z")}, "end_at", "between 1970"},
 	}
 	for _, c := range cases {
 		_, err := Parse(c.spec, c.o)
@@ -244,5 +251,69 @@ func TestSpringForwardGapSlots(t *testing.T) {
 				t.Errorf("upcoming from %s:\n got %s\nwant %s", c.upcomingFrom, g, c.wantUpcoming)
 			}
 		})
+	}
+}
+
+// Issue 28 item 33: the longest interval walks up to MaxTime and stops;
+// its times only grow (no overflow into the past).
+func TestComputedTimesStayInRange(t *testing.T) {
+	for _, text := range []string{"every 87600h", "every 87600h offset 87599h", "every 1s", "0 0 29 2 *", "@yearly"} {
+		s := mustSpec(t, text, Options{Zone: "America/New_York"})
+		prev := mustTime(t, "2026-11-26T00:00:00Z")
+		var n int
+		for next := s.Next(prev); !next.IsZero() && n < 500; next = s.Next(prev) {
+			if !next.After(prev) || !next.Before(MaxTime) {
+				t.Fatalf("%q: after %s came %s (MaxTime %s)", text, prev, next, MaxTime)
+			}
+			prev, n = next, n+1
+			if n == 3 && text == "every 1s" {
+				prev = MaxTime.Add(-2 * time.Second)
+			}
+		}
+		if n == 500 && text != "every 1s" {
+			t.Errorf("%q: more than 500 slots before %s", text, MaxTime)
+		}
+	}
+	s := mustSpec(t, "every 87600h", Options{})
+	for _, from := range []string{"2199-12-31T00:00:00Z", "2262-04-11T00:00:00Z", "9999-01-01T00:00:00Z"} {
+		if got := s.Next(mustTime(t, from)); !got.IsZero() {
+			t.Errorf("Next(%s) = %s, want none past %s", from, got, MaxTime)
+		}
+	}
+	if got := s.Next(mustTime(t, "1900-01-01T00:00:00Z")); !got.Equal(MinTime) {
+		t.Errorf("Next(1900) = %s, want the first slot, at the epoch", got)
+	}
+	if _, err := Backfill(s, OverlapAllowAll, State{}, mustTime(t, "2026-01-01T00:00:00Z"), mustTime(t, "9999-01-01T00:00:00Z")); err == nil {
+		t.Errorf("a backfill to 9999 was accepted")
+	}
+}
+
+// Issue 28 item 34: a spec that can never fire is refused, naming the
+// field to change.
+func TestCheckFiresRefusesSchedulesThatNeverFire(t *testing.T) {
+	now := mustTime(t, "2026-11-26T09:00:00Z")
+	cases := []struct {
+		spec  string
+		o     Options
+		field string // "" = accepted
+		msg   string
+	}{
+		{"at 2026-11-26T08:00:00Z", Options{}, "spec", "in the past"},
+		{"at 2026-11-26T09:00:00Z", Options{}, "spec", "in the past"},
+		{"at 2026-11-26T10:00:00Z", Options{}, "", ""},
+		{"every 1m", Options{End: mustTime(t, "2026-11-26T08:00:00Z")}, "end_at", "in the past"},
+		{"0 3 * * *", Options{Start: mustTime(t, "2026-12-01T04:00:00Z"), End: mustTime(t, "2026-12-01T05:00:00Z")}, "end_at", "no slot"},
+		{"every 1m", Options{End: mustTime(t, "2026-11-26T10:00:00Z")}, "", ""},
+		{"0 9 * * *", Options{Start: mustTime(t, "2027-01-01T00:00:00Z")}, "", ""},
+	}
+	for _, c := range cases {
+		err := mustSpec(t, c.spec, c.o).CheckFires(now)
+		var fe *FieldError
+		switch {
+		case c.field == "" && err != nil:
+			t.Errorf("%q %+v: refused: %v", c.spec, c.o, err)
+		case c.field != "" && (!errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(fe.Msg, c.msg)):
+			t.Errorf("%q %+v: got %v; want field %s saying %q", c.spec, c.o, err, c.field, c.msg)
+		}
 	}
 }

@@ -185,7 +185,12 @@ func Trigger(pol Policy, st State, now time.Time) Action {
 // skip only the first runs while it is unfinished, with buffer_all they
 // run one after another. The catch-up window does not apply.
 func Backfill(spec *Spec, overlap Overlap, st State, from, to time.Time) (Action, error) {
-	if !to.After(from) {
+	switch {
+	case !inRange(from):
+		return Action{}, fieldErr("start_time", "must be between %s and %s, got %s", rfc(MinTime), rfc(MaxTime), rfc(from))
+	case !inRange(to) && !to.Equal(MaxTime):
+		return Action{}, fieldErr("end_time", "must be between %s and %s, got %s", rfc(MinTime), rfc(MaxTime), rfc(to))
+	case !to.After(from):
 		return Action{}, fieldErr("end_time", "must be after start_time")
 	}
 	var slots []time.Time
