@@ -187,6 +187,7 @@ func (d *Dispatcher) fireSchedules(tx *txn) {
 func (d *Dispatcher) applySlots(tx *txn, sr *schedRec, a schedule.Action, actor string, failed *[]SlotFailure) []string {
 	if a.CancelRunning {
 		d.cancelScheduleJobs(tx, sr, actor)
+		a.CancelDone(sr.running) // a running job stops when its worker says so; the new slot waits for it
 	}
 	var fired []string
 	for _, nominal := range a.Fire {

@@ -51,7 +51,7 @@
 //	skip          the new slot is skipped (the default)
 //	buffer_one    the new slot waits for the running job; one at most, later ones are skipped
 //	buffer_all    every slot waits, and they run one after another
-//	cancel_other  the running job is cancelled and the new slot fires
+//	cancel_other  the running job is cancelled; the new slot waits (buffered) until it has stopped, then fires
 //	allow_all     the new slot fires; runs may overlap
 //
 // After downtime or a pause the due slots are walked in order: those older

@@ -142,6 +142,7 @@ func (r *runner) schedules() error {
 			if err := r.cancelSchedule(sc); err != nil {
 				return err
 			}
+			a.CancelDone(len(sc.live))
 		}
 		for _, nominal := range a.Fire {
 			if err := r.fireSlot(sc, nominal); err != nil {
