@@ -48,6 +48,11 @@ type Schedule struct {
 	// are filled by GET /schedules/{id}.
 	Upcoming []time.Time   `json:"upcoming,omitempty"`
 	Recent   []ScheduleRun `json:"recent,omitempty"`
+
+	// LastFailure is set while the schedule's latest slot failed to
+	// create its job (a schedule_failed event newer than its latest
+	// schedule_fired): the schedule fires, but nothing runs.
+	LastFailure *ScheduleSlotFailure `json:"last_failure,omitempty"`
 }
 
 // ScheduleRun is one job a schedule created.
@@ -78,10 +83,19 @@ type ScheduleBackfillRequest struct {
 	Overlap   string    `json:"overlap,omitempty"`
 }
 
+// ScheduleSlotFailure is a slot whose job could not be created, and why
+// (the schedule_failed event's detail).
+type ScheduleSlotFailure struct {
+	ScheduledFor time.Time  `json:"scheduled_for"`
+	At           *time.Time `json:"at,omitempty"` // when it failed
+	Error        string     `json:"error"`
+}
+
 // ScheduleActionResponse answers trigger and backfill.
 type ScheduleActionResponse struct {
-	Schedule Schedule `json:"schedule"`
-	Fired    []string `json:"fired"`    // ids of the jobs created
-	Buffered int      `json:"buffered"` // slots waiting behind a running job
-	Skipped  int      `json:"skipped"`  // slots dropped by the overlap policy
+	Schedule Schedule              `json:"schedule"`
+	Fired    []string              `json:"fired"`            // ids of the jobs created
+	Failed   []ScheduleSlotFailure `json:"failed,omitempty"` // slots whose job could not be created
+	Buffered int                   `json:"buffered"`         // slots waiting behind a running job
+	Skipped  int                   `json:"skipped"`          // slots dropped by the overlap policy
 }

@@ -177,13 +177,17 @@ func scheduleList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return c.done(c.printJSON(list))
 	}
 	tw := c.table()
-	tableRow(tw, "ID", "NAME", "SPEC", "TIMEZONE", "OVERLAP", "PAUSED", "NEXT_RUN", "LAST_RUN")
+	tableRow(tw, "ID", "NAME", "SPEC", "TIMEZONE", "OVERLAP", "PAUSED", "FAILING", "NEXT_RUN", "LAST_RUN")
 	for _, s := range list.Schedules {
-		paused := "-"
+		paused, failing := "-", "-"
 		if s.Paused {
 			paused = "yes"
 		}
-		tableRow(tw, s.ID, dashIfEmpty(s.Name), s.Spec, s.Timezone, s.Overlap, paused, timeOrDash(s.NextRunAt), timeOrDash(s.LastRunAt))
+		if s.LastFailure != nil {
+			failing = "yes"
+		}
+		tableRow(tw, s.ID, dashIfEmpty(s.Name), s.Spec, s.Timezone, s.Overlap, paused, failing,
+			inZoneOrDash(s.NextRunAt, s.Timezone), inZoneOrDash(s.LastRunAt, s.Timezone))
 	}
 	if err := tw.Flush(); err != nil {
 		return c.fail(err)
@@ -194,21 +198,28 @@ func scheduleList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return exitOK
 }
 
-func timeOrDash(t *time.Time) string {
-	if t == nil {
+// inZoneOrDash is t in the schedule's zone, the zone named
+// ("2026-11-26 09:00:00 CET"); "-" for none.
+func inZoneOrDash(t *time.Time, zone string) string {
+	if t == nil || t.IsZero() {
 		return "-"
 	}
-	return timeText(t)
+	return t.In(scheduleLocation(zone)).Format("2006-01-02 15:04:05 MST")
+}
+
+// scheduleLocation is a schedule's zone; UTC when it cannot be loaded.
+func scheduleLocation(zone string) *time.Location {
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
 }
 
 // zoneText is t in the schedule's zone, and in local time when that
 // differs.
 func zoneText(t time.Time, zone string) string {
-	loc, err := time.LoadLocation(zone)
-	if err != nil {
-		loc = time.UTC
-	}
-	in := t.In(loc).Format("2006-01-02 15:04:05 MST")
+	in := t.In(scheduleLocation(zone)).Format("2006-01-02 15:04:05 MST")
 	local := t.In(time.Local).Format("2006-01-02 15:04:05 MST")
 	if local == in {
 		return in
@@ -230,14 +241,18 @@ func scheduleGet(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return c.done(c.printJSON(s))
 	}
 	tw := c.table()
-	paused := ""
+	paused, failing := "", ""
 	if s.Paused {
 		paused = "yes " + s.Note
+	}
+	if f := s.LastFailure; f != nil {
+		failing = fmt.Sprintf("the slot at %s created no job: %s", zoneText(f.ScheduledFor, s.Timezone), f.Error)
 	}
 	writeFields(tw, []field{
 		{"id", s.ID}, {"name", s.Name}, {"tenant", s.Tenant}, {"spec", s.Spec}, {"timezone", s.Timezone},
 		{"overlap", s.Overlap}, {"catch-up window", msText(s.CatchupWindowMS)}, {"jitter", msOrEmpty(s.JitterMS)},
-		{"paused", strings.TrimSpace(paused)}, {"job", s.Template.Type + " " + commandText(s.Template.Command, s.Template.Shell)},
+		{"paused", strings.TrimSpace(paused)}, {"failing", failing},
+		{"job", s.Template.Type + " " + commandText(s.Template.Command, s.Template.Shell)},
 	})
 	if err := tw.Flush(); err != nil {
 		return c.fail(err)
@@ -254,7 +269,7 @@ func scheduleGet(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		if r.LagMS != nil {
 			lag = msText(*r.LagMS)
 		}
-		tableRow(rt, "  "+timeText(&r.ScheduledFor), r.JobID, r.State, lag)
+		tableRow(rt, "  "+inZoneOrDash(&r.ScheduledFor, s.Timezone), r.JobID, r.State, lag)
 	}
 	return c.done(rt.Flush())
 }
@@ -290,7 +305,7 @@ func scheduleEvents(ctx context.Context, args []string, stdout, stderr io.Writer
 	tw := c.table()
 	tableRow(tw, "AT", "EVENT", "JOB", "ACTOR", "DETAIL")
 	for _, e := range all {
-		tableRow(tw, timeText(&e.At), e.Type, dashIfEmpty(e.JobID), e.Actor, scheduleEventDetail(e.Detail))
+		tableRow(tw, inZoneOrDash(&e.At, "UTC"), e.Type, dashIfEmpty(e.JobID), e.Actor, scheduleEventDetail(e.Detail))
 	}
 	return c.done(tw.Flush())
 }
@@ -345,7 +360,8 @@ func scheduleNote(ctx context.Context, verb string, args []string, stdout, stder
 }
 
 func scheduleTrigger(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := newCLI("schedule trigger", "ID", "Fires a slot now, under the schedule's overlap policy; prints the job id.", stdout, stderr)
+	c := newCLI("schedule trigger", "ID", "Fires a slot now, under the schedule's overlap policy; prints the job id. "+
+		"When the slot's job cannot be created, says why and exits 4.", stdout, stderr)
 	id, cl, code := c.oneID(args, "one schedule ID")
 	if code >= 0 {
 		return code
@@ -384,10 +400,18 @@ func scheduleBackfill(ctx context.Context, args []string, stdout, stderr io.Writ
 }
 
 // printSlots prints the jobs a trigger or backfill created, and what
-// waits or was skipped.
+// waits, was skipped or failed. A slot whose job could not be created
+// makes the exit code 4 (the server refused the work).
 func (c *cli) printSlots(res api.ScheduleActionResponse) int {
+	code := exitOK
+	if len(res.Failed) > 0 {
+		code = exitAPI
+	}
 	if c.json {
-		return c.done(c.printJSON(res))
+		if rc := c.done(c.printJSON(res)); rc != exitOK {
+			return rc
+		}
+		return code
 	}
 	for _, id := range res.Fired {
 		fmt.Fprintln(c.stdout, id)
@@ -396,7 +420,11 @@ func (c *cli) printSlots(res api.ScheduleActionResponse) int {
 		fmt.Fprintf(c.stderr, "fairway: schedule %s: %d slot(s) wait behind a running job, %d skipped by the overlap policy\n",
 			res.Schedule.ID, res.Buffered, res.Skipped)
 	}
-	return exitOK
+	for _, f := range res.Failed {
+		fmt.Fprintf(c.stderr, "fairway: schedule %s: the slot at %s created no job: %s\n",
+			res.Schedule.ID, zoneText(f.ScheduledFor, res.Schedule.Timezone), f.Error)
+	}
+	return code
 }
 
 func scheduleDelete(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -129,6 +129,8 @@ func kindOf(e store.Event) string {
 		return "job_failed"
 	case store.EventScheduleMissed:
 		return "schedule_missed"
+	case store.EventScheduleFailed: // a slot's job could not be created
+		return "schedule_failed"
 	case store.EventSchedulePaused:
 		if e.Actor == "system" { // paused on a failure, not by a person
 			return "schedule_paused"
@@ -147,7 +149,7 @@ func (a *Alerter) FromEvents(evs []store.Event) {
 	}
 	for _, e := range evs {
 		kind := kindOf(e)
-		if kind == "" {
+		if kind == "" || (kind == "schedule_failed" && !a.firstInMinute("schedule:"+e.ScheduleID, e.At)) {
 			continue
 		}
 		ev := wire.Event(e)
@@ -158,18 +160,23 @@ func (a *Alerter) FromEvents(evs []store.Event) {
 // OverQuota raises tenant_over_quota for tenant, at most once a minute.
 // Safe on a nil Alerter.
 func (a *Alerter) OverQuota(tenant, message string, at time.Time) {
-	if a == nil {
+	if a == nil || !a.firstInMinute(tenant, at) {
 		return
 	}
-	a.mu.Lock()
-	last, seen := a.lastQuota[tenant]
-	if seen && at.Sub(last) < quotaEvery {
-		a.mu.Unlock()
-		return
-	}
-	a.lastQuota[tenant] = at
-	a.mu.Unlock()
 	a.Notify(Alert{Kind: "tenant_over_quota", At: at, Tenant: tenant, Message: message})
+}
+
+// firstInMinute says whether an alert about key at is the first in a
+// minute (tenant_over_quota per tenant, schedule_failed per schedule),
+// and notes it.
+func (a *Alerter) firstInMinute(key string, at time.Time) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if last, seen := a.lastQuota[key]; seen && at.Sub(last) < quotaEvery {
+		return false
+	}
+	a.lastQuota[key] = at
+	return true
 }
 
 // Notify queues al for every webhook that hears its kind and tenant. It

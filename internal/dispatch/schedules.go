@@ -1,9 +1,11 @@
 package dispatch
 
 import (
+	"bytes"
 	"container/heap"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -48,6 +50,9 @@ func parseSchedule(s store.Schedule) (*schedRec, error) {
 }
 
 func scheduleFieldError(err error) error {
+	if err == nil {
+		return nil
+	}
 	if fe, ok := err.(*schedule.FieldError); ok {
 		return &FieldError{Field: fe.Field, Msg: fe.Msg}
 	}
@@ -168,7 +173,7 @@ func (d *Dispatcher) fireSchedules(tx *txn) {
 		if !due && (len(sr.s.Buffered) == 0 || sr.running > 0) {
 			continue
 		}
-		d.applySlots(tx, sr, schedule.Tick(sr.spec, sr.pol, sr.state(), tx.now), "schedule:"+id)
+		d.applySlots(tx, sr, schedule.Tick(sr.spec, sr.pol, sr.state(), tx.now), "schedule:"+id, nil)
 		if tx.err != nil {
 			return
 		}
@@ -177,15 +182,21 @@ func (d *Dispatcher) fireSchedules(tx *txn) {
 
 // applySlots carries out what the firing rules decided, records what was
 // missed and skipped, and stores the schedule's new state. It returns the
-// ids of the jobs it created.
-func (d *Dispatcher) applySlots(tx *txn, sr *schedRec, a schedule.Action, actor string) []string {
+// ids of the jobs it created; the slots whose job could not be created
+// are added to failed, when given.
+func (d *Dispatcher) applySlots(tx *txn, sr *schedRec, a schedule.Action, actor string, failed *[]SlotFailure) []string {
 	if a.CancelRunning {
 		d.cancelScheduleJobs(tx, sr, actor)
+		a.CancelDone(sr.running) // a running job stops when its worker says so; the new slot waits for it
 	}
 	var fired []string
 	for _, nominal := range a.Fire {
-		if id := d.fireSlot(tx, sr, nominal, actor); id != "" {
+		id, err := d.fireSlot(tx, sr, nominal, actor)
+		if id != "" {
 			fired = append(fired, id)
+		}
+		if err != nil && failed != nil {
+			*failed = append(*failed, SlotFailure{ScheduledFor: nominal, Err: err})
 		}
 		sr.s.LastRunAt = nominal
 	}
@@ -221,13 +232,14 @@ func utcTimes(ts []time.Time) []time.Time {
 
 // fireSlot creates the job of one slot, ready at its nominal time plus
 // the schedule's jitter. A slot whose job cannot be created (a template
-// the configuration no longer takes, a tenant over quota) is recorded and
-// dropped: the schedule goes on.
-func (d *Dispatcher) fireSlot(tx *txn, sr *schedRec, nominal time.Time, actor string) string {
-	fail := func(err error) string {
+// the configuration no longer takes, a tenant over quota) is recorded as
+// schedule_failed (which raises the schedule_failed alert) and dropped:
+// the schedule goes on. The error says why.
+func (d *Dispatcher) fireSlot(tx *txn, sr *schedRec, nominal time.Time, actor string) (string, error) {
+	fail := func(err error) (string, error) {
 		tx.scheduleEvent("", sr.s.ID, sr.s.Tenant, store.EventScheduleFailed, actor, map[string]any{
 			"schedule_id": sr.s.ID, "scheduled_for": nominal.UTC(), "error": err.Error()})
-		return ""
+		return "", err
 	}
 	var spec api.JobSpec
 	if err := json.Unmarshal(sr.s.Template, &spec); err != nil {
@@ -250,12 +262,12 @@ func (d *Dispatcher) fireSlot(tx *txn, sr *schedRec, nominal time.Time, actor st
 		return fail(res[0].err)
 	}
 	if tx.err != nil || res[0].deduplicated {
-		return res[0].job.ID
+		return res[0].job.ID, nil
 	}
 	sr.running++
 	tx.scheduleEvent(res[0].job.ID, sr.s.ID, sr.s.Tenant, store.EventScheduleFired, actor, map[string]any{
 		"schedule_id": sr.s.ID, "scheduled_for": nominal.UTC()})
-	return res[0].job.ID
+	return res[0].job.ID, nil
 }
 
 // cancelScheduleJobs cancels the schedule's unfinished jobs (cancel_other).
@@ -311,11 +323,15 @@ func (d *Dispatcher) CreateSchedule(ctx context.Context, s store.Schedule, actor
 	if err != nil {
 		return store.Schedule{}, err
 	}
-	if err := d.checkTemplate(s); err != nil {
-		return store.Schedule{}, err
-	}
 	var out store.Schedule
+	var opErr error
 	err = d.submit(ctx, func(tx *txn) {
+		if opErr = d.checkTemplate(s); opErr != nil {
+			return
+		}
+		if opErr = scheduleFieldError(sr.spec.CheckFires(tx.now)); opErr != nil {
+			return
+		}
 		sr.s.ID = "s-" + store.NewID(tx.now)
 		sr.s.CreatedAt, sr.s.UpdatedAt = tx.now, tx.now
 		sr.s.NextRunAt, sr.s.Buffered, sr.s.LastRunAt = sr.spec.Next(tx.now), nil, time.Time{}
@@ -328,11 +344,17 @@ func (d *Dispatcher) CreateSchedule(ctx context.Context, s store.Schedule, actor
 		d.armSchedule(sr)
 		out = sr.s
 	})
-	return out, err
+	if err != nil {
+		return store.Schedule{}, err
+	}
+	return out, opErr
 }
 
-// checkTemplate resolves the template once, so that a template the
-// configuration refuses is refused when the schedule is made.
+// checkTemplate runs a submit's checks on the template (on the
+// dispatcher goroutine: they read the registered workers), so that a
+// template a submit would refuse, such as one with no command that no
+// worker can run, is refused when the schedule is made or changed, with
+// the field named template.<field>.
 func (d *Dispatcher) checkTemplate(s store.Schedule) error {
 	var spec api.JobSpec
 	if err := json.Unmarshal(s.Template, &spec); err != nil {
@@ -341,13 +363,18 @@ func (d *Dispatcher) checkTemplate(s store.Schedule) error {
 	if d.build == nil {
 		return nil
 	}
-	if _, err := d.build(spec, s.Tenant); err != nil {
-		if fe, ok := err.(*FieldError); ok {
-			return &FieldError{Field: "template." + fe.Field, Msg: fe.Msg}
-		}
-		return fmt.Errorf("template: %w", err)
+	j, err := d.build(spec, s.Tenant)
+	if err == nil {
+		err = d.checkRunnable(j, 0, false)
 	}
-	return nil
+	var fe *FieldError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &fe):
+		return &FieldError{Field: "template." + fe.Field, Msg: fe.Msg}
+	}
+	return fmt.Errorf("template: %w", err)
 }
 
 // UpdateSchedule changes a schedule with change, applied to its current
@@ -372,11 +399,15 @@ func (d *Dispatcher) UpdateSchedule(ctx context.Context, id string, change func(
 			opErr = err
 			return
 		}
-		if err := d.checkTemplate(next); err != nil {
-			opErr = err
-			return
+		if !bytes.Equal(old.s.Template, next.Template) { // a pause or a resume always goes through
+			if opErr = d.checkTemplate(next); opErr != nil {
+				return
+			}
 		}
 		if timesChanged(old.s, next) {
+			if opErr = scheduleFieldError(sr.spec.CheckFires(tx.now)); opErr != nil {
+				return
+			}
 			sr.s.NextRunAt, sr.s.Buffered = sr.spec.Next(tx.now), nil
 		}
 		sr.running, sr.s.UpdatedAt = old.running, tx.now
@@ -412,9 +443,16 @@ func scheduleEvent(old, next store.Schedule) store.EventType {
 // SlotsResult is what a trigger or a backfill did.
 type SlotsResult struct {
 	Schedule store.Schedule
-	Fired    []string // the jobs created
-	Buffered int      // slots now waiting behind a running job
-	Skipped  int      // slots dropped by the overlap policy
+	Fired    []string      // the jobs created
+	Failed   []SlotFailure // the slots whose job could not be created
+	Buffered int           // slots now waiting behind a running job
+	Skipped  int           // slots dropped by the overlap policy
+}
+
+// SlotFailure is a slot whose job could not be created, and why.
+type SlotFailure struct {
+	ScheduledFor time.Time
+	Err          error
 }
 
 // TriggerSchedule fires a slot at now, under the schedule's overlap
@@ -449,7 +487,7 @@ func (d *Dispatcher) slotsOp(ctx context.Context, id, actor string, decide func(
 		}
 		a.State.Next = sr.s.NextRunAt // a trigger or a backfill leaves the regular slots alone
 		before := len(sr.s.Buffered)
-		out.Fired = d.applySlots(tx, sr, a, actor)
+		out.Fired = d.applySlots(tx, sr, a, actor, &out.Failed)
 		out.Schedule, out.Buffered, out.Skipped = sr.s, len(sr.s.Buffered)-before, len(a.Skipped)
 	})
 	if err != nil {

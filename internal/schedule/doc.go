@@ -12,9 +12,10 @@
 //     day-of-week), or six with seconds first, or a descriptor (@yearly,
 //     @monthly, @weekly, @daily, @midnight, @hourly). When both
 //     day-of-month and day-of-week are restricted, a day matching either
-//     matches, as in Vixie/ISC cron. Parsing and the walk to the next time
-//     are github.com/netresearch/go-cron's, a maintained fork of
-//     robfig/cron with ISC cron's daylight-saving rules;
+//     matches, as in Vixie/ISC cron. Parsing and the walk over wall times
+//     are github.com/netresearch/go-cron's (a maintained fork of
+//     robfig/cron); the walk runs on wall times without a zone, and each
+//     wall time is then mapped to an instant by the rules below;
 //   - an interval, "every 15m" or "every 1h offset 5m": the slots are
 //     offset + k·every after the Unix epoch, so they do not depend on when
 //     the schedule was created or on the zone;
@@ -24,8 +25,10 @@
 // Cron expressions are read in the schedule's IANA zone (default UTC).
 // Daylight saving: a slot whose wall time falls in a spring-forward gap
 // runs once, at the first valid instant after the gap (02:30 on the night
-// clocks go 02:00→03:00 runs at 03:00); a wall time that happens twice
-// when clocks go back runs once, at its first occurrence. Optional start
+// clocks go 02:00→03:00 runs at 03:00, and a midnight that does not exist
+// runs at the first instant of that day); a wall time that happens twice
+// when clocks go back runs once, at its first occurrence. A one-time spec
+// without an offset follows the same rules. Optional start
 // and end times bound the slots, and a jitter delays each run by a
 // deterministic amount in [0, jitter) derived from the schedule id and the
 // slot, so that schedules sharing a time do not start together.
@@ -48,7 +51,7 @@
 //	skip          the new slot is skipped (the default)
 //	buffer_one    the new slot waits for the running job; one at most, later ones are skipped
 //	buffer_all    every slot waits, and they run one after another
-//	cancel_other  the running job is cancelled and the new slot fires
+//	cancel_other  the running job is cancelled; the new slot waits (buffered) until it has stopped, then fires
 //	allow_all     the new slot fires; runs may overlap
 //
 // After downtime or a pause the due slots are walked in order: those older

@@ -3,6 +3,7 @@ package schedule
 import (
 	"fmt"
 	"hash/fnv"
+	"math"
 	"strings"
 	"time"
 
@@ -22,8 +23,25 @@ const (
 // Limits on a spec.
 const (
 	MinInterval = time.Second
+	// MaxInterval bounds an interval spec: ten years (of 365 days).
+	MaxInterval = 10 * 365 * 24 * time.Hour
 	MaxJitter   = 24 * time.Hour
 )
+
+// The times a schedule works with: its bounds, its one-time spec and
+// every slot it computes lie in [MinTime, MaxTime). The stores keep
+// microseconds, but a slot's identity and jitter are nanoseconds since
+// 1970 in an int64, which end in 2262; 2200 leaves room for an interval
+// added to a time.
+var (
+	MinTime = time.Unix(0, 0).UTC()
+	MaxTime = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// inRange says whether t is a time a schedule can work with.
+func inRange(t time.Time) bool {
+	return !t.Before(MinTime) && t.Before(MaxTime)
+}
 
 // Options are the parts of a schedule that bound or shift its slots.
 type Options struct {
@@ -72,9 +90,13 @@ func Parse(text string, o Options) (*Spec, error) {
 	s := &Spec{text: strings.TrimSpace(text), loc: loc, start: o.Start, end: o.End, jitter: o.Jitter}
 	switch {
 	case o.Jitter < 0 || o.Jitter > MaxJitter:
-		return nil, fieldErr("jitter", "must be between 0 and %s, got %s", MaxJitter, o.Jitter)
+		return nil, fieldErr("jitter_ms", "must be between 0 and %d (%s), got %d", MaxJitter.Milliseconds(), MaxJitter, o.Jitter.Milliseconds())
+	case !o.Start.IsZero() && !inRange(o.Start):
+		return nil, fieldErr("start_at", "must be between %s and %s, got %s", rfc(MinTime), rfc(MaxTime), rfc(o.Start))
+	case !o.End.IsZero() && !inRange(o.End):
+		return nil, fieldErr("end_at", "must be between %s and %s, got %s", rfc(MinTime), rfc(MaxTime), rfc(o.End))
 	case !o.Start.IsZero() && !o.End.IsZero() && !o.End.After(o.Start):
-		return nil, fieldErr("end", "must be after start (%s), got %s", o.Start.Format(time.RFC3339), o.End.Format(time.RFC3339))
+		return nil, fieldErr("end_at", "must be after start_at (%s), got %s", rfc(o.Start), rfc(o.End))
 	case s.text == "":
 		return nil, fieldErr("spec", `is required: a cron expression ("0 9 * * 1-5"), an interval ("every 15m") or a time ("at 2026-12-01T09:00:00Z")`)
 	}
@@ -111,8 +133,8 @@ func (s *Spec) parseInterval(rest string) error {
 	if err != nil {
 		return fieldErr("spec", "%s; %q is not a duration", want, everyText)
 	}
-	if every < MinInterval {
-		return fieldErr("spec", "the interval must be at least %s, got %s", MinInterval, every)
+	if every < MinInterval || every > MaxInterval {
+		return fieldErr("spec", "the interval must be between %s and %s (ten years), got %s", MinInterval, MaxInterval, every)
 	}
 	var offset time.Duration
 	if hasOffset {
@@ -130,10 +152,16 @@ func (s *Spec) parseInterval(rest string) error {
 func (s *Spec) parseOnce(rest string) error {
 	at, err := time.Parse(time.RFC3339, rest)
 	if err != nil {
-		at, err = time.ParseInLocation("2006-01-02T15:04:05", rest, s.loc)
+		var wall time.Time
+		if wall, err = time.Parse("2006-01-02T15:04:05", rest); err == nil {
+			at = instantOf(wall, s.loc)
+		}
 	}
 	if err != nil {
 		return fieldErr("spec", `a one-time spec is "at" and an RFC 3339 time, e.g. "at 2026-12-01T09:00:00+01:00" (without an offset it is read in the schedule's zone); got %q`, rest)
+	}
+	if !inRange(at) {
+		return fieldErr("spec", "the time must be between %s and %s, got %s", rfc(MinTime), rfc(MaxTime), rfc(at))
 	}
 	s.kind, s.at = KindOnce, at
 	return nil
@@ -169,6 +197,12 @@ func (s *Spec) Next(after time.Time) time.Time {
 	if !s.start.IsZero() && after.Before(s.start) {
 		after = s.start.Add(-time.Nanosecond)
 	}
+	if after.Before(MinTime) {
+		after = MinTime.Add(-time.Nanosecond)
+	}
+	if !after.Before(MaxTime) {
+		return time.Time{}
+	}
 	var t time.Time
 	switch s.kind {
 	case KindCron:
@@ -180,79 +214,114 @@ func (s *Spec) Next(after time.Time) time.Time {
 			t = s.at
 		}
 	}
-	if t.IsZero() || (!s.end.IsZero() && t.After(s.end)) {
+	if t.IsZero() || !t.Before(MaxTime) || (!s.end.IsZero() && t.After(s.end)) {
 		return time.Time{}
 	}
 	return t.In(s.loc)
 }
 
-// nextCron is the cron library's next time, corrected for daylight
-// saving as the package doc says: the library moves a wall time that falls
-// in a spring-forward gap by the gap's length (02:30 becomes 03:30) and
-// fires a wall time that happens twice, twice. Here a gap's slots fire at
-// the end of the gap (03:00), and a repeated wall time fires only at its
-// first occurrence.
+// CheckFires refuses a spec that has no slot after now, so can never
+// fire: a one-time spec in the past, an end_at in the past, or bounds
+// that hold no slot. The error names the field to change.
+func (s *Spec) CheckFires(now time.Time) error {
+	if !s.Next(now).IsZero() {
+		return nil
+	}
+	switch {
+	case !s.end.IsZero() && !s.end.After(now):
+		return fieldErr("end_at", "is in the past (%s, now %s): the schedule would never fire", rfc(s.end), rfc(now))
+	case s.kind == KindOnce && !s.at.After(now):
+		return fieldErr("spec", "%s is in the past (now %s): the schedule would never fire", rfc(s.at), rfc(now))
+	case !s.end.IsZero():
+		return fieldErr("end_at", "no slot of %q falls between now (or start_at) and end_at (%s): the schedule would never fire", s.text, rfc(s.end))
+	}
+	return fieldErr("spec", "%q has no time after now (%s) before %s", s.text, rfc(now), rfc(MaxTime))
+}
+
+func rfc(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// nextCron walks the expression's wall times in the schedule's zone and
+// maps each to an instant as the package doc says: a wall time that
+// happens once is that instant; one that happens twice (clocks go back) is
+// its first occurrence; one that does not happen (clocks go forward) is
+// the first valid instant after the gap. The library walks wall times in
+// UTC, where no wall time is skipped or repeated, so no slot of a gap is
+// lost to another slot or to a day that starts late.
 func (s *Spec) nextCron(after time.Time) time.Time {
-	t := s.cron.Next(after.In(s.loc))
-	for guard := 0; !t.IsZero() && guard < 1000; guard++ {
-		switch {
-		case secondOccurrence(t):
-			t = s.cron.Next(t)
-		case !cron.Matches(s.cron, t):
-			if end := gapEnd(t); end.After(after) {
-				return end
-			}
-			t = s.cron.Next(t)
-		default:
+	wall := wallClock(after, s.loc)
+	for guard := 0; guard < maxWallWalk; guard++ {
+		if wall = s.cron.Next(wall); wall.IsZero() {
+			return time.Time{}
+		}
+		if t := instantOf(wall, s.loc); t.After(after) {
 			return t
 		}
 	}
-	return t
+	return time.Time{}
 }
 
-// dstWindow is how far back a transition is looked for: longer than any
-// zone's daylight-saving shift.
-const dstWindow = 3 * time.Hour
+// maxWallWalk bounds the wall times tried for one Next: those of a
+// repeated hour that map before after (3,600 for a slot every second).
+const maxWallWalk = 10_000
+
+// wallClock is t's wall-clock reading in loc, written as a UTC time.
+func wallClock(t time.Time, loc *time.Location) time.Time {
+	l := t.In(loc)
+	return time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), l.Second(), l.Nanosecond(), time.UTC)
+}
+
+// zoneProbe is how far around a wall time its zone's offsets are looked
+// for: more than the largest UTC offset (14h) plus the largest shift (a
+// whole day, as when Samoa skipped 2011-12-30).
+const zoneProbe = 40 * time.Hour
+
+// instantOf is the instant of wall (a wall-clock reading in loc, written
+// as a UTC time): the instant itself when the reading happens once, its
+// first occurrence when it happens twice, and the first valid instant
+// after the gap when it does not happen.
+func instantOf(wall time.Time, loc *time.Location) time.Time {
+	if loc == time.UTC {
+		return wall
+	}
+	lo, hi := math.MaxInt, math.MinInt
+	var first time.Time
+	for _, probe := range []time.Duration{-zoneProbe, 0, zoneProbe} {
+		off := offsetAt(wall.Add(probe).In(loc))
+		lo, hi = min(lo, off), max(hi, off)
+		t := wall.Add(-time.Duration(off) * time.Second).In(loc)
+		if offsetAt(t) == off && (first.IsZero() || t.Before(first)) {
+			first = t
+		}
+	}
+	if !first.IsZero() {
+		return first
+	}
+	// A gap: the clock change lies in (wall-hi, wall-lo]; it is the first
+	// valid instant after the gap.
+	from := wall.Add(-time.Duration(hi) * time.Second).Truncate(time.Second)
+	to := wall.Add(-time.Duration(lo) * time.Second).Truncate(time.Second)
+	before := offsetAt(from.In(loc))
+	for to.Sub(from) > time.Second {
+		mid := from.Add(to.Sub(from) / 2).Truncate(time.Second)
+		if offsetAt(mid.In(loc)) == before {
+			from = mid
+		} else {
+			to = mid
+		}
+	}
+	return to.In(loc)
+}
 
 func offsetAt(t time.Time) int {
 	_, off := t.Zone()
 	return off
 }
 
-// secondOccurrence says whether t's wall time already happened earlier,
-// before clocks went back.
-func secondOccurrence(t time.Time) bool {
-	before := offsetAt(t.Add(-dstWindow))
-	shift := time.Duration(before-offsetAt(t)) * time.Second
-	if shift <= 0 {
-		return false
-	}
-	earlier := t.Add(-shift)
-	return earlier.Format("2006-01-02 15:04:05") == t.Format("2006-01-02 15:04:05")
-}
-
-// gapEnd is the instant of the clock change just before t (the first
-// valid instant after a spring-forward gap), or t when there is none.
-func gapEnd(t time.Time) time.Time {
-	lo, hi := t.Add(-dstWindow), t
-	if offsetAt(lo) == offsetAt(hi) {
-		return t
-	}
-	for hi.Sub(lo) > time.Second {
-		mid := lo.Add(hi.Sub(lo) / 2)
-		if offsetAt(mid) == offsetAt(t) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return hi.Truncate(time.Second)
-}
-
 // nextInterval is the first offset + k·every after the epoch that is
-// strictly after after.
+// strictly after after. after lies in [MinTime, MaxTime), so neither the
+// durations nor the time overflow.
 func (s *Spec) nextInterval(after time.Time) time.Time {
-	since := after.Sub(time.Unix(0, 0)) - s.offset // overflows past year 2262
+	since := after.Sub(time.Unix(0, 0)) - s.offset
 	k := since / s.every
 	if since >= 0 {
 		k++

@@ -80,7 +80,7 @@ type Action struct {
 	Fire          []time.Time // nominal times to create a job for now, in order
 	Missed        []Missed
 	Skipped       []time.Time // dropped by the overlap policy
-	CancelRunning bool        // cancel the schedule's unfinished jobs first
+	CancelRunning bool        // cancel the schedule's unfinished jobs; State.Buffered holds the slot that waits for them
 	State         State       // to store with the fired jobs
 }
 
@@ -147,8 +147,7 @@ func (a *Action) admit(t time.Time, o Overlap) {
 	case !busy || o == OverlapAllowAll:
 		a.fire(t)
 	case o == OverlapCancelOther:
-		a.cancelOthers()
-		a.fire(t)
+		a.cancelOthers(t)
 	case o == OverlapBufferAll && len(a.State.Buffered) < MaxBuffered,
 		o == OverlapBufferOne && len(a.State.Buffered) == 0:
 		a.State.Buffered = append(a.State.Buffered, t)
@@ -157,17 +156,38 @@ func (a *Action) admit(t time.Time, o Overlap) {
 	}
 }
 
-// cancelOthers makes room for a cancel_other slot: the unfinished jobs are
-// cancelled, and a slot fired earlier in this tick is not fired after all
-// (it would be cancelled at once): it counts as skipped.
-func (a *Action) cancelOthers() {
-	if a.State.Running > len(a.Fire) {
-		a.CancelRunning = true
-	}
+// cancelOthers makes room for cancel_other slot t. A slot fired earlier
+// in this tick is not fired after all (it would be cancelled at once), and
+// a slot waiting for cancelled runs is replaced by t: both count as
+// skipped. When jobs of the schedule are unfinished they are cancelled and
+// t waits, buffered, until they have stopped (Running drops to 0 as each
+// one ends), so that the old and the new run never overlap; otherwise t
+// fires now.
+func (a *Action) cancelOthers(t time.Time) {
 	a.Skipped = append(a.Skipped, a.Fire...)
+	a.State.Running -= len(a.Fire)
 	a.Fire = a.Fire[:0]
-	a.State.Running = 0
+	a.Skipped = append(a.Skipped, a.State.Buffered...)
 	a.State.Buffered = a.State.Buffered[:0]
+	if a.State.Running > 0 {
+		a.CancelRunning = true
+		a.State.Buffered = append(a.State.Buffered, t)
+		return
+	}
+	a.fire(t)
+}
+
+// CancelDone is called once the caller has cancelled the schedule's jobs
+// (CancelRunning), with how many are still unfinished: jobs that were not
+// running yet end at once, and when none is left, the slot that waited for
+// them fires now instead of at a later tick.
+func (a *Action) CancelDone(unfinished int) {
+	if !a.CancelRunning || unfinished > 0 || len(a.State.Buffered) == 0 {
+		return
+	}
+	a.Fire = append(a.Fire, a.State.Buffered...)
+	a.State.Running = unfinished + len(a.Fire)
+	a.State.Buffered = nil
 }
 
 // Trigger fires a slot at now, out of the spec's times, under the
@@ -185,7 +205,12 @@ func Trigger(pol Policy, st State, now time.Time) Action {
 // skip only the first runs while it is unfinished, with buffer_all they
 // run one after another. The catch-up window does not apply.
 func Backfill(spec *Spec, overlap Overlap, st State, from, to time.Time) (Action, error) {
-	if !to.After(from) {
+	switch {
+	case !inRange(from):
+		return Action{}, fieldErr("start_time", "must be between %s and %s, got %s", rfc(MinTime), rfc(MaxTime), rfc(from))
+	case !inRange(to) && !to.Equal(MaxTime):
+		return Action{}, fieldErr("end_time", "must be between %s and %s, got %s", rfc(MinTime), rfc(MaxTime), rfc(to))
+	case !to.After(from):
 		return Action{}, fieldErr("end_time", "must be after start_time")
 	}
 	var slots []time.Time

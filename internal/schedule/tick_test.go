@@ -44,7 +44,7 @@ func TestOverlapPolicies(t *testing.T) {
 		{OverlapSkip, []int{}, []int{0, 1, 2}, []int{}, false},
 		{OverlapBufferOne, []int{}, []int{1, 2}, []int{0}, false},
 		{OverlapBufferAll, []int{}, []int{}, []int{0, 1, 2}, false},
-		{OverlapCancelOther, []int{2}, []int{0, 1}, []int{}, true},
+		{OverlapCancelOther, []int{}, []int{0, 1}, []int{2}, true}, // 2 waits for the cancelled run to stop
 		{OverlapAllowAll, []int{0, 1, 2}, []int{}, []int{}, false},
 	}
 	for _, c := range cases {
@@ -55,6 +55,36 @@ func TestOverlapPolicies(t *testing.T) {
 				c.overlap, minutes(a.Fire), minutes(a.Skipped), minutes(a.State.Buffered), a.CancelRunning, a.State.Next,
 				c.fire, c.skip, c.buffered, c.cancel)
 		}
+	}
+}
+
+// Issue 28 item 35: a cancel_other slot does not start while the run it
+// cancels has not stopped; it starts in the tick after that run ended,
+// and a later slot meanwhile replaces it (one new run, the latest).
+func TestCancelOtherStartsOnlyOnceTheCancelledRunStopped(t *testing.T) {
+	s := everyMinute(t)
+	pol := Policy{Overlap: OverlapCancelOther}
+	a := Tick(s, pol, State{Next: at(1), Running: 1}, at(1))
+	if len(a.Fire) != 0 || !a.CancelRunning || !slices.Equal(minutes(a.State.Buffered), []int{1}) {
+		t.Fatalf("at 10:01 with a run unfinished: fire %v cancel %v buffered %v; want nothing fired, the run cancelled, 1 waiting",
+			minutes(a.Fire), a.CancelRunning, minutes(a.State.Buffered))
+	}
+	st := a.State
+	a = Tick(s, pol, st, at(1).Add(30*time.Second)) // the cancelled run has not stopped yet
+	if len(a.Fire) != 0 || a.CancelRunning || len(a.State.Buffered) != 1 {
+		t.Fatalf("the cancelled run still runs: fire %v cancel %v; want to wait", minutes(a.Fire), a.CancelRunning)
+	}
+	st = a.State
+	a = Tick(s, pol, st, at(2)) // 10:02 comes while it still has not stopped
+	if len(a.Fire) != 0 || !slices.Equal(minutes(a.Skipped), []int{1}) || !slices.Equal(minutes(a.State.Buffered), []int{2}) {
+		t.Fatalf("at 10:02: fire %v skipped %v buffered %v; want 10:02 waiting in place of 10:01",
+			minutes(a.Fire), minutes(a.Skipped), minutes(a.State.Buffered))
+	}
+	st = a.State
+	st.Running = 0 // the cancelled run stopped
+	a = Tick(s, pol, st, at(2).Add(time.Second))
+	if !slices.Equal(minutes(a.Fire), []int{2}) || len(a.State.Buffered) != 0 || a.CancelRunning {
+		t.Fatalf("after the run stopped: fire %v buffered %v; want 10:02 to start", minutes(a.Fire), minutes(a.State.Buffered))
 	}
 }
 

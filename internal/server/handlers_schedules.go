@@ -186,6 +186,10 @@ func (s *Server) scheduleView(ctx context.Context, sc store.Schedule, detail boo
 		out.Buffered = append(out.Buffered, b.UTC())
 	}
 	_ = json.Unmarshal(sc.Template, &out.Template)
+	var err error
+	if out.LastFailure, err = s.scheduleFailing(ctx, sc.ID); err != nil {
+		return out, err
+	}
 	if !detail {
 		return out, nil
 	}
@@ -206,6 +210,23 @@ func (s *Server) scheduleView(ctx context.Context, sc store.Schedule, detail boo
 		out.Recent = append(out.Recent, run)
 	}
 	return out, nil
+}
+
+// scheduleFailing is the schedule's latest slot failure when it is newer
+// than its latest fired slot: the schedule fires, and nothing runs.
+func (s *Server) scheduleFailing(ctx context.Context, id string) (*api.ScheduleSlotFailure, error) {
+	evs, err := s.st.EventList(ctx, store.EventListParams{ScheduleID: id, Limit: 1, Newest: true,
+		Types: []store.EventType{store.EventScheduleFailed, store.EventScheduleFired}})
+	if err != nil || len(evs) == 0 || evs[0].Type != store.EventScheduleFailed {
+		return nil, err
+	}
+	var detail struct {
+		ScheduledFor time.Time `json:"scheduled_for"`
+		Error        string    `json:"error"`
+	}
+	_ = json.Unmarshal(evs[0].Detail, &detail)
+	at := evs[0].At.UTC()
+	return &api.ScheduleSlotFailure{ScheduledFor: detail.ScheduledFor.UTC(), At: &at, Error: detail.Error}, nil
 }
 
 func firstOr(s, def string) string {
@@ -363,6 +384,9 @@ func (s *Server) answerSlots(w http.ResponseWriter, r *http.Request, res dispatc
 	out := api.ScheduleActionResponse{Schedule: view, Fired: res.Fired, Buffered: res.Buffered, Skipped: res.Skipped}
 	if out.Fired == nil {
 		out.Fired = []string{}
+	}
+	for _, f := range res.Failed {
+		out.Failed = append(out.Failed, api.ScheduleSlotFailure{ScheduledFor: f.ScheduledFor.UTC(), Error: f.Err.Error()})
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -161,7 +161,8 @@ func isTimeError(err error) bool {
 }
 
 // timeMembers are the request members that hold times.
-var timeMembers = map[string]bool{"run_at": true, "started_at": true, "finished_at": true, "at": true}
+var timeMembers = map[string]bool{"run_at": true, "started_at": true, "finished_at": true, "at": true,
+	"start_at": true, "end_at": true, "start_time": true, "end_time": true}
 
 // badTimeMember returns the path of the first time member in body whose
 // value does not decode as a time, "" if none is found.

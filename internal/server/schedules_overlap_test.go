@@ -134,7 +134,9 @@ func TestOverlapBufferAllRunsEverySlotInTurn(t *testing.T) {
 }
 
 // cancel_other cancels the unfinished run when the next slot comes and
-// starts the new one: a running job's worker is told to stop.
+// starts the new one once the old one has stopped (issue 28 item 35: the
+// two never run at once): a running job's worker is told to stop, and the
+// new slot waits, buffered, until the worker reports the run ended.
 func TestOverlapCancelOtherReplacesTheUnfinishedRun(t *testing.T) {
 	h, base, w, sc := startOverlap(t, "cancel_other", 2)
 	h.tick()
@@ -145,14 +147,25 @@ func TestOverlapCancelOtherReplacesTheUnfinishedRun(t *testing.T) {
 	}
 	h.start(w, first.ID, leases[0].Attempt)
 	h.clock.Advance(time.Minute)
-	h.tick() // 12:02: the running 12:01 is told to stop, 12:02 fires
+	h.tick() // 12:02: the running 12:01 is told to stop; 12:02 waits for it
 	if got := h.get(first.ID); !got.CancelRequested {
 		t.Fatalf("the running run is not being cancelled: %+v", got)
+	}
+	h.tick()
+	if still := h.pendingJob(sc.ID); still.ID != first.ID {
+		t.Fatalf("a new run exists while the cancelled one still runs: %+v", still)
+	}
+	if got := h.schedule(sc.ID); len(got.Buffered) != 1 || !got.Buffered[0].Equal(base.Add(2*time.Minute)) {
+		t.Fatalf("12:02 does not wait for the cancelled run: buffered %v", got.Buffered)
+	}
+	if leases := h.lease(w, 1); len(leases) != 0 {
+		t.Fatalf("the worker's free slot got %+v while the cancelled run still runs", leases)
 	}
 	h.complete(w, api.Completion{JobID: first.ID, Attempt: leases[0].Attempt, Outcome: "cancelled"})
 	if got := h.get(first.ID); got.State != api.StateCancelled {
 		t.Errorf("first run ended %s, want cancelled", got.State)
 	}
+	h.tick()
 	second := h.pendingJob(sc.ID)
 	if !second.ScheduledFor.Equal(base.Add(2 * time.Minute)) {
 		t.Errorf("the new run is for %v, want 12:02", second.ScheduledFor)

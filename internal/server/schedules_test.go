@@ -182,6 +182,35 @@ func TestBadSchedulesAreRefusedNamingTheField(t *testing.T) {
 			t.Errorf("%+v: HTTP %d %+v, want 400 on %s", c.spec, code, e.Error, c.field)
 		}
 	}
+	// Issue 28 items 33 and 34, as raw bodies: the clock stands at
+	// 2026-11-26T12:00:00Z (or wherever the harness put it).
+	now := h.clock.Now().UTC()
+	at := func(d time.Duration) string { return now.Add(d).Format(time.RFC3339) }
+	const tmpl = `"template": {"type": "a", "command": ["true"]}`
+	raw := []struct{ body, field, msg string }{
+		{`{"spec": "every 1000000h", ` + tmpl + `}`, "spec", "between 1s and 87600h"},
+		{`{"spec": "every 1h", "start_at": "2026-13-01", ` + tmpl + `}`, "start_at", "RFC 3339"},
+		{`{"spec": "every 1h", "end_at": "soon", ` + tmpl + `}`, "end_at", "RFC 3339"},
+		{`{"spec": "every 1h", "start_at": "` + at(2*time.Hour) + `", "end_at": "` + at(time.Hour) + `", ` + tmpl + `}`, "end_at", "after start_at"},
+		{`{"spec": "every 1h", "start_at": "2400-01-01T00:00:00Z", ` + tmpl + `}`, "start_at", "between 1970"},
+		{`{"spec": "at ` + at(-time.Minute) + `", ` + tmpl + `}`, "spec", "in the past"},
+		{`{"spec": "every 1m", "end_at": "` + at(-time.Minute) + `", ` + tmpl + `}`, "end_at", "in the past"},
+		{`{"spec": "at 2300-01-01T00:00:00Z", ` + tmpl + `}`, "spec", "between 1970"},
+	}
+	for _, c := range raw {
+		var e api.ErrorResponse
+		if code := h.do("POST", "/schedules", c.body, &e); code != http.StatusBadRequest || e.Error.Field != c.field || !strings.Contains(e.Error.Message, c.msg) {
+			t.Errorf("%s: HTTP %d %+v, want 400 on %s saying %q", c.body, code, e.Error, c.field, c.msg)
+		}
+	}
+	var future api.Schedule
+	if code := h.do("POST", "/schedules", `{"spec": "at `+at(time.Minute)+`", `+tmpl+`}`, &future); code != http.StatusCreated || future.NextRunAt == nil {
+		t.Errorf("a one-time spec a minute ahead: HTTP %d %+v", code, future)
+	}
+	var b api.ErrorResponse
+	if code := h.do("POST", "/schedules/"+future.ID+"/backfill", `{"start_time": "2026-01-01T00:00:00Z", "end_time": "9999-01-01T00:00:00Z"}`, &b); code != http.StatusBadRequest || b.Error.Field != "end_time" {
+		t.Errorf("a backfill to 9999: HTTP %d %+v, want 400 on end_time", code, b.Error)
+	}
 	var e api.ErrorResponse
 	if code := h.do("GET", "/schedules/s-nope", nil, &e); code != http.StatusNotFound {
 		t.Errorf("unknown schedule: HTTP %d", code)

@@ -83,7 +83,7 @@ func compileSchedule(field string, ss ScheduleSpec) (*simSched, error) {
 	start, until := Epoch.Add(seconds(ss.Start)), Epoch.Add(seconds(ss.Until))
 	spec, err := schedule.Parse(ss.Spec, schedule.Options{Zone: ss.Timezone, Start: start, End: until, Jitter: seconds(ss.Jitter)})
 	if fe, ok := err.(*schedule.FieldError); ok {
-		name := map[string]string{"timezone": "timezone", "jitter": "jitter", "end": "until"}[fe.Field]
+		name := map[string]string{"timezone": "timezone", "jitter_ms": "jitter", "end_at": "until", "start_at": "start"}[fe.Field]
 		if name == "" {
 			name = "spec"
 		}
@@ -142,6 +142,7 @@ func (r *runner) schedules() error {
 			if err := r.cancelSchedule(sc); err != nil {
 				return err
 			}
+			a.CancelDone(len(sc.live))
 		}
 		for _, nominal := range a.Fire {
 			if err := r.fireSlot(sc, nominal); err != nil {

@@ -101,5 +101,6 @@ type EventListParams struct {
 	Since      time.Time // at >= Since
 	Until      time.Time // at < Until
 	AfterID    int64
-	Limit      int // 0 = DefaultListLimit; capped at MaxListLimit
+	Limit      int  // 0 = DefaultListLimit; capped at MaxListLimit
+	Newest     bool // newest first (default: oldest first)
 }

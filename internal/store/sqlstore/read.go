@@ -508,8 +508,12 @@ func (s *Core) EventList(ctx context.Context, p store.EventListParams) ([]store.
 		w.add("at < ?", timeArg(p.Until))
 	}
 	limit := store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
+	order := " ORDER BY id"
+	if p.Newest {
+		order = " ORDER BY id DESC"
+	}
 	rows, err := s.RDB.QueryContext(ctx, s.D.rebind("SELECT id, job_id, attempt, tenant, type, at, actor, detail, schedule_id FROM events"+
-		w.sql()+" ORDER BY id LIMIT ?"), append(w.args, limit)...)
+		w.sql()+order+" LIMIT ?"), append(w.args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("store: list events: %w", err)
 	}

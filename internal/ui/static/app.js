@@ -431,7 +431,8 @@ async function schedules() {
   const list = await api("/schedules");
   const rows = (list.schedules || []).map((s) => el("tr", {},
     el("td", {}, el("a", { href: "#/schedule/" + s.id }, s.name || s.id)), el("td", {}, s.tenant), el("td", {}, s.spec), el("td", {}, s.timezone),
-    el("td", {}, s.paused ? el("span", { class: "badge paused", title: s.note || "" }, "paused") : "active"),
+    el("td", {}, s.paused ? el("span", { class: "badge paused", title: s.note || "" }, "paused") : "active",
+      s.last_failure ? el("span", { class: "badge error", title: s.last_failure.error }, "failing") : null),
     el("td", {}, s.next_run_at ? new Date(s.next_run_at).toLocaleString(undefined, { timeZone: s.timezone }) : "-"),
     el("td", {}, when(s.last_run_at)),
     el("td", {}, el("span", { class: "actions" },
@@ -452,6 +453,8 @@ async function scheduleDetail(id) {
     el("div", { class: "card" }, el("dl", { class: "kv" },
       el("dt", {}, "spec"), el("dd", {}, s.spec + " (" + s.timezone + ")"),
       el("dt", {}, "state"), el("dd", {}, s.paused ? "paused" + (s.note ? ": " + s.note : "") : "active"),
+      s.last_failure ? el("dt", {}, "failing") : null,
+      s.last_failure ? el("dd", { class: "error" }, "the slot at " + inZone(s.last_failure.scheduled_for) + " (" + s.timezone + ") created no job: " + s.last_failure.error) : null,
       el("dt", {}, "overlap"), el("dd", {}, s.overlap),
       el("dt", {}, "job type"), el("dd", {}, s.template.type))),
     el("div", { class: "card" }, el("h2", {}, "Next runs (its zone)"),
