@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -249,4 +251,63 @@ func TestCLISubmitWaitInterrupted(t *testing.T) {
 	if code != exitInterrupted || !strings.HasSuffix(errb.String(), want) || !strings.Contains(errb.String(), reason) {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
+}
+
+// Item 9 of issue 28: --payload takes @FILE and - (stdin), so a payload
+// need not fit in an argument list.
+func TestCLISubmitPayloadFromFileAndStdin(t *testing.T) {
+	f := newAPIFake(t, map[string]http.HandlerFunc{
+		"POST /api/v1/jobs": replyWith(201, api.SubmitResponse{Job: testJob("j1", api.StatePending)}),
+	})
+	big := `{"rows": [` + strings.Repeat(`"0123456789abcdef",`, 12000) + `"end"]}` // 200 KiB
+	path := filepath.Join(t.TempDir(), "payload.json")
+	if err := os.WriteFile(path, []byte(big+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, f.URL, "submit", "report", "--payload", "@"+path); code != 0 {
+		t.Fatalf("@file: exit %d: %s", code, errOut)
+	}
+	withStdin(t, `{"from": "stdin"}`)
+	if code, _, errOut := runCLI(t, f.URL, "submit", "report", "--payload", "-"); code != 0 {
+		t.Fatalf("-: exit %d: %s", code, errOut)
+	}
+	reqs := f.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	for i, want := range []string{big, `{"from": "stdin"}`} {
+		got := decodeJSON[api.JobSpec](t, string(reqs[i].Body))
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, []byte(want)); err != nil {
+			t.Fatal(err)
+		}
+		if string(got.Payload) != compact.String() {
+			t.Errorf("request %d: payload of %d bytes, want %d", i, len(got.Payload), len(want))
+		}
+	}
+
+	for _, tc := range []struct{ arg, stdin, want string }{
+		{"@" + filepath.Join(t.TempDir(), "missing.json"), "", "--payload @"},
+		{"@", "", "--payload @: want @FILE"},
+		{"-", "not json", "--payload -: not valid JSON"},
+		{"@" + path + "x", "", "no such file"},
+		{"{nope", "", "--payload: not valid JSON"},
+	} {
+		withStdin(t, tc.stdin)
+		code, _, errOut := runCLI(t, f.URL, "submit", "report", "--payload", tc.arg)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("--payload %q: exit %d, want 2 and %q: %s", tc.arg, code, tc.want, errOut)
+		}
+	}
+	if n := len(f.requests()); n != 2 {
+		t.Errorf("bad payloads were sent: %d requests", n)
+	}
+}
+
+// withStdin makes the CLI read s as its standard input for the test.
+func withStdin(t *testing.T, s string) {
+	t.Helper()
+	old := stdin
+	stdin = strings.NewReader(s)
+	t.Cleanup(func() { stdin = old })
 }
