@@ -62,7 +62,20 @@ func (b *byteSizeFlag) Set(s string) error {
 	return nil
 }
 
+// register registers submit's flags: the job template's and those that
+// only a submit takes.
 func (f *submitFlags) register(fs *flag.FlagSet) {
+	f.registerTemplate(fs)
+	fs.StringVar(&f.idempotencyKey, "idempotency-key", "", "a resubmit with the same key within 24 h returns the first job")
+	fs.StringVar(&f.runAt, "run-at", "", "not before this `time`: RFC 3339, or +DURATION from now")
+	fs.Var(&f.after, "after", "run after job `ID[:condition]` ends; condition success (default), failure or any (repeatable)")
+	fs.BoolVar(&f.wait, "wait", false, "follow the job: stream its logs and state, exit 0 on success, 1 on failure")
+}
+
+// registerTemplate registers the flags of a job template, which a
+// schedule's jobs share: not --idempotency-key, --run-at, --after or
+// --wait, which only a submit takes.
+func (f *submitFlags) registerTemplate(fs *flag.FlagSet) {
 	fs.StringVar(&f.tenant, "tenant", "", "tenant (admin keys and open servers only)")
 	fs.StringVar(&f.name, "name", "", "a label for people")
 	fs.StringVar(&f.lane, "lane", "", "lane (default: the type's)")
@@ -78,7 +91,6 @@ func (f *submitFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.env, "env", "environment variable `K=V` (repeatable)")
 	fs.StringVar(&f.dir, "dir", "", "working directory on the worker")
 	fs.BoolVar(&f.shell, "shell", false, "run COMMAND through the shell (if the type allows it)")
-	fs.StringVar(&f.idempotencyKey, "idempotency-key", "", "a resubmit with the same key within 24 h returns the first job")
 	fs.IntVar(&f.maxAttempts, "max-attempts", 0, "attempts before it fails for good (default: the type's, else 3)")
 	fs.StringVar(&f.retry, "retry", "", "retry back-off: fixed, exponential or immediate")
 	fs.DurationVar(&f.retryDelay, "retry-delay", 0, "delay before a retry (the first, for exponential)")
@@ -86,12 +98,9 @@ func (f *submitFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", 0, "max run time (SLA limit)")
 	fs.DurationVar(&f.expected, "expected", 0, "expected run time (SLA warning)")
 	fs.StringVar(&f.sla, "sla", "", "SLA policy: strict (kill at --timeout), flexible or warning_only")
-	fs.StringVar(&f.runAt, "run-at", "", "not before this `time`: RFC 3339, or +DURATION from now")
-	fs.Var(&f.after, "after", "run after job `ID[:condition]` ends; condition success (default), failure or any (repeatable)")
 	fs.StringVar(&f.payload, "payload", "", "JSON payload for SDK handlers: inline, @FILE to read a file, - to read stdin")
 	fs.Var(&f.outputLimit, "output-limit", "output `SIZE` kept (64KiB, 10MB...): past it the head and tail are kept (default: the type's, else the server's)")
 	fs.StringVar(&f.resultLocation, "result-location", "", "where each attempt's output and result.json go: file:///DIR or s3://BUCKET/PREFIX")
-	fs.BoolVar(&f.wait, "wait", false, "follow the job: stream its logs and state, exit 0 on success, 1 on failure")
 }
 
 func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
