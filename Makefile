@@ -9,6 +9,7 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## build ./bin/fairway
+	@echo "building bin/fairway (the first build compiles SQLite, cgo: about 3 minutes on 2 cores; later ones take seconds)"
 	$(GO) build -o bin/fairway ./cmd/fairway
 
 test: test-race ## run every test with the race detector (what CI runs)
