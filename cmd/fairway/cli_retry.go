@@ -26,7 +26,7 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	c := newCLI("retry", "[ID...] [flags]", retryAbout, stdout, stderr)
 	var req api.RetryRequest
 	typ := c.filter("type", "match jobs of this `type` (one)")
-	class := c.filter("class", "match failed jobs whose last attempt failed so (one): exit_code, timeout, killed, oom, lost_worker, cancelled, start_error")
+	class := c.filter("class", "match failed jobs whose last attempt failed with this `class` (one): exit_code, timeout, killed, oom, lost_worker, cancelled, start_error")
 	state := c.filter("state", "match jobs in this `state` (one): failed (default) or cancelled", api.StateFailed, api.StateCancelled)
 	lane := c.filter("lane", "match jobs in this `lane` (one)")
 	tenant := c.filter("tenant", "match jobs of this `tenant` (one; admin keys)")

@@ -33,6 +33,12 @@ func TestHelpText(t *testing.T) {
 	for verb := range scheduleVerbs {
 		pages = append(pages, []string{"schedule", verb})
 	}
+	for verb := range reportVerbs {
+		pages = append(pages, []string{"report", verb})
+	}
+	for verb := range webhookVerbs {
+		pages = append(pages, []string{"webhooks", verb})
+	}
 	pages = append(pages, []string{"keys", "create"}, []string{"keys", "list"}, []string{"lane", "pause"})
 	goType := regexp.MustCompile(`(?m)^  --?[a-z-]+ (string|int|int64|uint|float|float64|duration|value)$`)
 	oneDashLong := regexp.MustCompile(`(?m)^  -[a-z][a-z-]+\b`)
