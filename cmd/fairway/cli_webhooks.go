@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/fairwayhq/fairway/api"
 )
@@ -139,6 +140,10 @@ func readSecret(v string) (string, error) {
 	return strings.TrimRight(string(data), "\r\n"), nil
 }
 
+// rawHTTP is the HTTP client of rawCall: a webhook call is small, so a
+// minute is ample.
+var rawHTTP = &http.Client{Timeout: time.Minute}
+
 // rawCall sends one request of the API that the Go SDK has no method for
 // (the webhooks) to the server the common flags name, with their key, and
 // decodes the answer into out. It returns -1 on success, else the exit
@@ -167,7 +172,7 @@ func (c *cli) rawCall(ctx context.Context, method, path string, in, out any, op 
 	if key := firstNonEmpty(c.apiKey, os.Getenv(envAPIKey)); key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := rawHTTP.Do(req)
 	if err != nil {
 		return c.fail(fmt.Errorf("%s: %w", op, err))
 	}
