@@ -24,14 +24,13 @@ tenant's. --since and --until take an RFC 3339 time or a duration ago (1h).`
 func runEvents(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := newCLI("events", "[flags]", eventsAbout, stdout, stderr)
 	var o client.EventOptions
-	var types stringList
 	var since, until string
 	limit := 100
-	c.fs.Var(&types, "type", "only events of this `type` (repeatable): submitted, leased, failed, retried, lane_paused, ...")
-	c.fs.StringVar(&o.JobID, "job", "", "only the events of this job `ID`")
-	c.fs.StringVar(&o.ScheduleID, "schedule", "", "only the events of this schedule `ID`")
-	c.fs.StringVar(&o.Actor, "actor", "", "only events by this `actor`: admin, tenant:NAME, worker:ID, system")
-	c.fs.StringVar(&o.Tenant, "tenant", "", "only events of this tenant (admin keys)")
+	types := c.filter("type", "only events of these `types` (any of them: repeat the flag or separate them with commas): submitted, leased, failed, retried, lane_paused, ...")
+	job := c.filter("job", "only the events of this job `ID` (one)")
+	schedule := c.filter("schedule", "only the events of this schedule `ID` (one)")
+	actor := c.filter("actor", "only events by this `actor` (one): admin, tenant:NAME, worker:ID, system")
+	tenant := c.filter("tenant", "only events of this `tenant` (one; admin keys)")
 	c.fs.StringVar(&since, "since", "", "only events at or after this `time`")
 	c.fs.StringVar(&until, "until", "", "only events before this `time`")
 	c.fs.Int64Var(&o.AfterID, "after-id", 0, "only events after this event `ID` (the last one you read)")
@@ -39,7 +38,10 @@ func runEvents(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if _, code := c.parseN(args, 0, "no arguments"); code >= 0 {
 		return code
 	}
-	var err error
+	err := singles(map[*filterFlag]*string{job: &o.JobID, schedule: &o.ScheduleID, actor: &o.Actor, tenant: &o.Tenant})
+	if err != nil {
+		return c.usageErr("%v", err)
+	}
 	now := time.Now()
 	if o.Since, err = sinceFlag(since, now); err != nil {
 		return c.usageErr("--since: %v", err)
@@ -50,7 +52,7 @@ func runEvents(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if limit < 1 {
 		return c.usageErr("--limit: want at least 1, got %d", limit)
 	}
-	o.Types = types
+	o.Types = types.values
 	cl, code := c.client()
 	if code >= 0 {
 		return code

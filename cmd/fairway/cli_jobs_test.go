@@ -31,7 +31,7 @@ func TestCLIStatus(t *testing.T) {
 	want := `id:            j1
 name:          nightly
 type:          report
-state:         running (attempt 2 on worker w1)
+state:         running (attempt 2 of 3 on worker w1)
 tenant:        acme
 lane:          batch
 key:           acct-42

@@ -69,9 +69,12 @@ func keysCreate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 func keysList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := newCLI("keys list", "[--tenant NAME]", keysAbout, stdout, stderr)
 	var tenant string
-	c.fs.StringVar(&tenant, "tenant", "", "only the keys of this tenant")
+	tenants := c.filter("tenant", "only the keys of this `tenant` (one)")
 	if _, code := c.parseN(args, 0, "no arguments"); code >= 0 {
 		return code
+	}
+	if err := singles(map[*filterFlag]*string{tenants: &tenant}); err != nil {
+		return c.usageErr("%v", err)
 	}
 	cl, code := c.client()
 	if code >= 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -26,21 +25,31 @@ var jobStates = []string{api.StateBlocked, api.StatePending, api.StateLeased, ap
 
 // listFlags are list's own flags.
 type listFlags struct {
-	states stringList
-	opts   client.ListOptions
-	all    bool
+	states, typ, lane, tenant, tag, schedule *filterFlag
+	opts                                     client.ListOptions
+	all                                      bool
 }
 
 func (f *listFlags) register(c *cli) {
-	c.fs.Var(&f.states, "state", "only jobs in this `state` (repeatable, or comma-separated)")
-	c.fs.StringVar(&f.opts.Type, "type", "", "only jobs of this type")
-	c.fs.StringVar(&f.opts.Lane, "lane", "", "only jobs in this lane")
-	c.fs.StringVar(&f.opts.Tenant, "tenant", "", "only jobs of this tenant (admin keys)")
-	c.fs.StringVar(&f.opts.Tag, "tag", "", "only jobs that carry this tag")
-	c.fs.StringVar(&f.opts.ScheduleID, "schedule", "", "only the jobs of this schedule `ID`")
+	f.states = c.filter("state", "only jobs in these `states` (any of them: repeat the flag or separate them with commas)", jobStates...)
+	f.typ = c.filter("type", "only jobs of this `type` (one)")
+	f.lane = c.filter("lane", "only jobs in this `lane` (one)")
+	f.tenant = c.filter("tenant", "only jobs of this `tenant` (one; admin keys)")
+	f.tag = c.filter("tag", "only jobs that carry this `tag` (one)")
+	f.schedule = c.filter("schedule", "only the jobs of this schedule `ID` (one)")
 	c.fs.IntVar(&f.opts.Limit, "limit", 0, "jobs per page, 1..1000 (default: the server's, 100)")
 	c.fs.StringVar(&f.opts.Cursor, "cursor", "", "start at this page (from a previous list)")
 	c.fs.BoolVar(&f.all, "all", false, "read every page")
+}
+
+// options reads the filters into f.opts.
+func (f *listFlags) options() error {
+	var err error
+	if f.opts.States, err = f.states.list(); err != nil {
+		return err
+	}
+	return singles(map[*filterFlag]*string{f.typ: &f.opts.Type, f.lane: &f.opts.Lane, f.tenant: &f.opts.Tenant,
+		f.tag: &f.opts.Tag, f.schedule: &f.opts.ScheduleID})
 }
 
 func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -50,13 +59,8 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if _, code := c.parseN(args, 0, "no arguments"); code >= 0 {
 		return code
 	}
-	for _, s := range f.states {
-		for _, st := range strings.Split(s, ",") {
-			if !slices.Contains(jobStates, st) {
-				return c.usageErr("--state: unknown state %q; the states are %s", st, strings.Join(jobStates, ", "))
-			}
-			f.opts.States = append(f.opts.States, st)
-		}
+	if err := f.options(); err != nil {
+		return c.usageErr("%v", err)
 	}
 	cl, code := c.client()
 	if code >= 0 {

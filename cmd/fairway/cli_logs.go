@@ -88,7 +88,7 @@ func (c *cli) printLogs(ctx context.Context, cl *client.Client, id string, opts 
 		err = cl.LogsAll(ctx, id, opts, emit)
 	}
 	if err == nil && headers != nil {
-		headers.through(headers.total)
+		headers.through(headers.last)
 	}
 	if err == nil && c.json {
 		err = c.printJSON(all)
@@ -149,13 +149,18 @@ func checkAttempt(ctx context.Context, cl *client.Client, id string, attempt int
 	return nil
 }
 
-// attemptHeaders writes "==> attempt N ... <==" before each attempt's
-// output, so that the attempts of a retried job do not run together.
+// attemptHeaders writes "==> attempt N of M ... <==" before each
+// attempt's output, so that the attempts of a retried job do not run
+// together. Attempts are numbered as everywhere (status, list, events): N
+// is the Nth lease of the job, and M the last attempt it may have
+// (lastAttempt), as status's "attempts" line says.
 type attemptHeaders struct {
-	w       io.Writer
-	total   int                   // the job's attempts; 0 when unknown (following)
-	execs   map[int]api.Execution // by attempt, when known
-	printed int                   // the last attempt whose header was written
+	w        io.Writer
+	total    int                   // M; 0 when unknown (following)
+	last     int                   // the job's last attempt so far
+	execs    map[int]api.Execution // by attempt, when known
+	returned map[int]string        // attempts handed back uncharged: why
+	printed  int                   // the last attempt whose header was written
 }
 
 // newAttemptHeaders reads the job's attempts; it returns nil (no headers)
@@ -172,9 +177,23 @@ func newAttemptHeaders(ctx context.Context, cl *client.Client, id string, w io.W
 	if err != nil {
 		return nil, err
 	}
-	h := &attemptHeaders{w: w, total: job.Job.Attempt, execs: map[int]api.Execution{}}
+	h := &attemptHeaders{w: w, total: max(lastAttempt(job.Job), job.Job.Attempt), last: job.Job.Attempt,
+		execs: map[int]api.Execution{}, returned: map[int]string{}}
 	for _, e := range execs {
 		h.execs[e.Attempt] = e
+	}
+	if job.Job.ReturnedLeases > 0 {
+		events, err := cl.Events(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range events {
+			if e.Type == "lease_returned" || e.Type == "unleased" {
+				var d eventDetail
+				_ = json.Unmarshal(e.Detail, &d)
+				h.returned[e.Attempt] = firstNonEmpty(d.Reason, "withdrawn before it started")
+			}
+		}
 	}
 	return h, nil
 }
@@ -210,6 +229,9 @@ func (h *attemptHeaders) describe(n int) string {
 	s := fmt.Sprintf("attempt %d", n)
 	if h.total > 0 {
 		s += fmt.Sprintf(" of %d", h.total)
+	}
+	if why, ok := h.returned[n]; ok {
+		return s + ": handed back uncharged (" + why + ")"
 	}
 	e, ok := h.execs[n]
 	if !ok {

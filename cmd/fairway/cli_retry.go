@@ -25,15 +25,18 @@ A job that has not ended is left alone; one that succeeded cannot be retried.`
 func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := newCLI("retry", "[ID...] [flags]", retryAbout, stdout, stderr)
 	var req api.RetryRequest
-	c.fs.StringVar(&req.Type, "type", "", "match jobs of this type")
-	c.fs.StringVar(&req.FailureClass, "class", "", "match failed jobs whose last attempt failed so (exit_code, timeout, killed, oom, lost_worker, cancelled, start_error)")
-	c.fs.StringVar(&req.State, "state", "", "match jobs in this state: failed (default) or cancelled")
-	c.fs.StringVar(&req.Lane, "lane", "", "match jobs in this lane")
-	c.fs.StringVar(&req.Tenant, "tenant", "", "match jobs of this tenant (admin keys)")
+	typ := c.filter("type", "match jobs of this `type` (one)")
+	class := c.filter("class", "match failed jobs whose last attempt failed with this `class` (one): exit_code, timeout, killed, oom, lost_worker, cancelled, start_error")
+	state := c.filter("state", "match jobs in this `state` (one): failed (default) or cancelled", api.StateFailed, api.StateCancelled)
+	lane := c.filter("lane", "match jobs in this `lane` (one)")
+	tenant := c.filter("tenant", "match jobs of this `tenant` (one; admin keys)")
 	c.fs.IntVar(&req.Limit, "limit", 0, "retry at most `N` matched jobs (default 100, at most 1000)")
 	pos, rest, code := c.parse(args)
 	if code >= 0 {
 		return code
+	}
+	if err := singles(map[*filterFlag]*string{typ: &req.Type, class: &req.FailureClass, state: &req.State, lane: &req.Lane, tenant: &req.Tenant}); err != nil {
+		return c.usageErr("%v", err)
 	}
 	req.IDs = append(pos, rest...)
 	matching := req.Type != "" || req.FailureClass != "" || req.State != "" || req.Lane != "" || req.Tenant != "" || req.Limit != 0

@@ -120,7 +120,7 @@ func scheduleWrite(ctx context.Context, verb string, args []string, stdout, stde
 	var f scheduleFlags
 	var jf submitFlags
 	f.register(c)
-	jf.register(c.fs)
+	jf.registerTemplate(c.fs)
 	pos, command, code := c.parse(args)
 	if code >= 0 {
 		return code

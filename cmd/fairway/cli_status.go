@@ -213,13 +213,15 @@ func yesOrEmpty(b bool) string {
 	return ""
 }
 
-// attemptsLine counts the attempts charged against max_attempts, and the
-// leases handed back uncharged (never received by the worker, or stopped by
-// a deliberate shutdown), if any.
+// attemptsLine is "N of M": the job's last attempt so far and the last
+// it may have, numbered as everywhere (list, logs, events). M is
+// max_attempts plus the leases handed back uncharged, which this line
+// alone explains.
 func attemptsLine(j api.Job) string {
-	line := fmt.Sprintf("%d of %d", j.Attempt-j.ReturnedLeases, j.MaxAttempts)
+	line := fmt.Sprintf("%d of %d", j.Attempt, max(lastAttempt(j), j.Attempt))
 	if j.ReturnedLeases > 0 {
-		line += fmt.Sprintf(" (+%d lease(s) handed back uncharged: never received, or stopped by a shutdown)", j.ReturnedLeases)
+		line += fmt.Sprintf(" (max_attempts %d, plus %d lease(s) handed back uncharged: never received by the worker, or stopped by a shutdown; fairway logs %s names them)",
+			j.MaxAttempts, j.ReturnedLeases, j.ID)
 	}
 	return line
 }

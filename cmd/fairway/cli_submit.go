@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -61,7 +62,20 @@ func (b *byteSizeFlag) Set(s string) error {
 	return nil
 }
 
+// register registers submit's flags: the job template's and those that
+// only a submit takes.
 func (f *submitFlags) register(fs *flag.FlagSet) {
+	f.registerTemplate(fs)
+	fs.StringVar(&f.idempotencyKey, "idempotency-key", "", "a resubmit with the same key within 24 h returns the first job")
+	fs.StringVar(&f.runAt, "run-at", "", "not before this `time`: RFC 3339, or +DURATION from now")
+	fs.Var(&f.after, "after", "run after job `ID[:condition]` ends; condition success (default), failure or any (repeatable)")
+	fs.BoolVar(&f.wait, "wait", false, "follow the job: stream its logs and state, exit 0 on success, 1 on failure")
+}
+
+// registerTemplate registers the flags of a job template, which a
+// schedule's jobs share: not --idempotency-key, --run-at, --after or
+// --wait, which only a submit takes.
+func (f *submitFlags) registerTemplate(fs *flag.FlagSet) {
 	fs.StringVar(&f.tenant, "tenant", "", "tenant (admin keys and open servers only)")
 	fs.StringVar(&f.name, "name", "", "a label for people")
 	fs.StringVar(&f.lane, "lane", "", "lane (default: the type's)")
@@ -77,7 +91,6 @@ func (f *submitFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.env, "env", "environment variable `K=V` (repeatable)")
 	fs.StringVar(&f.dir, "dir", "", "working directory on the worker")
 	fs.BoolVar(&f.shell, "shell", false, "run COMMAND through the shell (if the type allows it)")
-	fs.StringVar(&f.idempotencyKey, "idempotency-key", "", "a resubmit with the same key within 24 h returns the first job")
 	fs.IntVar(&f.maxAttempts, "max-attempts", 0, "attempts before it fails for good (default: the type's, else 3)")
 	fs.StringVar(&f.retry, "retry", "", "retry back-off: fixed, exponential or immediate")
 	fs.DurationVar(&f.retryDelay, "retry-delay", 0, "delay before a retry (the first, for exponential)")
@@ -85,12 +98,9 @@ func (f *submitFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", 0, "max run time (SLA limit)")
 	fs.DurationVar(&f.expected, "expected", 0, "expected run time (SLA warning)")
 	fs.StringVar(&f.sla, "sla", "", "SLA policy: strict (kill at --timeout), flexible or warning_only")
-	fs.StringVar(&f.runAt, "run-at", "", "not before this `time`: RFC 3339, or +DURATION from now")
-	fs.Var(&f.after, "after", "run after job `ID[:condition]` ends; condition success (default), failure or any (repeatable)")
-	fs.StringVar(&f.payload, "payload", "", "JSON payload for SDK handlers")
+	fs.StringVar(&f.payload, "payload", "", "JSON payload for SDK handlers: inline, @FILE to read a file, - to read stdin")
 	fs.Var(&f.outputLimit, "output-limit", "output `SIZE` kept (64KiB, 10MB...): past it the head and tail are kept (default: the type's, else the server's)")
 	fs.StringVar(&f.resultLocation, "result-location", "", "where each attempt's output and result.json go: file:///DIR or s3://BUCKET/PREFIX")
-	fs.BoolVar(&f.wait, "wait", false, "follow the job: stream its logs and state, exit 0 on success, 1 on failure")
 }
 
 func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -163,8 +173,8 @@ func (f *submitFlags) spec(typ string, command []string, now time.Time) (api.Job
 		return s, err
 	}
 	s.Retry = f.retryPolicy()
-	if f.payload != "" {
-		s.Payload = json.RawMessage(f.payload)
+	if s.Payload, err = readPayload(f.payload); err != nil {
+		return s, err
 	}
 	return s, nil
 }
@@ -178,10 +188,59 @@ func (f *submitFlags) check() error {
 		return fmt.Errorf("--sla: want strict, flexible or warning_only, got %q", f.sla)
 	case f.retryDelay < 0 || f.retryMaxDelay < 0 || f.timeout < 0 || f.expected < 0:
 		return errors.New("--retry-delay, --retry-max-delay, --timeout and --expected must not be negative")
-	case f.payload != "" && !json.Valid([]byte(f.payload)):
-		return errors.New("--payload: not valid JSON")
 	}
 	return nil
+}
+
+// stdin is what --payload - reads (a test replaces it).
+var stdin io.Reader = os.Stdin
+
+// maxPayloadRead bounds what --payload @FILE and - read: the server takes
+// payloads up to 256 KiB and request bodies up to 1 MiB.
+const maxPayloadRead = 1 << 20
+
+// readPayload reads --payload: inline JSON, @FILE or - for stdin. An
+// empty value is no payload.
+func readPayload(v string) (json.RawMessage, error) {
+	var (
+		data []byte
+		err  error
+		flag = "--payload"
+	)
+	switch {
+	case v == "":
+		return nil, nil
+	case v == "-":
+		flag = "--payload -"
+		data, err = io.ReadAll(io.LimitReader(stdin, maxPayloadRead+1))
+	case strings.HasPrefix(v, "@"):
+		flag = "--payload " + v
+		if v == "@" {
+			return nil, errors.New("--payload @: want @FILE, the file that holds the JSON")
+		}
+		data, err = readFileLimited(v[1:], maxPayloadRead+1)
+	default:
+		data = []byte(v)
+	}
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	case len(data) > maxPayloadRead:
+		return nil, fmt.Errorf("%s: more than 1 MiB; the server takes payloads up to 256 KiB", flag)
+	case !json.Valid(data):
+		return nil, fmt.Errorf("%s: not valid JSON", flag)
+	}
+	return json.RawMessage(data), nil
+}
+
+// readFileLimited reads at most n bytes of the file at path.
+func readFileLimited(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
 }
 
 func (f *submitFlags) retryPolicy() *api.RetryPolicy {

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -114,6 +117,8 @@ func newWaitFake(t *testing.T, final api.Job) (*apiFake, *waitFake) {
 		"GET /api/v1/jobs/{id}":         w.get,
 		"GET /api/v1/jobs/{id}/logs":    w.logs,
 		"GET /api/v1/jobs/{id}/explain": replyWith(200, api.Explanation{JobID: "j1", State: api.StatePending, Code: "queued"}),
+		// a key that may not read the audit trail: --wait reads the job's state
+		"GET /api/v1/events": replyError(403, api.CodePermissionDenied, "worker keys cannot read the audit trail"),
 	})
 	return f, w
 }
@@ -174,7 +179,7 @@ func TestCLISubmitWaitSucceeded(t *testing.T) {
 		t.Errorf("stdout %q: want the job's stdout only", out)
 	}
 	want := "fairway: job j1 submitted: pending\n" +
-		"fairway: job j1 running (attempt 1 on worker w1)\n" +
+		"fairway: job j1 running (attempt 1 of 1 on worker w1)\n" +
 		"warning: row 2 skipped\n" +
 		"fairway: job j1 succeeded (attempt 1, ran 1.5s)\n"
 	if errOut != want {
@@ -248,5 +253,172 @@ func TestCLISubmitWaitInterrupted(t *testing.T) {
 	reason := "fairway: job j1 waits: every worker that can run it is busy (0 free slots in the pool) (no_free_slot)\n"
 	if code != exitInterrupted || !strings.HasSuffix(errb.String(), want) || !strings.Contains(errb.String(), reason) {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// Item 9 of issue 28: --payload takes @FILE and - (stdin), so a payload
+// need not fit in an argument list.
+func TestCLISubmitPayloadFromFileAndStdin(t *testing.T) {
+	f := newAPIFake(t, map[string]http.HandlerFunc{
+		"POST /api/v1/jobs": replyWith(201, api.SubmitResponse{Job: testJob("j1", api.StatePending)}),
+	})
+	big := `{"rows": [` + strings.Repeat(`"0123456789abcdef",`, 12000) + `"end"]}` // 200 KiB
+	path := filepath.Join(t.TempDir(), "payload.json")
+	if err := os.WriteFile(path, []byte(big+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, f.URL, "submit", "report", "--payload", "@"+path); code != 0 {
+		t.Fatalf("@file: exit %d: %s", code, errOut)
+	}
+	withStdin(t, `{"from": "stdin"}`)
+	if code, _, errOut := runCLI(t, f.URL, "submit", "report", "--payload", "-"); code != 0 {
+		t.Fatalf("-: exit %d: %s", code, errOut)
+	}
+	reqs := f.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	for i, want := range []string{big, `{"from": "stdin"}`} {
+		got := decodeJSON[api.JobSpec](t, string(reqs[i].Body))
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, []byte(want)); err != nil {
+			t.Fatal(err)
+		}
+		if string(got.Payload) != compact.String() {
+			t.Errorf("request %d: payload of %d bytes, want %d", i, len(got.Payload), len(want))
+		}
+	}
+
+	for _, tc := range []struct{ arg, stdin, want string }{
+		{"@" + filepath.Join(t.TempDir(), "missing.json"), "", "--payload @"},
+		{"@", "", "--payload @: want @FILE"},
+		{"-", "not json", "--payload -: not valid JSON"},
+		{"@" + path + "x", "", "no such file"},
+		{"{nope", "", "--payload: not valid JSON"},
+	} {
+		withStdin(t, tc.stdin)
+		code, _, errOut := runCLI(t, f.URL, "submit", "report", "--payload", tc.arg)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("--payload %q: exit %d, want 2 and %q: %s", tc.arg, code, tc.want, errOut)
+		}
+	}
+	if n := len(f.requests()); n != 2 {
+		t.Errorf("bad payloads were sent: %d requests", n)
+	}
+}
+
+// withStdin makes the CLI read s as its standard input for the test.
+func withStdin(t *testing.T, s string) {
+	t.Helper()
+	old := stdin
+	stdin = strings.NewReader(s)
+	t.Cleanup(func() { stdin = old })
+}
+
+// trailFake is a server whose job's audit trail the test writes: the logs
+// stream sends one line, then the whole rest of the job's life lands at
+// once, as it does when attempts end between two reads of the state.
+type trailFake struct {
+	mu     sync.Mutex
+	job    api.Job
+	events []api.Event
+}
+
+func (tf *trailFake) eventsAfter(w http.ResponseWriter, r *http.Request) {
+	tf.mu.Lock()
+	defer tf.mu.Unlock()
+	after, _ := strconv.ParseInt(r.URL.Query().Get("after_id"), 10, 64)
+	out := api.EventList{Events: []api.Event{}}
+	for _, e := range tf.events {
+		if e.ID > after && e.JobID == r.URL.Query().Get("job_id") {
+			out.Events = append(out.Events, e)
+		}
+	}
+	jsonReply(w, 200, out)
+}
+
+func (tf *trailFake) get(w http.ResponseWriter, r *http.Request) {
+	tf.mu.Lock()
+	defer tf.mu.Unlock()
+	jsonReply(w, 200, api.JobResponse{Job: tf.job})
+}
+
+// Item 11 of issue 28: submit --wait prints every transition and each
+// attempt's outcome with its reason, even when an attempt ends and the
+// next starts between two reads.
+func TestCLISubmitWaitPrintsEveryAttempt(t *testing.T) {
+	submitted := testJob("j1", api.StatePending)
+	submitted.MaxAttempts = 2
+	ev := func(id int64, typ string, attempt int, actor, detail string) api.Event {
+		e := api.Event{ID: id, JobID: "j1", Attempt: attempt, Type: typ, At: at, Actor: actor}
+		if detail != "" {
+			e.Detail = json.RawMessage(detail)
+		}
+		return e
+	}
+	tf := &trailFake{job: submitted, events: []api.Event{ev(1, "submitted", 0, "tenant:acme", `{"type":"report"}`)}}
+	final := submitted
+	final.State, final.Attempt, final.FailureClass, final.LastError = api.StateFailed, 2, api.FailTimeout, "timed out after 3s"
+	rest := []api.Event{
+		ev(2, "leased", 1, "system", `{"worker":"w1"}`),
+		ev(3, "started", 1, "worker:w1", ""),
+		ev(4, "sla_violation", 1, "system", `{"policy":"strict","running_ms":3001,"timeout_ms":3000}`),
+		ev(5, "retry_scheduled", 1, "worker:w1", `{"class":"timeout","error":"timed out after 3s","run_at":"2026-11-21T06:00:00Z"}`),
+		ev(6, "leased", 2, "system", `{"worker":"w2"}`),
+		ev(7, "started", 2, "worker:w2", ""),
+		ev(8, "lease_expired", 2, "system", `{"reason":"no heartbeat"}`),
+		ev(9, "failed", 2, "worker:w2", `{"class":"timeout","error":"timed out after 3s"}`),
+	}
+	f := newAPIFake(t, map[string]http.HandlerFunc{
+		"POST /api/v1/jobs":             replyWith(201, api.SubmitResponse{Job: submitted}),
+		"GET /api/v1/jobs/{id}":         tf.get,
+		"GET /api/v1/events":            tf.eventsAfter,
+		"GET /api/v1/jobs/{id}/explain": replyWith(200, api.Explanation{JobID: "j1", State: api.StatePending, Code: "queued"}),
+		"GET /api/v1/jobs/{id}/logs": func(w http.ResponseWriter, r *http.Request) {
+			s := openSSE(w)
+			s.send("log", logChunk(1, "stdout", "start\n"))
+			tf.mu.Lock()
+			tf.job, tf.events = final, append(tf.events, rest...)
+			tf.mu.Unlock()
+			s.send("end", api.LogEnd{State: api.StateFailed})
+		},
+	})
+	code, out, errOut := runCLI(t, f.URL, "submit", "report", "--wait", "--timeout", "3s", "--max-attempts", "2", "--", "sleep", "10")
+	if code != exitJobFailed || out != "start\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	want := "fairway: job j1 submitted: pending\n" +
+		"fairway: job j1 leased (attempt 1 of 2 on worker w1)\n" +
+		"fairway: job j1 running (attempt 1 of 2 on worker w1)\n" +
+		"fairway: job j1 attempt 1 has run 3.001s, past its timeout 3s (SLA violation, policy strict)\n" +
+		"fairway: job j1 retry_wait (attempt 1 of 2 failed: timeout: timed out after 3s; attempt 2 starts now)\n" +
+		"fairway: job j1 leased (attempt 2 of 2 on worker w2)\n" +
+		"fairway: job j1 running (attempt 2 of 2 on worker w2)\n" +
+		"fairway: job j1 failed (attempt 2: timeout: timed out after 3s)\n"
+	if errOut != want {
+		t.Errorf("stderr\n%s\nwant\n%s", errOut, want)
+	}
+}
+
+// The lines of the other transitions: a lease handed back uncharged, a
+// retry that waits, a hold.
+func TestJobTrailLines(t *testing.T) {
+	tr := &jobTrail{job: api.Job{MaxAttempts: 3}}
+	runAt := at.Add(90 * time.Second)
+	for _, tc := range []struct {
+		e    api.Event
+		want string
+	}{
+		{api.Event{Type: "lease_returned", Attempt: 1, Detail: json.RawMessage(`{"reason":"worker shut down while it ran","worker":"w1"}`)},
+			"pending (attempt 1 handed back uncharged: worker shut down while it ran; it does not count against max_attempts)"},
+		{api.Event{Type: "leased", Attempt: 2, Detail: json.RawMessage(`{"worker":"w2"}`)}, "leased (attempt 2 of 4 on worker w2)"},
+		{api.Event{Type: "retry_scheduled", Attempt: 2, At: at, Detail: json.RawMessage(`{"class":"exit_code","error":"exit code 3","run_at":"` + runAt.Format(time.RFC3339) + `"}`)},
+			"retry_wait (attempt 2 of 4 failed: exit code 3; attempt 3 at 2026-11-21 06:01:30, in 1m30s)"},
+		{api.Event{Type: "held", Attempt: 2, Actor: "admin"}, "held by admin"},
+		{api.Event{Type: "succeeded", Attempt: 3}, ""},
+	} {
+		if got, _ := tr.line(tc.e); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.e.Type, got, tc.want)
+		}
 	}
 }

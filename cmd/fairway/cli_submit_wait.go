@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
@@ -32,14 +34,14 @@ func (c *cli) follow(ctx context.Context, cl *client.Client, res api.SubmitRespo
 	}
 	errw := &lockedWriter{w: c.stderr}
 	fmt.Fprintf(errw, "fairway: job %s submitted: %s\n", id, jobStateText(res.Job))
-	w := &watcher{cl: cl, id: id, out: errw, last: stateKey(res.Job)}
-	w.explainWait(ctx, res.Job)
+	w := &watcher{cl: cl, id: id, out: errw, last: stateKey(res.Job), attempt: res.Job.Attempt, trail: jobTrail{job: res.Job, worker: res.Job.WorkerID}}
+	w.explainWait(ctx, res.Job.State)
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
 		w.run(ctx, stop)
 	}()
-	_, err := cl.FollowLogs(ctx, id, client.LogOptions{}, chunkPrinter(c.stdout, errw))
+	_, err := cl.FollowLogs(ctx, id, client.LogOptions{}, w.beforeAttempt(ctx, chunkPrinter(c.stdout, errw)))
 	close(stop)
 	<-done
 	if errors.Is(err, client.ErrNoEventStream) {
@@ -48,6 +50,7 @@ func (c *cli) follow(ctx context.Context, cl *client.Client, res api.SubmitRespo
 	if err != nil {
 		return c.stopped(id, err)
 	}
+	w.poll(ctx) // the transitions before the end that no poll has read yet
 	return c.finish(ctx, cl, id, errw)
 }
 
@@ -91,13 +94,38 @@ func (c *cli) stopped(id string, err error) int {
 	return c.fail(err)
 }
 
-// watcher prints a job's state each time it changes, until told to stop.
+// watcher prints each transition of a job, and each attempt's outcome
+// with its reason, as its audit trail records them, until told to stop.
+// Where the trail cannot be read (a key that may not read events, an
+// older server), it prints the job's state each time a read finds it
+// changed.
 type watcher struct {
+	mu         sync.Mutex // one poll at a time
 	cl         *client.Client
 	id         string
 	out        io.Writer
-	last       string
+	last       string // the state key last printed
 	lastReason string // the explain code last printed
+	trail      jobTrail
+	afterID    int64 // the last event read
+	noTrail    bool  // the audit trail cannot be read: read the job's state
+	attempt    int   // the attempt of the last state printed
+	polledFor  int   // the attempt whose first output made beforeAttempt poll
+}
+
+// beforeAttempt wraps emit so that the first output of an attempt comes
+// after the lines that say it started (one poll per attempt).
+func (w *watcher) beforeAttempt(ctx context.Context, emit func(api.LogChunk) error) func(api.LogChunk) error {
+	return func(ch api.LogChunk) error {
+		w.mu.Lock()
+		behind := ch.Attempt > w.attempt && ch.Attempt > w.polledFor
+		w.polledFor = max(w.polledFor, ch.Attempt)
+		w.mu.Unlock()
+		if behind {
+			w.poll(ctx)
+		}
+		return emit(ch)
+	}
 }
 
 // run polls until stop is closed or ctx is done. A poll in flight when
@@ -115,20 +143,73 @@ func (w *watcher) run(ctx context.Context, stop <-chan struct{}) {
 		case <-t.C:
 		}
 		delay = min(delay*2, watchMax)
-		if r, err := w.cl.Get(ctx, w.id); err == nil {
-			if w.show(r.Job) {
-				delay = watchFirst
-			}
-			w.explainWait(ctx, r.Job)
+		if w.poll(ctx) {
+			delay = watchFirst
 		}
 		t.Reset(delay)
 	}
 }
 
+// poll prints what happened to the job since the last poll, and why it
+// waits if it does. It reports whether it printed a transition.
+func (w *watcher) poll(ctx context.Context) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.noTrail {
+		changed, state, err := w.readTrail(ctx)
+		if err == nil {
+			if state == api.StatePending || state == api.StateBlocked {
+				w.explainWait(ctx, state)
+			}
+			return changed
+		}
+		if e, ok := client.APIError(err); !ok || (e.Status != http.StatusForbidden && e.Status != http.StatusNotFound) {
+			return false // try again at the next poll
+		}
+		w.noTrail = true
+	}
+	r, err := w.cl.Get(ctx, w.id)
+	if err != nil {
+		return false
+	}
+	changed := w.show(r.Job)
+	w.explainWait(ctx, r.Job.State)
+	return changed
+}
+
+// readTrail prints the job's events after the last one read. It reports
+// whether one of them changed the job's state, and the state the last
+// such one left it in ("" when none did).
+func (w *watcher) readTrail(ctx context.Context) (changed bool, state string, err error) {
+	for {
+		page, err := w.cl.AuditEvents(ctx, client.EventOptions{JobID: w.id, AfterID: w.afterID, Limit: 1000})
+		if err != nil {
+			return changed, state, err
+		}
+		for _, e := range page.Events {
+			w.afterID = max(w.afterID, e.ID)
+			text, key := w.trail.line(e)
+			if key != "" && key == w.last {
+				continue // said already, by the submit line
+			}
+			if key != "" {
+				w.last, w.attempt, changed = key, e.Attempt, true
+				state, _, _ = strings.Cut(key, "/")
+			}
+			if text != "" {
+				fmt.Fprintf(w.out, "fairway: job %s %s\n", w.id, text)
+			}
+		}
+		if page.NextAfterID == 0 || len(page.Events) == 0 {
+			return changed, state, nil
+		}
+	}
+}
+
 // explainWait prints why a waiting job waits, each time the reason
 // changes, so that a job that cannot start says so.
-func (w *watcher) explainWait(ctx context.Context, j api.Job) {
-	if j.State != api.StatePending && j.State != api.StateBlocked {
+func (w *watcher) explainWait(ctx context.Context, state string) {
+	if state != api.StatePending && state != api.StateBlocked {
 		return
 	}
 	x, err := w.cl.Explain(ctx, w.id)
@@ -147,22 +228,22 @@ func (w *watcher) show(j api.Job) bool {
 	if key == w.last || api.Terminal(j.State) {
 		return false
 	}
-	w.last = key
+	w.last, w.attempt = key, j.Attempt
 	fmt.Fprintf(w.out, "fairway: job %s %s\n", w.id, jobStateText(j))
 	return true
 }
 
 func stateKey(j api.Job) string {
-	return fmt.Sprintf("%s/%d", j.State, j.Attempt)
+	return keyOf(j.State, j.Attempt)
 }
 
 // jobStateText says a job's state in a few words.
 func jobStateText(j api.Job) string {
 	switch j.State {
 	case api.StateLeased, api.StateRunning:
-		return fmt.Sprintf("%s (attempt %d on worker %s)", j.State, j.Attempt, j.WorkerID)
+		return fmt.Sprintf("%s (%s on worker %s)", j.State, attemptOfText(j.Attempt, j), j.WorkerID)
 	case api.StateRetryWait:
-		return fmt.Sprintf("%s (attempt %d failed%s; it will be retried)", j.State, j.Attempt, failureText(j))
+		return fmt.Sprintf("%s (%s failed%s; it will be retried)", j.State, attemptOfText(j.Attempt, j), failureText(j))
 	case api.StateFailed:
 		return fmt.Sprintf("%s (attempt %d%s)", j.State, j.Attempt, failureText(j))
 	case api.StateSucceeded:

@@ -144,3 +144,47 @@ capacity: 10 slots, 8 cpu, 32768 MB memory, 2 gpu
 		t.Errorf("(-want +got)\n%s", diff)
 	}
 }
+
+// Item 12 of issue 28: after a lease was handed back uncharged (a
+// restart), list, status and logs number attempts one way: the job's
+// second lease is attempt 2 everywhere, of 4 (max_attempts 3 plus the
+// hand-back), and status alone explains the hand-back.
+func TestCLIAttemptNumberingAfterHandBack(t *testing.T) {
+	j := testJob("j1", api.StateSucceeded)
+	j.Attempt, j.ReturnedLeases, j.MaxAttempts, j.WorkerID = 2, 1, 3, "w2"
+	f := newAPIFake(t, map[string]http.HandlerFunc{
+		"GET /api/v1/jobs":      replyWith(200, api.JobList{Jobs: []api.Job{j}}),
+		"GET /api/v1/jobs/{id}": replyWith(200, api.JobResponse{Job: j}),
+		"GET /api/v1/jobs/{id}/executions": replyWith(200, map[string]any{"executions": []api.Execution{
+			{JobID: "j1", Attempt: 2, WorkerID: "w2", Outcome: api.OutcomeSucceeded}}}),
+		"GET /api/v1/jobs/{id}/events": replyWith(200, api.EventList{Events: []api.Event{
+			{ID: 1, JobID: "j1", Type: "submitted"},
+			{ID: 2, JobID: "j1", Attempt: 1, Type: "leased", Detail: []byte(`{"worker":"w1"}`)},
+			{ID: 3, JobID: "j1", Attempt: 1, Type: "lease_returned", Detail: []byte(`{"reason":"worker shut down while it ran","worker":"w1"}`)},
+			{ID: 4, JobID: "j1", Attempt: 2, Type: "leased", Detail: []byte(`{"worker":"w2"}`)},
+		}}),
+		"GET /api/v1/jobs/{id}/logs": func(w http.ResponseWriter, r *http.Request) {
+			one, two := logChunk(1, "stdout", "run\n"), logChunk(1, "stdout", "run\nend\n")
+			one.Attempt, two.Attempt = 1, 2
+			chunks := map[string][]api.LogChunk{"1": {one}, "2": {two}}[r.URL.Query().Get("attempt")]
+			jsonReply(w, 200, api.LogList{Chunks: chunks})
+		},
+	})
+	_, out, _ := runCLI(t, f.URL, "list")
+	if fields := strings.Fields(strings.Split(out, "\n")[1]); fields[7] != "2" {
+		t.Errorf("list's ATTEMPT %q, want 2:\n%s", fields[7], out)
+	}
+	_, out, _ = runCLI(t, f.URL, "status", "j1")
+	if !strings.Contains(out, "attempts:  2 of 4 (max_attempts 3, plus 1 lease(s) handed back uncharged") {
+		t.Errorf("status:\n%s", out)
+	}
+	if !strings.Contains(out, "state:     succeeded (attempt 2") {
+		t.Errorf("status's state:\n%s", out)
+	}
+	code, out, errOut := runCLI(t, f.URL, "logs", "j1")
+	want := "==> attempt 1 of 4: handed back uncharged (worker shut down while it ran) <==\n" +
+		"==> attempt 2 of 4 on w2: succeeded <==\n"
+	if code != 0 || out != "run\nrun\nend\n" || errOut != want {
+		t.Errorf("logs: exit %d, stdout %q, stderr\n%s\nwant\n%s", code, out, errOut, want)
+	}
+}

@@ -60,17 +60,23 @@ func valueWant(f *flag.Flag, reason string) string {
 }
 
 // printFlags writes fs's flags as "--name VALUE" with their help, as
-// flag.PrintDefaults does but with two dashes.
+// flag.PrintDefaults does but as fairway's flags are typed: two dashes
+// (one for a one-letter flag, -f), a placeholder that says what to give
+// rather than a Go type, and the default once (a help that names its
+// default itself is left as it is).
 func printFlags(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		name, usage := flag.UnquoteUsage(f)
 		line := "  --" + f.Name
+		if len(f.Name) == 1 {
+			line = "  -" + f.Name
+		}
 		if name != "" {
-			line += " " + name
+			line += " " + placeholder(name)
 		}
 		usage = strings.ReplaceAll(usage, "\n", "\n    \t")
 		fmt.Fprintf(w, "%s\n    \t%s", line, usage)
-		if !isZeroDefault(f) {
+		if !isZeroDefault(f) && !strings.Contains(usage, "(default") {
 			if fmt.Sprintf("%T", f.Value) == "*flag.stringValue" {
 				fmt.Fprintf(w, " (default %q)", f.DefValue)
 			} else {
@@ -79,6 +85,26 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 		}
 		fmt.Fprintln(w)
 	})
+}
+
+// placeholder replaces the Go type name the flag package gives a flag's
+// value when its help names none (`NAME` in backquotes) by the letter the
+// docs use: S for text, N for a whole number, X for a number, D for a
+// duration, V for another value.
+func placeholder(name string) string {
+	switch name {
+	case "string":
+		return "S"
+	case "int", "uint", "int64", "uint64":
+		return "N"
+	case "float", "float64":
+		return "X"
+	case "duration":
+		return "D"
+	case "value":
+		return "V"
+	}
+	return name
 }
 
 func isZeroDefault(f *flag.Flag) bool {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"flag"
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -18,8 +19,9 @@ type devResources struct {
 }
 
 func (r *devResources) register(fs *flag.FlagSet) {
-	fs.Float64Var(&r.cpu, "cpu", float64(runtime.NumCPU()), "CPU `cores` the local worker offers (default: this machine's)")
-	fs.Int64Var(&r.memoryMB, "memory-mb", machineMemoryMB(), "memory the local worker offers, in `MB` (default: this machine's)")
+	cpus, memoryMB := runtime.NumCPU(), machineMemoryMB()
+	fs.Float64Var(&r.cpu, "cpu", float64(cpus), fmt.Sprintf("CPU `cores` the local worker offers (default: this machine's, %d)", cpus))
+	fs.Int64Var(&r.memoryMB, "memory-mb", memoryMB, fmt.Sprintf("memory the local worker offers, in `MB` (default: this machine's, %d)", memoryMB))
 	fs.Int64Var(&r.gpu, "gpu", 0, "GPUs the local worker offers")
 }
 

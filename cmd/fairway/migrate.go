@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/fairwayhq/fairway/internal/store/postgres"
 	"github.com/fairwayhq/fairway/internal/store/sqlite"
@@ -24,7 +26,9 @@ PostgreSQL database. The store is --store (a postgres:// URL), else SQLite in
   fairway migrate status [--store URL | --data DIR]
   fairway migrate up     [--store URL | --data DIR]
 
-status exits 0 when the schema is current, 1 when migrations are pending.`
+status exits 0 when the schema is current, 1 when migrations are pending
+(or the database is newer than this binary), 3 when --data holds no
+database, 5 when the store cannot be read.`
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	verb := "status"
@@ -48,6 +52,13 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "fairway migrate: %v\n", err)
 		return exitUsage
 	}
+	if verb == "status" && !postgres.IsURL(cfg.Server.Store) {
+		if missing := noDatabase(cfg.Server.DataDir); missing != "" {
+			fmt.Fprintf(stderr, "fairway migrate: %s: no database here (%s); check --data, or create one at schema version %d with: fairway migrate up --data %s\n",
+				sqlitePath(cfg.Server.DataDir), missing, sqlite.LatestVersion(), cfg.Server.DataDir)
+			return exitNotFound
+		}
+	}
 	where, current, latest, err := schemaStatus(ctx, cfg.Server.Store, cfg.Server.DataDir)
 	if err == nil && verb == "up" && current < latest {
 		err = migrateUp(ctx, cfg.Server.Store, cfg.Server.DataDir)
@@ -62,13 +73,25 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 1
 	case err != nil:
 		fmt.Fprintf(stderr, "fairway migrate: %s: %v\n", where, err)
-		return 1
+		return exitUnavailable
 	case current == latest:
 		fmt.Fprintf(stdout, "%s: schema version %d, current\n", where, current)
 		return exitOK
 	}
 	fmt.Fprintf(stdout, "%s: schema version %d, %d migration(s) pending (run: fairway migrate up)\n", where, current, latest-current)
 	return 1
+}
+
+// noDatabase says why the data directory holds no SQLite database ("no
+// such directory", "no fairway.db in it"), or "" when it holds one.
+func noDatabase(dataDir string) string {
+	if _, err := os.Stat(dataDir); errors.Is(err, os.ErrNotExist) {
+		return "no such directory"
+	}
+	if _, err := os.Stat(sqlitePath(dataDir)); errors.Is(err, os.ErrNotExist) {
+		return "no " + filepath.Base(sqlitePath(dataDir)) + " in it"
+	}
+	return ""
 }
 
 // schemaStatus reads the store's schema version without changing it.

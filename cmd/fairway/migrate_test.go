@@ -12,11 +12,11 @@ import (
 
 func TestMigrateStatusAndUpOnSQLite(t *testing.T) {
 	dir := t.TempDir()
-	code, out, _ := runCmd(t, "migrate", "status", "--data", dir)
-	if code != 1 || !strings.Contains(out, "schema version 0") || !strings.Contains(out, "pending (run: fairway migrate up)") {
-		t.Fatalf("status of a new directory: exit %d\n%s", code, out)
+	code, out, errOut := runCmd(t, "migrate", "status", "--data", dir)
+	if code != exitNotFound || out != "" || !strings.Contains(errOut, "no database here (no fairway.db in it)") || !strings.Contains(errOut, "fairway migrate up --data "+dir) {
+		t.Fatalf("status of an empty directory: exit %d\n%s%s", code, out, errOut)
 	}
-	code, out, errOut := runCmd(t, "migrate", "up", "--data", dir)
+	code, out, errOut = runCmd(t, "migrate", "up", "--data", dir)
 	if code != 0 || !strings.Contains(out, "migrated from version 0 to") {
 		t.Fatalf("up: exit %d\n%s%s", code, out, errOut)
 	}
@@ -34,6 +34,25 @@ func TestMigrateStatusAndUpOnSQLite(t *testing.T) {
 	code, _, errOut = runCmd(t, "migrate", "--store", "mysql://x")
 	if code != exitUsage || !strings.Contains(errOut, "want a postgres://") {
 		t.Errorf("bad --store: exit %d %s", code, errOut)
+	}
+}
+
+// Item 7 of issue 28: the default --data is relative, and a directory
+// that does not exist holds no database rather than pending migrations.
+func TestMigrateStatusRelativeAndMissingData(t *testing.T) {
+	t.Chdir(t.TempDir())
+	code, out, errOut := runCmd(t, "migrate", "status", "--data", "/nonexistent/dir")
+	if code != exitNotFound || out != "" || !strings.Contains(errOut, "/nonexistent/dir/fairway.db: no database here (no such directory)") {
+		t.Fatalf("status of a missing directory: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut = runCmd(t, "migrate", "up"); code != 0 || !strings.Contains(out, "fairway-data/fairway.db: migrated from version 0") {
+		t.Fatalf("up in the default ./fairway-data: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, args := range [][]string{{"migrate", "status"}, {"migrate", "status", "--data", "fairway-data"}, {"migrate", "status", "--data", "./fairway-data/"}} {
+		code, out, errOut := runCmd(t, args...)
+		if code != 0 || !strings.Contains(out, "schema version "+strconv.Itoa(sqlite.LatestVersion())+", current") {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
+		}
 	}
 }
 

@@ -251,9 +251,16 @@ func (s *Store) openReaders(ctx context.Context, o options) error {
 	return nil
 }
 
+// dsn is the URI filename SQLite opens for the database at path (absolute
+// or relative to the working directory), with the options and q as query.
 func dsn(path string, o options, q url.Values) string {
 	q.Set("_busy_timeout", strconv.FormatInt(o.busyTimeout.Milliseconds(), 10))
 	q.Set("_cache_size", strconv.Itoa(-o.cacheKiB))
+	// A relative path would render as "file://dir/name", whose "dir" SQLite
+	// reads as a URI authority (and refuses), so the path is made absolute.
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
 	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
 	// url.URL renders "file:///abs"; SQLite wants "file:/abs" or that form,
 	// both are valid URI filenames.

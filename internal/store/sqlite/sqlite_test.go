@@ -323,3 +323,19 @@ func TestSchemaStatus(t *testing.T) {
 		t.Fatalf("after open: %d of %d (%v)", cur, latest, err)
 	}
 }
+
+// A relative path (the CLI's default data directory is "fairway-data") is
+// read as relative to the working directory, not as a URI authority.
+func TestSchemaStatusRelativePath(t *testing.T) {
+	t.Chdir(t.TempDir())
+	rel := filepath.Join("fairway-data", "fairway.db")
+	st, err := Open(context.Background(), rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	cur, latest, err := SchemaStatus(context.Background(), rel)
+	if err != nil || cur != latest {
+		t.Fatalf("status of %s: %d of %d (%v)", rel, cur, latest, err)
+	}
+}
