@@ -103,6 +103,15 @@ type Lane struct {
 	OnDemand    *OnDemand `yaml:"on_demand"`
 	RarityBonus *int64    `yaml:"rarity_bonus"`
 	Backfill    *Backfill `yaml:"backfill"`
+	Preemption  *Preempt  `yaml:"preemption"`
+}
+
+// Preempt lets the lane's jobs take capacity back from lower-priority
+// running jobs once they have waited `after` (docs/scheduling.md,
+// "Preemption"). Omitted: off.
+type Preempt struct {
+	After *Duration `yaml:"after"`
+	Grace *Duration `yaml:"grace"` // the workers' kill grace, for predictions (default 10s)
 }
 
 // Backfill is how the lane reserves capacity for its best job when that
@@ -133,9 +142,10 @@ type OnDemand struct {
 // name; MinPriority/MaxPriority default from a key of the form "N" or
 // "N-M".
 type Tier struct {
-	MinPriority *int `yaml:"min_priority"`
-	MaxPriority *int `yaml:"max_priority"`
-	MaxRunning  int  `yaml:"max_running"`
+	MinPriority  *int      `yaml:"min_priority"`
+	MaxPriority  *int      `yaml:"max_priority"`
+	MaxRunning   int       `yaml:"max_running"`
+	PreemptAfter *Duration `yaml:"preempt_after"` // the tier's jobs may preempt after waiting this long
 }
 
 // Type is a job type's defaults and limits.
@@ -607,6 +617,14 @@ func (l Lane) Policy() policy.LaneConfig {
 			lc.Backfill.Depth = *b.Depth
 		}
 	}
+	if p := l.Preemption; p != nil {
+		if p.After != nil {
+			lc.Preemption.After = p.After.D()
+		}
+		if p.Grace != nil {
+			lc.Preemption.Grace = p.Grace.D()
+		}
+	}
 	return lc
 }
 
@@ -620,7 +638,11 @@ func (t Tier) policy(name string) policy.TierConfig {
 	if t.MaxPriority != nil {
 		hi = *t.MaxPriority
 	}
-	return policy.TierConfig{Name: name, MinPriority: lo, MaxPriority: hi, MaxRunning: t.MaxRunning}
+	tc := policy.TierConfig{Name: name, MinPriority: lo, MaxPriority: hi, MaxRunning: t.MaxRunning}
+	if t.PreemptAfter != nil {
+		tc.PreemptAfter = t.PreemptAfter.D()
+	}
+	return tc
 }
 
 func bandOf(name string) (int, int) {

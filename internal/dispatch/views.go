@@ -58,7 +58,7 @@ func (d *Dispatcher) estimateStart(x *api.Explanation, e policy.Explanation, now
 		return
 	}
 	switch e.Code {
-	case policy.CodeQueued, policy.CodeNoFreeSlot, policy.CodeLaneOverShare, policy.CodeReserved, policy.CodeBehindReservation:
+	case policy.CodeQueued, policy.CodeNoFreeSlot, policy.CodeLaneOverShare, policy.CodeReserved, policy.CodeBehindReservation, policy.CodePreempting:
 	default:
 		return // held by a cap, a conflict or a missing worker: capacity says nothing
 	}

@@ -758,7 +758,8 @@ func TestConfigDefaults(t *testing.T) {
 		"weight and on-demand cap are filled": {
 			Config{Lanes: map[string]LaneConfig{"web": {OnDemand: OnDemandPolicy{Step: 5, Interval: time.Second}}}},
 			Config{Lanes: map[string]LaneConfig{"web": {Weight: 1, OnDemand: OnDemandPolicy{Step: 5, Interval: time.Second, MaxAging: MaxPriority},
-				Backfill: BackfillConfig{Reservations: DefaultReservations, Depth: DefaultBackfillDepth}}}},
+				Backfill:   BackfillConfig{Reservations: DefaultReservations, Depth: DefaultBackfillDepth},
+				Preemption: PreemptionConfig{Grace: DefaultPreemptGrace}}}},
 		},
 		"tiers sorted by priority and named": {
 			Config{Tiers: []TierConfig{{MinPriority: 0, MaxPriority: 9}, {Name: "fg", MinPriority: 40, MaxPriority: 40}}},

@@ -75,7 +75,24 @@ type LaneConfig struct {
 	OnDemand    OnDemandPolicy
 	RarityBonus int64 // score += RarityBonus / n, n = free slots that could run the job
 	Backfill    BackfillConfig
+	Preemption  PreemptionConfig
 }
+
+// PreemptionConfig lets a lane's jobs take capacity back from running
+// jobs of lower priority (preempt.go, docs/scheduling.md "Preemption").
+// The zero value is off.
+type PreemptionConfig struct {
+	// After is how long a job of the lane must have waited, holding a
+	// reservation, before it may preempt. 0: the lane's jobs never do
+	// (a tier's PreemptAfter may still allow it).
+	After time.Duration
+	// Grace is how long a victim is given to stop (the workers' kill
+	// grace), for the predictions; default 10 s.
+	Grace time.Duration
+}
+
+// DefaultPreemptGrace is the grace assumed for a victim to stop.
+const DefaultPreemptGrace = 10 * time.Second
 
 // BackfillConfig is how a lane reserves capacity for its best-ranked job
 // when that job fits in no free hole (reserve.go, docs/scheduling.md
@@ -107,6 +124,9 @@ type TierConfig struct {
 	MinPriority int
 	MaxPriority int
 	MaxRunning  int
+	// PreemptAfter lets the tier's jobs preempt once they have waited this
+	// long, whatever their lane says (0: the lane's setting).
+	PreemptAfter time.Duration
 }
 
 // TypeConfig holds a job type's defaults and limits.
@@ -160,10 +180,11 @@ var ErrInvalidConfig = errors.New("invalid policy config")
 // waiting; docs/scheduling.md derives the bound.
 func DefaultLaneConfig() LaneConfig {
 	return LaneConfig{
-		Weight:   1,
-		Aging:    Aging{Step: 100, Interval: 30 * time.Second},
-		OnDemand: OnDemandPolicy{Bonus: 400, Step: 300, Interval: 30 * time.Second, MaxAging: 1000},
-		Backfill: BackfillConfig{Reservations: DefaultReservations, Depth: DefaultBackfillDepth},
+		Weight:     1,
+		Aging:      Aging{Step: 100, Interval: 30 * time.Second},
+		OnDemand:   OnDemandPolicy{Bonus: 400, Step: 300, Interval: 30 * time.Second, MaxAging: 1000},
+		Backfill:   BackfillConfig{Reservations: DefaultReservations, Depth: DefaultBackfillDepth},
+		Preemption: PreemptionConfig{Grace: DefaultPreemptGrace},
 	}
 }
 
@@ -231,6 +252,8 @@ func (l LaneConfig) validate() error {
 		return errors.New("backfill.reservations: must be >= 0 (0: the default, 1)")
 	case l.Backfill.Depth < 0:
 		return errors.New("backfill.depth: must be >= 0 (0: the default, 64)")
+	case l.Preemption.After < 0 || l.Preemption.Grace < 0:
+		return errors.New("preemption: after and grace must be >= 0")
 	}
 	return nil
 }
@@ -250,6 +273,9 @@ func (l LaneConfig) normalized() LaneConfig {
 	}
 	if l.Backfill.Depth == 0 {
 		l.Backfill.Depth = DefaultBackfillDepth
+	}
+	if l.Preemption.Grace == 0 {
+		l.Preemption.Grace = DefaultPreemptGrace
 	}
 	return l
 }
@@ -283,6 +309,9 @@ func normalizeTiers(in []TierConfig) ([]TierConfig, error) {
 		}
 		if t.MaxRunning < 0 {
 			return nil, fmt.Errorf("%w: tiers.%s.max_running: must be >= 0", ErrInvalidConfig, tiers[i].Name)
+		}
+		if t.PreemptAfter < 0 {
+			return nil, fmt.Errorf("%w: tiers.%s.preempt_after: must be >= 0", ErrInvalidConfig, tiers[i].Name)
 		}
 		if i > 0 && t.MaxPriority >= tiers[i-1].MinPriority {
 			return nil, fmt.Errorf("%w: tiers.%s overlaps tier %s", ErrInvalidConfig, tiers[i].Name, tiers[i-1].Name)

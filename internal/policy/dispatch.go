@@ -351,6 +351,7 @@ func (e *Engine) release(en *entry, now time.Time) {
 	w := en.wk
 	w.running--
 	w.dropJob(en)
+	e.victimStopped(en)
 	if !w.removed {
 		w.freeSlots++
 		w.free = w.free.Add(en.job.Resources)

@@ -50,6 +50,7 @@ type Engine struct {
 	endsBuf          []runningEnd
 	reservationsMade int
 	backfilled       int
+	preempted        int
 }
 
 type lane struct {

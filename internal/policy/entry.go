@@ -32,11 +32,13 @@ type jobFields struct {
 	RunAt     time.Time
 	DependsOn []Dependency
 	Timeout   time.Duration
+	// NotPreemptible: never a preemption victim.
+	NotPreemptible bool
 }
 
 func fieldsOf(j Job) jobFields {
 	return jobFields{ID: j.ID, Key: j.Key, Priority: j.Priority, OnDemand: j.OnDemand, Resources: j.Resources,
-		Labels: j.Labels, RunAt: j.RunAt, DependsOn: j.DependsOn, Timeout: j.Timeout}
+		Labels: j.Labels, RunAt: j.RunAt, DependsOn: j.DependsOn, Timeout: j.Timeout, NotPreemptible: j.NotPreemptible}
 }
 
 // entry is the engine's record of one job. The job's own fields are copied
@@ -63,6 +65,12 @@ type entry struct {
 	// reservedOnce is set the first time the job holds a reservation
 	// (counted once in BackfillStats).
 	reservedOnce bool
+	// Preemption (preempt.go): a victim's stop deadline and the job it is
+	// stopped for; a waiting job's victims still running.
+	stopBy      time.Time
+	stoppingFor *entry
+	stopping    int
+	stopGrace   time.Time // when its victims' grace ends
 
 	// While running.
 	wk         *worker

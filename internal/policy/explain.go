@@ -29,8 +29,11 @@ const (
 	// better-ranked job, and it is not predicted to end before that job
 	// starts.
 	CodeBehindReservation Code = "behind_reservation"
-	CodeLaneOverShare     Code = "lane_over_share"
-	CodeQueued            Code = "queued" // admissible; other jobs go first
+	// CodePreempting: it holds a reservation and running jobs of lower
+	// priority are being stopped for it (preempt.go).
+	CodePreempting    Code = "preempting"
+	CodeLaneOverShare Code = "lane_over_share"
+	CodeQueued        Code = "queued" // admissible; other jobs go first
 )
 
 // Explanation says why a job is not running: the first constraint that
@@ -85,7 +88,7 @@ func (e *Engine) Explain(id string, now time.Time) (Explanation, error) {
 	x.Score, x.Position = e.rank(en, now)
 	x.Code, x.Message, x.Blocker = e.queuedBlock(en, now)
 	switch x.Code {
-	case CodeReserved:
+	case CodeReserved, CodePreempting:
 		pr := e.reservationOf(en).public()
 		x.Reservation = &pr
 	case CodeBehindReservation:
@@ -154,6 +157,10 @@ func (e *Engine) queuedBlock(en *entry, now time.Time) (Code, string, string) {
 		return code, fmt.Sprintf("job %s holds %s/%s", cs.holder().job.ID, cs.id.group, cs.id.key), cs.holder().job.ID
 	case CodeNoFreeSlot:
 		if r := e.reservationOf(en); r != nil {
+			if en.stopping > 0 {
+				return CodePreempting, fmt.Sprintf("preempting: %d job(s) on worker %s, grace ends at %s",
+					en.stopping, r.wk.ID, en.stopGrace.UTC().Format(time.RFC3339)), ""
+			}
 			return CodeReserved, reservedMessage(r), ""
 		}
 		return code, fmt.Sprintf("every worker that can run it is busy (%d free slots in the pool)", e.free), ""

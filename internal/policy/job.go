@@ -55,6 +55,9 @@ type Job struct {
 	DependsOn       []Dependency
 	// Timeout bounds the job's run time (0: none). Only estimates read it.
 	Timeout time.Duration
+	// NotPreemptible keeps the job from ever being chosen as a victim of
+	// preemption once it runs.
+	NotPreemptible bool
 }
 
 // Outcome is how a running job ended, as told to Finish.

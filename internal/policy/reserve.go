@@ -213,7 +213,10 @@ func (e *Engine) predictedEnd(x *entry) time.Time {
 	if t := x.job.Timeout; t > 0 && t < d {
 		d = t
 	}
-	return x.admittedAt.Add(d)
+	if end := x.admittedAt.Add(d); x.stopBy.IsZero() || end.Before(x.stopBy) {
+		return end
+	}
+	return x.stopBy
 }
 
 // Overrun margin: a running job past its expected end is expected to run
@@ -230,6 +233,9 @@ func (e *Engine) expectedEnd(x *entry, now time.Time) (time.Time, Basis) {
 	end := x.admittedAt.Add(d)
 	if t := x.job.Timeout; t > 0 && x.admittedAt.Add(t).Before(end) {
 		end, b = x.admittedAt.Add(t), BasisTimeout
+	}
+	if !x.stopBy.IsZero() && x.stopBy.Before(end) {
+		end, b = x.stopBy, BasisTimeout // being preempted: stopped by the grace's end
 	}
 	if end.After(now) {
 		return end, b

@@ -137,7 +137,7 @@ func (r *runner) policyJob(j *simJob, deps []policy.Dependency) policy.Job {
 	pj := policy.Job{
 		ID: j.id, Type: g.typ, Key: j.key, Tenant: j.tenant, Lane: g.lane, FairnessKey: j.fk,
 		Priority: g.prio, PriorityDefault: g.prioDef, OnDemand: g.onDemand,
-		Resources: g.res, Labels: g.labels, DependsOn: deps,
+		Resources: g.res, Labels: g.labels, DependsOn: deps, NotPreemptible: g.keep,
 	}
 	if j.ready > j.arrive {
 		pj.RunAt = Epoch.Add(time.Duration(j.ready))

@@ -177,7 +177,7 @@ func TestWideJobOnCPUAndMemoryAcrossWorkerSizes(t *testing.T) {
 
 // Backfill keeps the machine busy: on every bundled scenario but the two
 // million-job benchmarks (their scaled copies run in TestBench10k and
-// TestDeepBacklog10k), utilisation with reservations is within two
+// TestDeepBacklog10k) and the preemption ones, utilisation with reservations is within two
 // percentage points of utilisation without them, or above it (a wide job
 // that no longer waits for the end shortens the makespan).
 func TestBackfillKeepsUtilisation(t *testing.T) {
@@ -187,8 +187,8 @@ func TestBackfillKeepsUtilisation(t *testing.T) {
 	}
 	for _, f := range files {
 		name := filepath.Base(f)
-		if strings.HasPrefix(name, "bench-") {
-			continue
+		if strings.HasPrefix(name, "bench-") || strings.HasPrefix(name, "preempt-") {
+			continue // preemption throws work away by design
 		}
 		t.Run(name, func(t *testing.T) {
 			if _, err := os.Stat(f); err != nil {
@@ -200,5 +200,60 @@ func TestBackfillKeepsUtilisation(t *testing.T) {
 				t.Errorf("utilisation %.4f with reservations, %.4f without: %+.2f points", on.Utilisation, off.Utilisation, 100*d)
 			}
 		})
+	}
+}
+
+// Preemption by tier: the urgent job starts at its arrival plus the
+// tier's preempt_after plus the grace; the job marked not preemptible is
+// never stopped; the stopped job runs again later, from the start.
+func TestPreemptionByTierStartsWithinAfterPlusGrace(t *testing.T) {
+	s := loadFile(t, "preempt-tier.yaml")
+	res := run(t, s)
+	arrive, admit := firstOf(t, res.Events, Arrive, "urgent"), firstOf(t, res.Events, Admit, "urgent")
+	bound := arrive.At + sec(30) + sec(10)
+	if admit.At > bound {
+		t.Errorf("urgent job started at %v, after arrival + preempt_after + grace = %v", admit.At, bound)
+	}
+	stops := filter(res.Events, func(e Event) bool { return e.Kind == Preempt })
+	if len(stops) != 1 || stops[0].For != admit.ID || stops[0].Key == "keep" {
+		t.Fatalf("preempt events %+v, want one batch job other than keep, for %s", stops, admit.ID)
+	}
+	again := filter(res.Events, func(e Event) bool { return e.Kind == Done && e.ID == stops[0].ID })
+	if len(again) != 1 || again[0].Ran != sec(600) {
+		t.Errorf("the preempted job's runs to completion: %+v, want one full 600 s run", again)
+	}
+	if res.Summary.Preemptions != 1 || res.Summary.Pending != 0 || res.Summary.Running != 0 || res.Summary.Done != res.Summary.Jobs {
+		t.Errorf("summary: %+v", res.Summary)
+	}
+}
+
+// Across lanes: prod reclaims batch's slots until batch is back at its
+// fair share, and no further; with preemption off nothing is preempted.
+func TestPreemptionAcrossLanesReclaimsToTheFairShare(t *testing.T) {
+	res := run(t, loadFile(t, "preempt-lanes.yaml"))
+	stops := filter(res.Events, func(e Event) bool { return e.Kind == Preempt })
+	if len(stops) != 2 {
+		t.Fatalf("%d preemptions, want 2 (batch from 4 of 4 slots to its fair share, 2)", len(stops))
+	}
+	for _, e := range stops {
+		if e.Lane != "batch" {
+			t.Errorf("preempted %s of lane %s", e.ID, e.Lane)
+		}
+	}
+	first := firstOf(t, res.Events, Admit, "serve")
+	if first.At > sec(100+20+5) {
+		t.Errorf("first prod job started at %v, want by 125 s (arrival + after + grace)", first.At)
+	}
+
+	s := loadFile(t, "preempt-lanes.yaml")
+	l := s.Lanes["prod"]
+	l.Preemption = nil
+	s.Lanes["prod"] = l
+	off := run(t, s)
+	if n := len(filter(off.Events, func(e Event) bool { return e.Kind == Preempt })); n != 0 || off.Summary.Preemptions != 0 {
+		t.Errorf("preemption off: %d preempt events, summary %d", n, off.Summary.Preemptions)
+	}
+	if a := firstOf(t, off.Events, Admit, "serve"); a.At < sec(300) {
+		t.Errorf("preemption off: first prod job started at %v, before any batch job ended", a.At)
 	}
 }

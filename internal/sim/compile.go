@@ -112,7 +112,11 @@ func compileTiers(in map[string]TierSpec) ([]policy.TierConfig, error) {
 		if name == "" {
 			name = k
 		}
-		out = append(out, policy.TierConfig{Name: name, MinPriority: lo, MaxPriority: hi, MaxRunning: t.MaxRunning})
+		tc := policy.TierConfig{Name: name, MinPriority: lo, MaxPriority: hi, MaxRunning: t.MaxRunning}
+		if t.PreemptAfter != nil {
+			tc.PreemptAfter = t.PreemptAfter.D()
+		}
+		out = append(out, tc)
 	}
 	return out, nil
 }

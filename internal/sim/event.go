@@ -17,9 +17,10 @@ const (
 	Done                     // it ran to completion (outcome succeeded)
 	Cancel                   // it was cancelled, pending or running
 	Drop                     // the engine dropped it: a dependency can never succeed
+	Preempt                  // it was stopped for a waiting job and queued again with its age
 )
 
-var kindNames = [...]string{"arrive", "reprioritize", "admit", "done", "cancel", "drop"}
+var kindNames = [...]string{"arrive", "reprioritize", "admit", "done", "cancel", "drop", "preempt"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -49,6 +50,7 @@ type Event struct {
 	Wait        time.Duration // admit: admission time minus ready time
 	Ran         time.Duration // done/cancel: time spent running
 	Dependency  string        // drop: the dependency that failed
+	For         string        // preempt: the waiting job it was stopped for
 }
 
 // T is the event time in seconds.

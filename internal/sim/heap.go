@@ -47,3 +47,41 @@ func (h *minHeap[T]) pop() T {
 	}
 	return top
 }
+
+// removeFunc drops every item for which drop is true and restores the
+// heap order: O(n), for the rare removal from the middle.
+func (h *minHeap[T]) removeFunc(drop func(T) bool) {
+	kept := h.items[:0]
+	for _, x := range h.items {
+		if !drop(x) {
+			kept = append(kept, x)
+		}
+	}
+	var zero T
+	for i := len(kept); i < len(h.items); i++ {
+		h.items[i] = zero
+	}
+	h.items = kept
+	for i := len(kept)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *minHeap[T]) down(i int) {
+	n := len(h.items)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h.less(h.items[r], h.items[l]) {
+			m = r
+		}
+		if !h.less(h.items[m], h.items[i]) {
+			return
+		}
+		h.items[i], h.items[m] = h.items[m], h.items[i]
+		i = m
+	}
+}

@@ -177,7 +177,7 @@ func (rp *replay) apply(e Event) string {
 		}
 		rp.running[e.ID] = e
 		return rp.take(e, +1)
-	case Done, Cancel:
+	case Done, Cancel, Preempt:
 		adm, ok := rp.running[e.ID]
 		if !ok {
 			return ""

@@ -25,6 +25,7 @@ type jobGen struct {
 	prio     int
 	prioDef  bool
 	onDemand bool
+	keep     bool // not preemptible
 	res      policy.Resources
 	labels   []string
 	cost     float64
@@ -65,7 +66,8 @@ func (c *compiled) compileJobs(s *Scenario) error {
 }
 
 func compileJob(field string, index int, js JobSpec, types map[string]TypeSpec, lanes map[string]bool) (*jobGen, error) {
-	g := &jobGen{index: index, typ: js.Type, lane: js.Lane, onDemand: js.OnDemand, labels: js.Labels}
+	g := &jobGen{index: index, typ: js.Type, lane: js.Lane, onDemand: js.OnDemand, labels: js.Labels,
+		keep: js.Preemptible != nil && !*js.Preemptible}
 	if js.Type == "" {
 		return nil, fieldErr(field+".type", "required")
 	}

@@ -64,6 +64,8 @@ func textDetail(e Event) string {
 		return fmt.Sprintf(" worker=%s score=%d cost=%g wait=%.3f", e.Worker, e.Score, e.Cost, e.Wait.Seconds())
 	case Drop:
 		return " dependency=" + e.Dependency
+	case Preempt:
+		return fmt.Sprintf(" worker=%s ran=%.3f for=%s", e.Worker, e.Ran.Seconds(), e.For)
 	}
 	if e.Worker == "" {
 		return ""
@@ -76,11 +78,11 @@ func (t textWriter) Summary(s Summary) error {
 		"  jobs %d  admitted %d  done %d  cancelled %d  dropped %d  pending %d  running %d\n"+
 		"  makespan %.3f s  capacity %d slots  busy %.3f slot-s  utilisation %.4f  jain_index %.4f\n"+
 		"  decisions %d  wall %.3f s  decisions/s %.0f\n"+
-		"  reservations %d  held_idle %.3f slot-s  backfilled %d\n",
+		"  reservations %d  held_idle %.3f slot-s  backfilled %d  preemptions %d\n",
 		s.Jobs, s.Admitted, s.Done, s.Cancelled, s.Dropped, s.Pending, s.Running,
 		s.Makespan, s.CapacitySlots, s.BusySlotSeconds, s.Utilisation, s.JainIndex,
 		s.Decisions, s.WallSeconds, s.DecisionsPerSecond,
-		s.Reservations, s.HeldIdleSlotSeconds, s.Backfilled)
+		s.Reservations, s.HeldIdleSlotSeconds, s.Backfilled, s.Preemptions)
 	if err != nil {
 		return err
 	}
@@ -105,7 +107,7 @@ func (t textWriter) Summary(s Summary) error {
 // (docs/simulator.md defines them all).
 const summaryLegend = "\n  legend: waits in s, ready to admitted; share: part of all busy slot-s; service_rate: slot-s held per s" +
 	" of waiting; jain_index: 1 = waiting keys served equally, 1/n = one got all; reservations: jobs that reserved" +
-	" a worker; held_idle: slot-s left idle draining for them; backfilled: admissions into reserved gaps%s (docs/simulator.md)\n"
+	" a worker; held_idle: slot-s left idle draining for them; backfilled: admissions into reserved gaps; preemptions: runs stopped and queued again%s (docs/simulator.md)\n"
 
 // lagLegend joins the legend when the scenario has schedules.
 const lagLegend = "; lag: s from a slot's nominal time to its job's admission"
@@ -157,19 +159,20 @@ type jsonEvent struct {
 	Wait        *float64 `json:"wait,omitempty"`
 	Ran         *float64 `json:"ran,omitempty"`
 	Dependency  string   `json:"dependency,omitempty"`
+	For         string   `json:"for,omitempty"` // preempt: the waiting job
 }
 
 func (j jsonlWriter) Event(e Event) error {
 	out := jsonEvent{
 		T: e.T(), Event: e.Kind.String(), ID: e.ID, Type: e.Type, Key: e.Key, FairnessKey: e.FairnessKey,
 		Tenant: e.Tenant, Lane: e.Lane, Priority: e.Priority, OnDemand: e.OnDemand, Worker: e.Worker,
-		Dependency: e.Dependency,
+		Dependency: e.Dependency, For: e.For,
 	}
 	switch e.Kind {
 	case Admit:
 		wait := e.Wait.Seconds()
 		out.Score, out.Cost, out.Wait = &e.Score, &e.Cost, &wait
-	case Done, Cancel:
+	case Done, Cancel, Preempt:
 		if e.Worker != "" {
 			ran := e.Ran.Seconds()
 			out.Ran = &ran

@@ -171,7 +171,7 @@ func (r *runner) loop(ctx context.Context) error {
 }
 
 func (r *runner) instant() error {
-	steps := [...]func() error{r.completions, r.arrive, r.schedules, r.fireTimers, r.dispatch}
+	steps := [...]func() error{r.completions, r.arrive, r.schedules, r.fireTimers, r.dispatch, r.preempt}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
@@ -202,6 +202,11 @@ func (r *runner) nextInstant() (int64, bool) {
 	}
 	if slot, ok := r.nextSlot(); ok {
 		consider(slot)
+	}
+	if at, ok := r.eng.NextPreemption(); ok {
+		if d := int64(at.Sub(Epoch)); d > r.now {
+			consider(d)
+		}
 	}
 	if due, ok := r.eng.NextDue(); ok {
 		if d := int64(due.Sub(Epoch)); d > r.now {

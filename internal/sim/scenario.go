@@ -62,6 +62,9 @@ type OnDemandSpec = config.OnDemand
 type TierSpec struct {
 	Name       string `yaml:"name"`
 	MaxRunning int    `yaml:"max_running"`
+	// PreemptAfter lets the tier's jobs preempt lower-priority running
+	// jobs once they have waited this long (seconds or a Go duration).
+	PreemptAfter *config.Duration `yaml:"preempt_after"`
 }
 
 // TypeSpec is a job type's defaults and limits.
@@ -118,6 +121,8 @@ type JobSpec struct {
 	CancelAt     *float64          `yaml:"cancel_at"`
 	Reprioritize *ReprioritizeSpec `yaml:"reprioritize"`
 	DependsOn    []string          `yaml:"depends_on"`
+	// Preemptible false keeps the job from being preempted (default true).
+	Preemptible *bool `yaml:"preemptible"`
 }
 
 // ReprioritizeSpec changes a pending job's priority at a time.

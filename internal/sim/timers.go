@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/fairwayhq/fairway/internal/policy"
 )
@@ -12,6 +13,7 @@ const (
 	tReady  timerKind = iota // run_at reached: the job's wait starts
 	tCancel                  // cancel_at
 	tReprio                  // reprioritize.at
+	tStop                    // a preempted job's grace ends: it stops
 )
 
 // timer is a per-job instant other than arrival and completion. Only jobs
@@ -22,6 +24,10 @@ type timer struct {
 	kind timerKind
 	j    *simJob
 	prio int
+	// tStop: the admission it stops (a job that ended and was admitted
+	// again since is left alone) and the job it is stopped for.
+	admit int64
+	forID string
 }
 
 func (r *runner) addTimer(at int64, k timerKind, j *simJob, prio int) {
@@ -61,6 +67,8 @@ func (r *runner) fireTimers() error {
 			err = r.cancel(t.j)
 		case tReprio:
 			err = r.reprioritize(t.j, t.prio)
+		case tStop:
+			err = r.stop(t)
 		}
 		if err != nil {
 			return err
@@ -117,4 +125,47 @@ func (r *runner) reprioritize(j *simJob, prio int) error {
 	}
 	j.prio = prio
 	return r.emitJob(j, Reprioritize)
+}
+
+// preempt asks the engine which running jobs to stop for the jobs that
+// have waited past their preempt_after, and stops each when its grace
+// ends (the simulator's workers use all of it).
+func (r *runner) preempt() error {
+	for _, p := range r.eng.Preemptions(r.at()) {
+		at := int64(p.GraceEnds.Sub(Epoch))
+		for _, id := range p.Victims {
+			j := r.jobs[id]
+			if j == nil || j.state != stRunning {
+				return fmt.Errorf("sim: engine preempts %q, which the simulator does not hold as running", id)
+			}
+			r.timers.push(timer{at: at, seq: r.seq, kind: tStop, j: j, admit: j.admit, forID: p.JobID})
+			r.seq++
+		}
+	}
+	return nil
+}
+
+// stop ends a preempted job's run and queues it again with its age.
+func (r *runner) stop(t timer) error {
+	j := t.j
+	if j.state != stRunning || j.admit != t.admit {
+		return nil // it ended in the grace, or runs again
+	}
+	if err := r.eng.Unadmit(j.id, r.at()); err != nil {
+		return fmt.Errorf("sim: stop %s: %w", j.id, err)
+	}
+	r.running.removeFunc(func(x *simJob) bool { return x == j })
+	r.stats.stopRunning(j, r.now)
+	r.stats.preempted++
+	var ev Event
+	if r.emitting {
+		ev = r.event(j, Preempt)
+		ev.Ran, ev.For = time.Duration(r.now-j.admit), t.forID
+	}
+	j.state, j.worker, j.ready = stPending, "", r.now
+	r.stats.ready(j, r.now)
+	if !r.emitting {
+		return nil
+	}
+	return r.emit(ev)
 }
