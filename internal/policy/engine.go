@@ -51,6 +51,10 @@ type Engine struct {
 	reservationsMade int
 	backfilled       int
 	preempted        int
+	// stops holds the preemptions in flight (preempt.go): per victim its
+	// stop deadline and the job it is stopped for, per waiting job its
+	// victims still running. Empty but for them, so entries stay lean.
+	stops map[*entry]*stopState
 }
 
 type lane struct {
@@ -135,6 +139,7 @@ func New(cfg Config) (*Engine, error) {
 		workers:    map[string]*worker{},
 		compat:     map[string]*compatSet{},
 		fitKeys:    map[fitID]*fitKey{},
+		stops:      map[*entry]*stopState{},
 	}
 	for name, lc := range c.Lanes {
 		l := &lane{name: name, cfg: lc, byID: map[groupID]*group{}}

@@ -65,12 +65,6 @@ type entry struct {
 	// reservedOnce is set the first time the job holds a reservation
 	// (counted once in BackfillStats).
 	reservedOnce bool
-	// Preemption (preempt.go): a victim's stop deadline and the job it is
-	// stopped for; a waiting job's victims still running.
-	stopBy      time.Time
-	stoppingFor *entry
-	stopping    int
-	stopGrace   time.Time // when its victims' grace ends
 
 	// While running.
 	wk         *worker

@@ -157,9 +157,9 @@ func (e *Engine) queuedBlock(en *entry, now time.Time) (Code, string, string) {
 		return code, fmt.Sprintf("job %s holds %s/%s", cs.holder().job.ID, cs.id.group, cs.id.key), cs.holder().job.ID
 	case CodeNoFreeSlot:
 		if r := e.reservationOf(en); r != nil {
-			if en.stopping > 0 {
+			if st := e.stops[en]; st != nil {
 				return CodePreempting, fmt.Sprintf("preempting: %d job(s) on worker %s, grace ends at %s",
-					en.stopping, r.wk.ID, en.stopGrace.UTC().Format(time.RFC3339)), ""
+					st.victims, r.wk.ID, st.by.UTC().Format(time.RFC3339)), ""
 			}
 			return CodeReserved, reservedMessage(r), ""
 		}

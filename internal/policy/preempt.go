@@ -52,7 +52,7 @@ func (e *Engine) Preemptions(now time.Time) []Preemption {
 	for i := range e.reserved {
 		en := e.reserved[i].en
 		after := e.preemptAfter(en)
-		if after <= 0 || en.stopping > 0 || now.Sub(time.Unix(0, en.enq)) < after {
+		if after <= 0 || e.stops[en] != nil || now.Sub(time.Unix(0, en.enq)) < after {
 			continue
 		}
 		w, victims := e.chooseVictims(en, now)
@@ -62,10 +62,10 @@ func (e *Engine) Preemptions(now time.Time) []Preemption {
 		grace := now.Add(en.ln.cfg.Preemption.Grace)
 		p := Preemption{JobID: en.job.ID, WorkerID: w.ID, GraceEnds: grace}
 		for _, v := range victims {
-			v.stopBy, v.stoppingFor = grace, en
+			e.stops[v] = &stopState{by: grace, forJob: en}
 			p.Victims = append(p.Victims, v.job.ID)
 		}
-		en.stopping, en.stopGrace = len(victims), grace
+		e.stops[en] = &stopState{victims: len(victims), by: grace}
 		e.preempted += len(victims)
 		out = append(out, p)
 	}
@@ -120,7 +120,7 @@ func (e *Engine) chooseVictims(en *entry, now time.Time) (*worker, []*entry) {
 // stoppingOn reports whether some job on w is already being stopped.
 func (e *Engine) stoppingOn(w *worker) bool {
 	for _, x := range w.jobs {
-		if x.stoppingFor != nil {
+		if e.stops[x] != nil {
 			return true
 		}
 	}
@@ -207,7 +207,7 @@ func fewestSet(cands []*entry, enough func([]*entry) bool, now time.Time) []*ent
 
 // mayPreempt reports whether x, running, may be stopped for en.
 func (e *Engine) mayPreempt(en, x *entry) bool {
-	if x.job.NotPreemptible || x.stoppingFor != nil || x.job.Priority >= en.job.Priority {
+	if x.job.NotPreemptible || e.stops[x] != nil || x.job.Priority >= en.job.Priority {
 		return false
 	}
 	return x.ln == en.ln || e.overFairShare(x.ln)
@@ -236,12 +236,43 @@ func progressLost(victims []*entry, now time.Time) time.Duration {
 	return d
 }
 
-// victimStopped clears a victim's mark when it stops or ends.
-func (e *Engine) victimStopped(x *entry) {
-	if j := x.stoppingFor; j != nil && j.stopping > 0 {
-		j.stopping--
+// stopState is a preemption in flight: for a victim, when its grace ends
+// and the job it is stopped for; for that job, its victims still running
+// and when their grace ends.
+type stopState struct {
+	by      time.Time
+	forJob  *entry
+	victims int
+}
+
+// stopDeadline is when a victim being preempted will have stopped.
+func (e *Engine) stopDeadline(x *entry) (time.Time, bool) {
+	if len(e.stops) == 0 {
+		return time.Time{}, false
 	}
-	x.stopBy, x.stoppingFor = time.Time{}, nil
+	st := e.stops[x]
+	if st == nil || st.forJob == nil {
+		return time.Time{}, false
+	}
+	return st.by, true
+}
+
+// victimStopped clears a victim's mark when it stops or ends, and the
+// waiting job's once its last victim has.
+func (e *Engine) victimStopped(x *entry) {
+	if len(e.stops) == 0 {
+		return
+	}
+	st := e.stops[x]
+	if st == nil || st.forJob == nil {
+		return
+	}
+	delete(e.stops, x)
+	if w := e.stops[st.forJob]; w != nil {
+		if w.victims--; w.victims <= 0 {
+			delete(e.stops, st.forJob)
+		}
+	}
 }
 
 // PreemptedCount is how many victims Preemptions has chosen since the
@@ -257,7 +288,7 @@ func (e *Engine) NextPreemption() (time.Time, bool) {
 	for i := range e.reserved {
 		en := e.reserved[i].en
 		after := e.preemptAfter(en)
-		if after <= 0 || en.stopping > 0 || en.state != stateQueued {
+		if after <= 0 || e.stops[en] != nil || en.state != stateQueued {
 			continue
 		}
 		if t := time.Unix(0, en.enq).Add(after); !found || t.Before(next) {

@@ -213,10 +213,11 @@ func (e *Engine) predictedEnd(x *entry) time.Time {
 	if t := x.job.Timeout; t > 0 && t < d {
 		d = t
 	}
-	if end := x.admittedAt.Add(d); x.stopBy.IsZero() || end.Before(x.stopBy) {
-		return end
+	end := x.admittedAt.Add(d)
+	if by, ok := e.stopDeadline(x); ok && by.Before(end) {
+		return by
 	}
-	return x.stopBy
+	return end
 }
 
 // Overrun margin: a running job past its expected end is expected to run
@@ -234,8 +235,8 @@ func (e *Engine) expectedEnd(x *entry, now time.Time) (time.Time, Basis) {
 	if t := x.job.Timeout; t > 0 && x.admittedAt.Add(t).Before(end) {
 		end, b = x.admittedAt.Add(t), BasisTimeout
 	}
-	if !x.stopBy.IsZero() && x.stopBy.Before(end) {
-		end, b = x.stopBy, BasisTimeout // being preempted: stopped by the grace's end
+	if by, ok := e.stopDeadline(x); ok && by.Before(end) {
+		end, b = by, BasisTimeout // being preempted: stopped by the grace's end
 	}
 	if end.After(now) {
 		return end, b
