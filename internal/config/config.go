@@ -53,9 +53,13 @@ type Server struct {
 	// the defaults. Off, such a submit is refused with invalid_argument.
 	AllowUnknownTypes bool `yaml:"allow_unknown_types"`
 	MaxQueued         int  `yaml:"max_queued"` // whole server; 0 = unlimited
-	// Retention deletes finished jobs (with their executions and logs; the
-	// audit events stay) this long after they finished; 0 keeps them.
+	// Retention deletes finished jobs (with their executions and logs)
+	// this long after they finished; 0 keeps them. Idempotency keys stay
+	// bound for their own 24 h whatever the retention.
 	Retention Duration `yaml:"retention"`
+	// EventsRetention deletes audit events this long after they were
+	// recorded; unset, it is Retention; 0 keeps them (see EventRetention).
+	EventsRetention *Duration `yaml:"events_retention"`
 	// HTTP connection limits (package connlimit). MaxConnections 0 means
 	// the process's RLIMIT_NOFILE less headroom (connlimit.DefaultMax).
 	MaxConnections int      `yaml:"max_connections"`
@@ -302,6 +306,15 @@ func (c *Config) fill() {
 	}
 }
 
+// EventRetention is how long audit events are kept: events_retention,
+// or the jobs' retention when unset; 0 keeps them.
+func (s Server) EventRetention() time.Duration {
+	if s.EventsRetention != nil {
+		return s.EventsRetention.D()
+	}
+	return s.Retention.D()
+}
+
 // DefaultGCFloor is server.gc_floor's default.
 const DefaultGCFloor ByteSize = 256 << 20
 
@@ -325,6 +338,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.HeartbeatInterval.D() >= c.Server.LeaseTTL.D() {
 		return invalid("server.heartbeat_interval", "must be shorter than server.lease_ttl")
+	}
+	if c.Server.Retention.D() < 0 {
+		return invalid("server.retention", "must be >= 0 (0 keeps finished jobs)")
+	}
+	if c.Server.EventsRetention != nil && c.Server.EventsRetention.D() < 0 {
+		return invalid("server.events_retention", "must be >= 0 (0 keeps events; unset: server.retention)")
 	}
 	if c.Server.MaxQueued < 0 {
 		return invalid("server.max_queued", "must be >= 0")

@@ -78,6 +78,9 @@ func (d *Dispatcher) submitJobs(tx *txn, jobs []store.Job) []submitted {
 		if err := d.checkRunnable(jobs[i], i, len(jobs) > 1); err != nil {
 			return failAll(out, err)
 		}
+		if err := d.checkKeyOfDeletedJob(tx, jobs[i]); err != nil {
+			return failAll(out, err)
+		}
 		ds, err := d.checkDependencies(tx, jobs[i], jobs[:i], i, len(jobs) > 1)
 		if err != nil {
 			return failAll(out, err)
@@ -92,6 +95,28 @@ func (d *Dispatcher) submitJobs(tx *txn, jobs []store.Job) []submitted {
 		}
 	}
 	return out
+}
+
+// checkKeyOfDeletedJob refuses a job whose idempotency key is held, inside
+// its window, by a job that retention has deleted: the key stays bound
+// for the whole window (no second job), and there is no job left to
+// return as the original.
+func (d *Dispatcher) checkKeyOfDeletedJob(tx *txn, j store.Job) error {
+	if j.IdempotencyKey == "" {
+		return nil
+	}
+	holder, err := d.st.IdempotencyHolder(tx.ctx, j.Tenant, j.IdempotencyKey, tx.now.Add(-store.IdempotencyWindow))
+	if errors.Is(err, store.ErrNotFound) || (err == nil && d.jobs[holder] != nil) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = d.st.JobGet(tx.ctx, holder)
+	if errors.Is(err, store.ErrNotFound) {
+		return &KeyOfDeletedJobError{Key: j.IdempotencyKey, JobID: holder}
+	}
+	return err
 }
 
 func failAll(out []submitted, err error) []submitted {

@@ -119,31 +119,6 @@ func (d *Dispatcher) housekeep(tx *txn) {
 	d.purge(tx)
 }
 
-// Purging runs at most once a minute and deletes in bounded chunks, so a
-// batch never stalls on a large backlog of old rows.
-const (
-	purgeEvery = time.Minute
-	purgeChunk = 1000
-)
-
-// purge forgets idempotency claims past their window and, with a retention
-// configured, finished jobs older than it.
-func (d *Dispatcher) purge(tx *txn) {
-	if tx.now.Sub(d.lastPurge) < purgeEvery {
-		return
-	}
-	d.lastPurge = tx.now
-	if _, err := tx.w.IdempotencyPurge(tx.ctx, tx.now.Add(-store.IdempotencyWindow)); err != nil {
-		tx.fatal(fmt.Errorf("purge idempotency keys: %w", err))
-		return
-	}
-	if r := d.cfg.Server.Retention.D(); r > 0 {
-		if _, err := tx.w.JobDeleteFinished(tx.ctx, tx.now.Add(-r), purgeChunk); err != nil {
-			tx.fatal(fmt.Errorf("purge finished jobs: %w", err))
-		}
-	}
-}
-
 // watchSLA records SLA warnings (past expected time) and violations (past
 // max time) of running attempts, once each; a strict violation asks the
 // worker to stop the job.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -140,6 +141,20 @@ func (s *Core) JobGetByIdempotencyKey(ctx context.Context, tenant, key string, c
 		return store.Job{}, fmt.Errorf("%w: tenant %q idempotency key %q", store.ErrNotFound, tenant, key)
 	}
 	return jobs[0], nil
+}
+
+// IdempotencyHolder implements store.Reader.
+func (s *Core) IdempotencyHolder(ctx context.Context, tenant, key string, createdAfter time.Time) (string, error) {
+	var id string
+	err := s.RDB.QueryRowContext(ctx, s.D.rebind(`SELECT job_id FROM idempotency_keys
+		WHERE tenant = ? AND key = ? AND created_at > ?`), tenant, key, timeArg(createdAfter)).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("%w: tenant %q idempotency key %q", store.ErrNotFound, tenant, key)
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: idempotency key holder: %w", err)
+	}
+	return id, nil
 }
 
 // JobList implements store.Reader.

@@ -48,6 +48,7 @@ var tests = []testCase{
 	{"JobGetMany", testJobGetMany},
 	{"JobListUnfinished", testJobListUnfinished},
 	{"JobDeleteFinished", testJobDeleteFinished},
+	{"EventDeleteBefore", testEventDeleteBefore},
 
 	{"IdempotencyDuplicateWithinWindow", testIdempotencyDuplicate},
 	{"IdempotencyOtherTenant", testIdempotencyOtherTenant},
