@@ -226,6 +226,10 @@ func (d *Dispatcher) Heartbeat(ctx context.Context, workerID string, req api.Hea
 			return out, nil
 		case <-ctx.Done():
 			return out, nil
+		case <-d.done:
+			// The server is stopping: the beat was recorded, and the
+			// worker learns the rest from its next one, elsewhere.
+			return out, nil
 		}
 	}
 }

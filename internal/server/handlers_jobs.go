@@ -152,6 +152,7 @@ func (s *Server) answerWait(w http.ResponseWriter, r *http.Request, job api.Job,
 		}
 	case <-t.C:
 	case <-r.Context().Done():
+	case <-s.done: // shutting down: the job as it is now
 	}
 	s.d.StopWaiting(job.ID, ch)
 	cur, err := s.st.JobGet(r.Context(), job.ID)
