@@ -131,6 +131,9 @@ func (d *Dispatcher) workerCall(ctx context.Context, id string, fn func(tx *txn,
 			return
 		}
 		wk.lastSeen = tx.now
+		if wk.silent {
+			d.setSilent(tx, wk, false)
+		}
 		fn(tx, wk)
 	})
 	if err == nil && !known {

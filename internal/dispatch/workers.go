@@ -114,6 +114,7 @@ func (d *Dispatcher) housekeep(tx *txn) {
 		}
 		d.removeWorker(tx, wk, store.EventWorkerLost)
 	}
+	d.markSilent(tx)
 	d.watchSLA(tx)
 	d.fireSchedules(tx)
 	d.purge(tx)

@@ -25,7 +25,9 @@ func (e *Engine) Restore(j Job, workerID string, admittedAt time.Time, cost floa
 	w.freeSlots--
 	w.free = w.free.Sub(en.job.Resources)
 	w.running++
-	e.free--
+	if !w.offline {
+		e.free--
+	}
 	e.running++
 	e.gen++
 	en.ln.usage = en.ln.usage.Add(en.job.Resources)
