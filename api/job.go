@@ -144,6 +144,9 @@ type SubmitResponse struct {
 	Job            Job        `json:"job"`
 	EstimatedStart *time.Time `json:"estimated_start,omitempty"`
 	Deduplicated   bool       `json:"deduplicated"`
+	// Warnings say what the submitter may not expect: no registered
+	// worker can run the job now (it is queued all the same).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // BatchRequest is the body of POST /jobs/batch.

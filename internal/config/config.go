@@ -71,9 +71,14 @@ type Server struct {
 	// what a type or a job may ask for.
 	OutputLimit    ByteSize `yaml:"output_limit"`
 	MaxOutputLimit ByteSize `yaml:"max_output_limit"`
-	// AcceptUnrunnable keeps a job no registered worker could ever run
-	// (type, labels, capacity) pending; by default the submit is refused
-	// (422 unrunnable) while at least one worker is registered.
+	// Unrunnable says what a submit gets when no registered worker could
+	// run the job (type, labels, capacity): UnrunnableAccept (the
+	// default) queues it with a warning in the answer; UnrunnableRefuseUnseen
+	// refuses it (422) unless a worker that could run it registered before
+	// (restarting workers); UnrunnableRefuse refuses it whenever no
+	// registered worker could run it now.
+	Unrunnable string `yaml:"unrunnable"`
+	// AcceptUnrunnable is the older switch: true is unrunnable: accept.
 	AcceptUnrunnable bool `yaml:"accept_unrunnable"`
 	// Results governs jobs' result locations (package results).
 	Results Results `yaml:"results"`
@@ -315,6 +320,21 @@ func (s Server) EventRetention() time.Duration {
 	return s.Retention.D()
 }
 
+// server.unrunnable's values.
+const (
+	UnrunnableAccept       = "accept"
+	UnrunnableRefuseUnseen = "refuse_unseen"
+	UnrunnableRefuse       = "refuse"
+)
+
+// UnrunnablePolicy is server.unrunnable with its default (accept).
+func (s Server) UnrunnablePolicy() string {
+	if s.Unrunnable == "" || s.AcceptUnrunnable {
+		return UnrunnableAccept
+	}
+	return s.Unrunnable
+}
+
 // DefaultGCFloor is server.gc_floor's default.
 const DefaultGCFloor ByteSize = 256 << 20
 
@@ -344,6 +364,14 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.EventsRetention != nil && c.Server.EventsRetention.D() < 0 {
 		return invalid("server.events_retention", "must be >= 0 (0 keeps events; unset: server.retention)")
+	}
+	switch c.Server.Unrunnable {
+	case "", UnrunnableAccept, UnrunnableRefuseUnseen, UnrunnableRefuse:
+	default:
+		return invalid("server.unrunnable", fmt.Sprintf("must be accept, refuse_unseen or refuse, got %q", c.Server.Unrunnable))
+	}
+	if c.Server.AcceptUnrunnable && c.Server.Unrunnable != "" && c.Server.Unrunnable != UnrunnableAccept {
+		return invalid("server.accept_unrunnable", "true contradicts server.unrunnable: "+c.Server.Unrunnable+"; keep only server.unrunnable")
 	}
 	if c.Server.MaxQueued < 0 {
 		return invalid("server.max_queued", "must be >= 0")

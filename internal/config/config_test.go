@@ -57,6 +57,8 @@ func TestErrorsNameTheField(t *testing.T) {
 		"bad alpha":          {"cost: {alpha: 2}\n", "cost.alpha"},
 		"zero lane weight":   {"lanes: {a: {weight: 0}}\n", "lanes.a.weight: must be a positive number"},
 		"negative interval":  {"lanes: {a: {aging: {interval: -1}}}\n", "lanes.a.aging.interval"},
+		"bad unrunnable":     {"server: {unrunnable: sometimes}\n", "server.unrunnable"},
+		"both unrunnables":   {"server: {unrunnable: refuse, accept_unrunnable: true}\n", "server.accept_unrunnable"},
 		"negative retention": {"server: {retention: -1h}\n", "server.retention"},
 		"negative events":    {"server: {events_retention: -1h}\n", "server.events_retention"},
 	}

@@ -149,6 +149,7 @@ type Dispatcher struct {
 	alerts         *alerts.Alerter            // nil: none
 	pending        []func(tx *txn)            // repairs found at rebuild, applied in the first batch
 	purgeDue       time.Time                  // when retention purges next (purge)
+	seen           map[string]store.Worker    // capabilities of every worker ever registered (seen.go)
 	inflight       []committed                // committed batches waiting for the disk, oldest first
 	seq            uint64                     // batches started
 	durable        uint64                     // the last batch known durable: its leases and those before may leave

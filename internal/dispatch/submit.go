@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/metrics"
 	"github.com/fairwayhq/fairway/internal/policy"
 	"github.com/fairwayhq/fairway/internal/store"
@@ -17,32 +18,48 @@ type submitted struct {
 	job          store.Job
 	rec          *jobRec // nil when deduplicated
 	deduplicated bool
-	err          error // a client error (*FieldError, *QuotaError)
+	warning      string // said in the answer (no registered worker can run it now)
+	err          error  // a client error (*FieldError, *QuotaError)
 }
 
-// checkRunnable refuses a job that no registered worker could ever run
-// (server.accept_unrunnable turns the check off).
-func (d *Dispatcher) checkRunnable(j store.Job, idx int, batch bool) error {
-	if d.cfg.Server.AcceptUnrunnable {
-		return nil
+// checkRunnable applies server.unrunnable to a job that no registered
+// worker could run now (type, labels, capacity): by default it is
+// accepted, with a warning for the answer; refuse_unseen refuses it
+// unless a worker that could run it registered before (it may be
+// restarting, as in a rolling deploy); refuse refuses it. A job without
+// a command is refused unless some worker, registered or seen before,
+// has a handler for its type.
+func (d *Dispatcher) checkRunnable(j store.Job, idx int, batch bool) (string, error) {
+	mode := d.cfg.Server.UnrunnablePolicy()
+	prefix := ""
+	if batch {
+		prefix = fmt.Sprintf("jobs[%d]: ", idx)
 	}
-	if len(j.Command) == 0 && !d.someWorkerRunsWithoutCommand(j.Type) {
-		e := badField("command", "the job has no command, and no registered worker has a handler for type %q that runs jobs without one: "+
-			`give the command to run ("command": ["echo","hi"]; with the CLI, after --: fairway submit %s -- echo hi)`, j.Type, j.Type)
-		if batch {
-			e.Field = fmt.Sprintf("jobs[%d].command", idx)
+	if len(j.Command) == 0 && !d.cfg.Server.AcceptUnrunnable && !d.someWorkerRunsWithoutCommand(j.Type) {
+		if mode == config.UnrunnableRefuse || !d.seenRunsWithoutCommand(j.Type) {
+			e := badField("command", "the job has no command, and no registered worker has a handler for type %q that runs jobs without one: "+
+				`give the command to run ("command": ["echo","hi"]; with the CLI, after --: fairway submit %s -- echo hi)`, j.Type, j.Type)
+			if batch {
+				e.Field = fmt.Sprintf("jobs[%d].command", idx)
+			}
+			return "", e
 		}
-		return e
+		return prefix + fmt.Sprintf("no registered worker has a handler for type %q now; one that had registered before (it may be restarting): "+
+			"the job is queued (reason no_compatible_worker) and starts once such a worker registers", j.Type), nil
 	}
 	ok, why := d.eng.Feasible(policyJob(j))
 	if ok {
-		return nil
+		return "", nil
 	}
-	msg := why + "; start a worker that can run it, or change the job's type, labels or resources (server.accept_unrunnable keeps such jobs pending)"
-	if batch {
-		msg = fmt.Sprintf("jobs[%d]: %s", idx, msg)
+	seen := d.seenCouldRun(j)
+	if mode == config.UnrunnableRefuse || (mode == config.UnrunnableRefuseUnseen && !seen) {
+		return "", &UnrunnableError{prefix + why + "; start a worker that can run it, or change the job's type, labels or resources (server.unrunnable: accept queues such jobs)"}
 	}
-	return &UnrunnableError{msg}
+	warning := why + " now; the job is queued (reason no_compatible_worker) and starts once a worker that can run it registers"
+	if seen {
+		warning += " (one that could registered before: it may be restarting)"
+	}
+	return prefix + warning, nil
 }
 
 // someWorkerRunsWithoutCommand says whether a job of typ without a
@@ -69,15 +86,18 @@ type idemKey struct{ tenant, key string }
 func (d *Dispatcher) submitJobs(tx *txn, jobs []store.Job) []submitted {
 	out := make([]submitted, len(jobs))
 	deps := make([][]policy.Dependency, len(jobs))
+	warnings := make([]string, len(jobs))
 	adding := map[string]int{}
 	for i := range jobs {
 		adding[jobs[i].Tenant]++
 		if err := d.checkQuota(jobs[i].Tenant, adding[jobs[i].Tenant]); err != nil {
 			return failAll(out, err)
 		}
-		if err := d.checkRunnable(jobs[i], i, len(jobs) > 1); err != nil {
+		warning, err := d.checkRunnable(jobs[i], i, len(jobs) > 1)
+		if err != nil {
 			return failAll(out, err)
 		}
+		warnings[i] = warning
 		if err := d.checkKeyOfDeletedJob(tx, jobs[i]); err != nil {
 			return failAll(out, err)
 		}
@@ -92,6 +112,9 @@ func (d *Dispatcher) submitJobs(tx *txn, jobs []store.Job) []submitted {
 		out[i] = d.insertJob(tx, jobs[i], deps[i], inBatch)
 		if tx.err != nil {
 			return out
+		}
+		if !out[i].deduplicated {
+			out[i].warning = warnings[i]
 		}
 	}
 	return out
@@ -232,6 +255,9 @@ func (s submitted) response(d *Dispatcher) api.SubmitResponse {
 		job = s.rec.job
 	}
 	r := api.SubmitResponse{Job: wire.Job(job), Deduplicated: s.deduplicated}
+	if s.warning != "" {
+		r.Warnings = []string{s.warning}
+	}
 	if job.State == store.StateLeased || job.State == store.StateRunning {
 		r.EstimatedStart = wire.TimePtr(job.UpdatedAt)
 	}

@@ -22,6 +22,7 @@ func (d *Dispatcher) register(tx *txn, req api.RegisterRequest) (string, error) 
 	if err := d.addWorker(w, tx.now); err != nil {
 		return "", err
 	}
+	d.noteSeen(w)
 	tx.event("", 0, "", store.EventWorkerRegistered, "worker:"+w.ID, map[string]any{"name": w.Name, "slots": w.Slots, "types": w.Types})
 	return w.ID, nil
 }
