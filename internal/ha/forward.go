@@ -58,7 +58,10 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, addr string) {
 		Transport:     forwardTransport,
 		FlushInterval: -1, // followed logs and polls stream as they come
 		ModifyResponse: func(resp *http.Response) error {
-			resp.Header.Set("X-Fairway-Leader", addr)
+			// The standby's answer names the leader already (standby);
+			// the proxy adds the leader's headers to it, so one from
+			// the leader would make two.
+			resp.Header.Del("X-Fairway-Leader")
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
