@@ -55,7 +55,10 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, p principa
 
 func waitParams(r *http.Request) (bool, time.Duration, error) {
 	q := r.URL.Query()
-	wait := q.Get("wait") == "true" || q.Get("wait") == "1"
+	wait, err := boolParam(q.Get("wait"), "wait")
+	if err != nil {
+		return false, 0, err
+	}
 	timeout := defaultWait
 	if v := q.Get("timeout_ms"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)

@@ -23,7 +23,11 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request, p principal)
 	if err != nil {
 		return err
 	}
-	follow := r.URL.Query().Get("follow") == "true" || strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	follow, err := boolParam(r.URL.Query().Get("follow"), "follow")
+	if err != nil {
+		return err
+	}
+	follow = follow || strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 	// A follow past the last attempt is how client.Wait waits for the end
 	// without output; only a plain read of a missing attempt is refused.
 	if lp.Attempt > j.Attempt && !follow {

@@ -197,3 +197,28 @@ func TestTagsFilterJobsAndSchedules(t *testing.T) {
 		t.Errorf("schedules tag=billing: HTTP %d %+v", code, scs.Schedules)
 	}
 }
+
+// Issue 28 item 24: every boolean query parameter takes true, false, 1 or
+// 0; anything else is a 400 naming the parameter.
+func TestBooleanQueryParametersRefuseOtherValues(t *testing.T) {
+	h := newHarness(t, defaultConfig())
+	job := h.submit(api.JobSpec{Type: "a", Command: []string{"true"}})
+	for _, tc := range []struct{ method, path, param string }{
+		{"GET", "/jobs/" + job.ID + "/logs?follow=maybe", "follow"},
+		{"POST", "/jobs?wait=yes", "wait"},
+		{"GET", "/jobs?count=maybe", "count"},
+	} {
+		var body any
+		if tc.method == "POST" {
+			body = api.JobSpec{Type: "a", Command: []string{"true"}}
+		}
+		var r api.ErrorResponse
+		if code := h.do(tc.method, tc.path, body, &r); code != http.StatusBadRequest || r.Error.Code != api.CodeInvalidArgument ||
+			r.Error.Field != tc.param || !strings.Contains(r.Error.Message, "true or false") {
+			t.Errorf("%s %s: HTTP %d %+v, want 400 invalid_argument naming %s", tc.method, tc.path, code, r.Error, tc.param)
+		}
+	}
+	if code := h.do("GET", "/jobs/"+job.ID+"/logs?follow=false", nil, nil); code != http.StatusOK {
+		t.Errorf("follow=false: HTTP %d", code)
+	}
+}
