@@ -266,6 +266,8 @@ type Execution struct {
 // ExecutionList answers GET /jobs/{id}/executions.
 type ExecutionList struct {
 	Executions []Execution `json:"executions"`
+	// NextCursor, when set, is the cursor that reads the next page.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // LogChunk is a piece of a job's output.

@@ -380,13 +380,27 @@ func (s *Server) handleExecutions(w http.ResponseWriter, r *http.Request, p prin
 	if err != nil {
 		return err
 	}
-	execs, err := s.st.ExecutionList(r.Context(), store.ExecutionListParams{JobID: j.ID})
+	q := r.URL.Query()
+	limit, err := intParam(q.Get("limit"), "limit", 1, store.MaxListLimit, store.MaxListLimit)
+	if err != nil {
+		return err
+	}
+	after := 0
+	if c := q.Get("cursor"); c != "" {
+		if after, err = strconv.Atoi(c); err != nil || after < 1 {
+			return badField("cursor", "not a cursor of this list: pass the next_cursor of the previous page")
+		}
+	}
+	execs, err := s.st.ExecutionList(r.Context(), store.ExecutionListParams{JobID: j.ID, AfterAttempt: after, Limit: limit})
 	if err != nil {
 		return err
 	}
 	out := api.ExecutionList{Executions: make([]api.Execution, 0, len(execs))}
 	for _, e := range execs {
 		out.Executions = append(out.Executions, wire.Execution(e))
+	}
+	if len(execs) == limit {
+		out.NextCursor = strconv.Itoa(execs[len(execs)-1].Attempt)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -127,6 +127,7 @@ type ExecutionListParams struct {
 	FinishedAfter  time.Time // finished_at > FinishedAfter
 	FinishedBefore time.Time // finished_at < FinishedBefore
 	Limit          int       // 0 = DefaultListLimit (all attempts with JobID); capped at MaxListLimit
+	AfterAttempt   int       // with JobID: only attempts after this one (paging)
 }
 
 // SummaryParams selects the finished executions a Summary covers.

@@ -298,6 +298,9 @@ func (s *Core) ExecutionList(ctx context.Context, p store.ExecutionListParams) (
 	var limit int
 	if p.JobID != "" {
 		w.add("e.job_id = ?", p.JobID)
+		if p.AfterAttempt > 0 {
+			w.add("e.attempt > ?", p.AfterAttempt)
+		}
 		order, limit = " ORDER BY e.attempt", store.ClampLimit(p.Limit, store.MaxListLimit, store.MaxListLimit)
 	} else {
 		w.add("e.finished_at IS NOT NULL")

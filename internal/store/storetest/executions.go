@@ -87,6 +87,8 @@ func testExecutionListFilters(t *testing.T, s store.Store) {
 		"limit":               {store.ExecutionListParams{Limit: 2}, []string{"b/2", "a/2"}},
 		"job, every attempt":  {store.ExecutionListParams{JobID: "a"}, []string{"a/1", "a/2", "a/3"}},
 		"job and outcome":     {store.ExecutionListParams{JobID: "a", Outcomes: []store.Outcome{store.OutcomeFailed}}, []string{"a/1"}},
+		"job, one page":       {store.ExecutionListParams{JobID: "a", Limit: 2}, []string{"a/1", "a/2"}},
+		"job, after attempt":  {store.ExecutionListParams{JobID: "a", AfterAttempt: 2, Limit: 2}, []string{"a/3"}},
 		"job of other tenant": {store.ExecutionListParams{JobID: "a", Tenant: "globex"}, nil},
 	}
 	for name, c := range cases {
