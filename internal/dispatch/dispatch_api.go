@@ -23,12 +23,13 @@ type SubmitResult struct {
 
 // Submit inserts the jobs in one transaction (all or none, see
 // submitJobs); with wait it also returns a channel that receives the
-// (single) job once it ends.
-func (d *Dispatcher) Submit(ctx context.Context, jobs []store.Job, wait bool) ([]SubmitResult, chan api.Job, error) {
+// (single) job once it ends. actor is who submits, for the audit trail
+// ("": the jobs' tenant).
+func (d *Dispatcher) Submit(ctx context.Context, jobs []store.Job, wait bool, actor string) ([]SubmitResult, chan api.Job, error) {
 	out := make([]SubmitResult, len(jobs))
 	var waitCh chan api.Job
 	err := d.submitArriving(ctx, arrivals(jobs), func(tx *txn) {
-		res := d.submitJobs(tx, jobs)
+		res := d.submitJobsAs(tx, jobs, actor)
 		if wait && res[0].err == nil && tx.err == nil {
 			waitCh = d.addWaiter(res[0].job.ID)
 		}

@@ -84,6 +84,12 @@ type idemKey struct{ tenant, key string }
 // submitJobs inserts jobs in the batch's transaction. Every job is checked
 // first (quotas, dependencies); if any fails, none is inserted.
 func (d *Dispatcher) submitJobs(tx *txn, jobs []store.Job) []submitted {
+	return d.submitJobsAs(tx, jobs, "")
+}
+
+// submitJobsAs is submitJobs recording actor as the submitter in the
+// audit trail ("": the jobs' tenant, "tenant:NAME").
+func (d *Dispatcher) submitJobsAs(tx *txn, jobs []store.Job, actor string) []submitted {
 	out := make([]submitted, len(jobs))
 	deps := make([][]policy.Dependency, len(jobs))
 	warnings := make([]string, len(jobs))
@@ -109,7 +115,7 @@ func (d *Dispatcher) submitJobs(tx *txn, jobs []store.Job) []submitted {
 	}
 	inBatch := map[idemKey]store.Job{}
 	for i := range jobs {
-		out[i] = d.insertJob(tx, jobs[i], deps[i], inBatch)
+		out[i] = d.insertJob(tx, jobs[i], deps[i], inBatch, actor)
 		if tx.err != nil {
 			return out
 		}
@@ -195,7 +201,10 @@ func (d *Dispatcher) checkDependencies(tx *txn, j store.Job, earlier []store.Job
 
 // insertJob stores one job and queues it, or finds the job that holds its
 // idempotency key.
-func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, inBatch map[idemKey]store.Job) submitted {
+func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, inBatch map[idemKey]store.Job, actor string) submitted {
+	if actor == "" {
+		actor = "tenant:" + j.Tenant
+	}
 	j.ID = store.NewID(tx.now)
 	j.CreatedAt, j.UpdatedAt, j.EnqueuedAt = tx.now, tx.now, tx.now
 	j.State = store.StatePending
@@ -205,7 +214,7 @@ func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 	err := tx.w.JobInsertBatched(tx.ctx, j)
 	var dup *store.DuplicateError
 	if errors.As(err, &dup) {
-		return d.duplicate(tx, j, dup, inBatch)
+		return d.duplicate(tx, j, dup, inBatch, actor)
 	}
 	if err != nil {
 		tx.fatal(fmt.Errorf("insert job: %w", err))
@@ -226,13 +235,13 @@ func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 	if j.State == store.StatePending {
 		tx.arrive(rec)
 	}
-	tx.event(j.ID, 0, j.Tenant, store.EventSubmitted, "tenant:"+j.Tenant, map[string]any{"type": j.Type, "lane": j.Lane, "priority": j.Priority})
+	tx.event(j.ID, 0, j.Tenant, store.EventSubmitted, actor, map[string]any{"type": j.Type, "lane": j.Lane, "priority": j.Priority})
 	lane, typ := j.Lane, j.Type
 	d.observe(tx, func(m *metrics.Metrics) { m.JobSubmitted(lane, typ) })
 	return submitted{job: j, rec: rec}
 }
 
-func (d *Dispatcher) duplicate(tx *txn, j store.Job, dup *store.DuplicateError, inBatch map[idemKey]store.Job) submitted {
+func (d *Dispatcher) duplicate(tx *txn, j store.Job, dup *store.DuplicateError, inBatch map[idemKey]store.Job, actor string) submitted {
 	orig, ok := inBatch[idemKey{j.Tenant, j.IdempotencyKey}]
 	if rec := d.jobs[dup.JobID]; !ok && rec != nil {
 		orig, ok = rec.job, true
@@ -244,7 +253,7 @@ func (d *Dispatcher) duplicate(tx *txn, j store.Job, dup *store.DuplicateError, 
 			return submitted{}
 		}
 	}
-	tx.event(orig.ID, orig.Attempt, orig.Tenant, store.EventDeduplicated, "tenant:"+j.Tenant, map[string]string{"idempotency_key": j.IdempotencyKey})
+	tx.event(orig.ID, orig.Attempt, orig.Tenant, store.EventDeduplicated, actor, map[string]string{"idempotency_key": j.IdempotencyKey})
 	return submitted{job: orig, deduplicated: true}
 }
 

@@ -35,7 +35,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, p principa
 	if err != nil {
 		return err
 	}
-	res, waitCh, err := s.d.Submit(r.Context(), jobs, wait)
+	res, waitCh, err := s.d.Submit(r.Context(), jobs, wait, p.name())
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request, p principal
 	if err != nil {
 		return err
 	}
-	res, _, err := s.d.Submit(r.Context(), jobs, false)
+	res, _, err := s.d.Submit(r.Context(), jobs, false, p.name())
 	if err != nil {
 		return err
 	}

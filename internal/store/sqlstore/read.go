@@ -143,6 +143,9 @@ func (s *Core) JobGetByIdempotencyKey(ctx context.Context, tenant, key string, c
 	return jobs[0], nil
 }
 
+// likeEscaper escapes a LIKE pattern's wildcards (with ESCAPE '\').
+var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
+
 // IdempotencyHolder implements store.Reader.
 func (s *Core) IdempotencyHolder(ctx context.Context, tenant, key string, createdAfter time.Time) (string, error) {
 	var id string
@@ -559,7 +562,10 @@ func (s *Core) EventList(ctx context.Context, p store.EventListParams) ([]store.
 	}
 	in(&w, "type", p.Types)
 	if p.Actor != "" {
-		w.add("actor = ?", p.Actor)
+		// The actor itself, every key of a role ("admin" finds "admin
+		// key 1a2b... (name)"), or one key by its id.
+		esc := likeEscaper.Replace(p.Actor)
+		w.add(`(actor = ? OR actor LIKE ? ESCAPE '\' OR actor LIKE ? ESCAPE '\')`, p.Actor, esc+" key %", "% key "+esc+"%")
 	}
 	if !p.Since.IsZero() {
 		w.add("at >= ?", timeArg(p.Since))

@@ -45,3 +45,40 @@ func testEventDeleteBefore(t *testing.T, s store.Store) {
 	}
 	diff(t, "events left", []string{jobID("j", 3), jobID("j", 4)}, jobs)
 }
+
+// testEventActorFilter: the actor filter takes the actor itself, a role
+// (every key of it: "admin" finds "admin key ID (name)"), or a key id.
+func testEventActorFilter(t *testing.T, s store.Store) {
+	evs := []store.Event{
+		{Type: store.EventCancelled, At: T0, Actor: "admin key 1111aaaa2222bbbb (deploy)"},
+		{Type: store.EventCancelled, At: T0, Actor: "admin key 3333cccc4444dddd (admin_keys[0])"},
+		{Type: store.EventCancelled, At: T0, Actor: "tenant:acme key 5555eeee6666ffff (ci)"},
+		{Type: store.EventCancelled, At: T0, Actor: "tenant:ac%me key 7777aaaa8888bbbb"},
+		{Type: store.EventCancelled, At: T0, Actor: "system"},
+		{Type: store.EventCancelled, At: T0, Actor: "administrator"},
+	}
+	write(t, s, func(w store.Writer) error { return w.EventAppend(ctx, evs) })
+	for actor, want := range map[string][]int64{
+		"admin":            {1, 2},
+		"tenant:acme":      {3},
+		"tenant:ac%me":     {4},
+		"3333cccc4444dddd": {2},
+		"system":           {5},
+		"administrator":    {6},
+		"tenant:ac":        nil,
+	} {
+		got, err := s.EventList(ctx, store.EventListParams{Actor: actor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var idx []int64
+		for _, e := range got {
+			for i, ev := range evs {
+				if ev.ID == e.ID {
+					idx = append(idx, int64(i+1))
+				}
+			}
+		}
+		diff(t, "actor="+actor, want, idx)
+	}
+}

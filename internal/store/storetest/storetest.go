@@ -49,6 +49,7 @@ var tests = []testCase{
 	{"JobListUnfinished", testJobListUnfinished},
 	{"JobDeleteFinished", testJobDeleteFinished},
 	{"EventDeleteBefore", testEventDeleteBefore},
+	{"EventActorFilter", testEventActorFilter},
 
 	{"IdempotencyDuplicateWithinWindow", testIdempotencyDuplicate},
 	{"IdempotencyOtherTenant", testIdempotencyOtherTenant},
