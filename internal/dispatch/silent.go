@@ -10,15 +10,16 @@ import (
 
 // A worker calls in at least once a heartbeat interval: its heartbeat
 // is held for at most that long, and the next one leaves when the answer
-// comes. One that has not called for half an interval more has missed
-// its heartbeats (it died, or cannot reach the server). Until its lease
-// TTL runs out it is not declared lost, but it is offered no new work:
-// its free slots leave the engine's placement, and the leases waiting in
-// its mailbox, which have not left the server, go back to the queue for
-// other workers. Its running jobs stay its own. Its next call, if any,
-// brings it back.
+// comes. One that has not called for two intervals (at most halfway from
+// one interval to the lease TTL) has missed its heartbeats: it died, or
+// cannot reach the server. Until its lease TTL runs out it is not
+// declared lost, but it is offered no new work: its free slots leave the
+// engine's placement, and the leases waiting in its mailbox, which have
+// not left the server, go back to the queue for other workers. Its
+// running jobs stay its own. Its next call, if any, brings it back.
 func (d *Dispatcher) silentAfter() time.Duration {
-	return d.cfg.Server.HeartbeatInterval.D() * 3 / 2
+	hb, ttl := d.cfg.Server.HeartbeatInterval.D(), d.leaseTTL()
+	return min(2*hb, (hb+ttl)/2)
 }
 
 // markSilent takes the workers that missed their heartbeats out of

@@ -28,7 +28,7 @@ func TestASilentWorkerIsOfferedNoNewWork(t *testing.T) {
 	if got := h.get(waiting.ID).WorkerID; got != quiet {
 		t.Fatalf("first job leased to %q, want %q (the test's premise)", got, quiet)
 	}
-	h.clock.Advance(16 * time.Second) // 1.6 heartbeat intervals: missed
+	h.clock.Advance(21 * time.Second) // over two heartbeat intervals: missed, and the lease TTL (30 s) not out
 	beat(alive)
 	if got := h.get(waiting.ID); got.WorkerID != alive && got.State != api.StatePending {
 		t.Fatalf("the lease in the silent worker's mailbox: %s on %q; want it withdrawn, then leased to %s", got.State, got.WorkerID, alive)
