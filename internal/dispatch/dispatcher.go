@@ -149,6 +149,7 @@ type Dispatcher struct {
 	alerts         *alerts.Alerter            // nil: none
 	pending        []func(tx *txn)            // repairs found at rebuild, applied in the first batch
 	purgeDue       time.Time                  // when retention purges next (purge)
+	purgeJobChunk  int                        // the jobs retention deletes per purge (0: purgeChunk)
 	seen           map[string]store.Worker    // capabilities of every worker ever registered (seen.go)
 	inflight       []committed                // committed batches waiting for the disk, oldest first
 	seq            uint64                     // batches started

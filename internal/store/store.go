@@ -150,10 +150,11 @@ type Writer interface {
 	// older. Purged.NextAt is the time of the oldest event left that the
 	// same call would delete.
 	EventDeleteBefore(ctx context.Context, before time.Time, limit int) (Purged, error)
-	// IdempotencyPurge forgets key claims made before createdBefore; call
-	// it with now - IdempotencyWindow. Expired claims are reusable even
-	// unpurged: purging only keeps the table small.
-	IdempotencyPurge(ctx context.Context, createdBefore time.Time) (int64, error)
+	// IdempotencyPurge forgets up to limit key claims made before
+	// createdBefore, oldest first; call it with now - IdempotencyWindow.
+	// Expired claims are reusable even unpurged: purging only keeps the
+	// table small. Purged.NextAt is as for JobDeleteFinished.
+	IdempotencyPurge(ctx context.Context, createdBefore time.Time, limit int) (Purged, error)
 
 	// ExecutionUpsert inserts or replaces the execution (JobID, Attempt).
 	// ErrNotFound if the job does not exist.

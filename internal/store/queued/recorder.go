@@ -170,12 +170,12 @@ func (r *Recorder) EventDeleteBefore(ctx context.Context, before time.Time, limi
 	return w.EventDeleteBefore(ctx, before, limit)
 }
 
-func (r *Recorder) IdempotencyPurge(ctx context.Context, before time.Time) (int64, error) {
+func (r *Recorder) IdempotencyPurge(ctx context.Context, before time.Time, limit int) (store.Purged, error) {
 	w, err := r.now()
 	if err != nil {
-		return 0, err
+		return store.Purged{}, err
 	}
-	return w.IdempotencyPurge(ctx, before)
+	return w.IdempotencyPurge(ctx, before, limit)
 }
 
 func (r *Recorder) ExecutionUpsert(ctx context.Context, e store.Execution) error {

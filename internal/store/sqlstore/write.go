@@ -47,7 +47,7 @@ var stmtSQL = [numStmts]string{
 		ON CONFLICT (tenant, key) DO UPDATE SET job_id = excluded.job_id, created_at = excluded.created_at
 		WHERE idempotency_keys.created_at <= ?`,
 	stmtIdemHolder: `SELECT job_id FROM idempotency_keys WHERE tenant = ? AND key = ?`,
-	stmtIdemPurge:  `DELETE FROM idempotency_keys WHERE created_at < ?`,
+	stmtIdemPurge:  `DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND created_at < ?`,
 	stmtExecResult: `UPDATE executions SET result_state = ?, result_error = ?, result_tries = ?, result_next_at = ?
 		WHERE job_id = ? AND attempt = ? AND result_state = 'pending' AND result_tries = ?`,
 	stmtExecProbe: `SELECT 1 FROM executions WHERE job_id = ? AND attempt = ?`,
@@ -431,16 +431,51 @@ func (w *Writer) EventDeleteBefore(ctx context.Context, before time.Time, limit 
 	return p, nil
 }
 
-func (w *Writer) IdempotencyPurge(ctx context.Context, before time.Time) (n int64, err error) {
+func (w *Writer) IdempotencyPurge(ctx context.Context, before time.Time, limit int) (p store.Purged, err error) {
 	defer w.guard(&err)
 	if err := w.check(ctx); err != nil {
-		return 0, err
+		return store.Purged{}, err
 	}
-	n, err = w.affected(stmtIdemPurge, timeArg(before))
+	if limit <= 0 {
+		return store.Purged{}, nil
+	}
+	// The oldest claims by the created_at index, one past the limit.
+	rows, err := w.s.WConn.QueryContext(bg, w.s.D.rebind(`SELECT tenant, key, created_at FROM idempotency_keys
+		WHERE created_at < ? ORDER BY created_at LIMIT ?`), timeArg(before), limit+1)
 	if err != nil {
-		return 0, fmt.Errorf("store: purge idempotency keys: %w", err)
+		return store.Purged{}, fmt.Errorf("store: select expired idempotency keys: %w", err)
 	}
-	return n, nil
+	type claim struct{ tenant, key string }
+	var cs []claim
+	for rows.Next() {
+		var c claim
+		var at time.Time
+		if err := rows.Scan(&c.tenant, &c.key, timeCol{&at}); err != nil {
+			_ = rows.Close()
+			return store.Purged{}, fmt.Errorf("store: select expired idempotency keys: %w", err)
+		}
+		if len(cs) == limit {
+			p.NextAt = at
+			continue
+		}
+		cs = append(cs, c)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return store.Purged{}, fmt.Errorf("store: select expired idempotency keys: %w", err)
+	}
+	err = w.atomically(func() error {
+		for _, c := range cs {
+			if _, err := w.exec(stmtIdemPurge, c.tenant, c.key, timeArg(before)); err != nil {
+				return fmt.Errorf("store: purge idempotency keys: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return store.Purged{}, err
+	}
+	p.Deleted = int64(len(cs))
+	return p, nil
 }
 
 func (w *Writer) ExecutionUpsert(ctx context.Context, e store.Execution) (err error) {
