@@ -33,6 +33,13 @@ func TestASilentWorkerIsOfferedNoNewWork(t *testing.T) {
 	if got := h.get(waiting.ID); got.WorkerID != alive && got.State != api.StatePending {
 		t.Fatalf("the lease in the silent worker's mailbox: %s on %q; want it withdrawn, then leased to %s", got.State, got.WorkerID, alive)
 	}
+	var ws api.WorkerList
+	h.do("GET", "/workers", nil, &ws)
+	for _, w := range ws.Workers {
+		if want := map[string]string{quiet: "silent", alive: "active"}[w.ID]; w.State != want {
+			t.Errorf("GET /workers: %s is %q, want %q", w.Name, w.State, want)
+		}
+	}
 	fresh := h.submit(api.JobSpec{Type: "a", Command: []string{"true"}})
 	if got := h.get(fresh.ID).WorkerID; got != alive {
 		t.Fatalf("a job submitted while %s is silent went to %q, want %s", quiet, got, alive)
