@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,5 +48,27 @@ func TestSubmitsOfATypeWhoseWorkerRestartsAreQueued(t *testing.T) {
 		if j := cl.wait(id, 30*time.Second); j.State != api.StateSucceeded {
 			t.Fatalf("job %s of b: %s", id, j.State)
 		}
+	}
+}
+
+// Issue 28 item 40: SIGTERM stops a server with a worker connected at
+// once: the worker's held heartbeat (here up to 30 s) is answered at the
+// shutdown, not waited for until the HTTP server's 10 s shutdown
+// deadline.
+func TestServerSIGTERMDoesNotWaitForAHeldHeartbeat(t *testing.T) {
+	cl := newCluster(t, `
+server:
+  lease_ttl: 90s
+  heartbeat_interval: 30s
+  allow_unknown_types: true
+`)
+	cl.worker("w1", "--slots", "1")
+	eventually(t, 20*time.Second, "the worker's first heartbeat (then held)", func() bool {
+		ws, err := cl.c.Workers(context.Background())
+		return err == nil && len(ws) == 1 && ws[0].LastSeenAt.After(ws[0].RegisteredAt)
+	})
+	_ = cl.server.cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, cl.server, 5*time.Second); code != 0 {
+		t.Fatalf("server exited %d after SIGTERM", code)
 	}
 }
