@@ -144,6 +144,9 @@ type SubmitResponse struct {
 	Job            Job        `json:"job"`
 	EstimatedStart *time.Time `json:"estimated_start,omitempty"`
 	Deduplicated   bool       `json:"deduplicated"`
+	// Warnings say what the submitter may not expect: no registered
+	// worker can run the job now (it is queued all the same).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // BatchRequest is the body of POST /jobs/batch.
@@ -263,6 +266,8 @@ type Execution struct {
 // ExecutionList answers GET /jobs/{id}/executions.
 type ExecutionList struct {
 	Executions []Execution `json:"executions"`
+	// NextCursor, when set, is the cursor that reads the next page.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // LogChunk is a piece of a job's output.
@@ -350,14 +355,30 @@ type Reservation struct {
 }
 
 // FailureReport answers GET /failures: the failed side of the finished
-// executions the filters select.
+// attempts matched. Seed 002's names map so: total_failures is failed,
+// failure_breakdown is by_failure_class, recent_failures is recent (its
+// execution_id is job_id and attempt, failed_at is finished_at,
+// error_type is failure_class, error_message is error). A cancelled
+// attempt (a user's cancel, a shutdown) is neither a success nor a
+// failure: it is counted in cancelled only.
 type FailureReport struct {
-	Total       int64            `json:"total"`        // finished executions matched
-	Failed      int64            `json:"failed"`       // of them, every outcome but succeeded
-	FailureRate float64          `json:"failure_rate"` // failed / total, 0 when total is 0
-	ByOutcome   map[string]int64 `json:"by_outcome"`   // failed, timeout, lost, cancelled
-	ByClass     map[string]int64 `json:"by_failure_class"`
-	Recent      []FailedAttempt  `json:"recent"` // newest first, at most `limit` (default 20)
+	Total       int64                    `json:"total"`        // attempts that succeeded or failed
+	Failed      int64                    `json:"failed"`       // of them, failed, timed out or lost
+	Cancelled   int64                    `json:"cancelled"`    // attempts cancelled, not in total
+	FailureRate float64                  `json:"failure_rate"` // failed / total, 0 when total is 0
+	ByOutcome   map[string]int64         `json:"by_outcome"`   // failed, timeout, lost
+	ByClass     map[string]int64         `json:"by_failure_class"`
+	ByTenant    map[string]FailureCounts `json:"by_tenant"` // the same attempts, per tenant
+	ByType      map[string]FailureCounts `json:"by_type"`   // and per job type
+	Recent      []FailedAttempt          `json:"recent"`    // newest first, at most `limit` (default 20)
+}
+
+// FailureCounts is one tenant's or one type's part of a FailureReport.
+type FailureCounts struct {
+	Total       int64   `json:"total"`
+	Failed      int64   `json:"failed"`
+	Cancelled   int64   `json:"cancelled"`
+	FailureRate float64 `json:"failure_rate"`
 }
 
 // FailedAttempt is one failed execution in a FailureReport.
@@ -368,19 +389,35 @@ type FailedAttempt struct {
 	FailureClass string    `json:"failure_class,omitempty"`
 	ExitCode     *int      `json:"exit_code,omitempty"`
 	Error        string    `json:"error,omitempty"`
+	DurationMS   int64     `json:"duration_ms"` // how long the attempt ran
 	FinishedAt   time.Time `json:"finished_at"`
 }
 
 // SuccessReport answers GET /successes: the succeeded side, with run-time
-// percentiles of the succeeded executions.
+// percentiles of the succeeded executions. Seed 002's names map so:
+// total_successes is succeeded, p50_execution_time_ms is p50_duration_ms
+// (and p95, p99); avg_execution_time_ms is given under its own name.
 type SuccessReport struct {
-	Total          int64   `json:"total"`        // finished executions matched
-	Succeeded      int64   `json:"succeeded"`    // of them, succeeded
-	SuccessRate    float64 `json:"success_rate"` // succeeded / total, 0 when total is 0
-	MeanDurationMS float64 `json:"mean_duration_ms"`
-	P50DurationMS  float64 `json:"p50_duration_ms"`
-	P95DurationMS  float64 `json:"p95_duration_ms"`
-	P99DurationMS  float64 `json:"p99_duration_ms"`
+	Total              int64                    `json:"total"`        // attempts that succeeded or failed
+	Succeeded          int64                    `json:"succeeded"`    // of them, succeeded
+	Cancelled          int64                    `json:"cancelled"`    // attempts cancelled, not in total
+	SuccessRate        float64                  `json:"success_rate"` // succeeded / total, 0 when total is 0
+	AvgExecutionTimeMS float64                  `json:"avg_execution_time_ms"`
+	MeanDurationMS     float64                  `json:"mean_duration_ms"` // the same as avg_execution_time_ms
+	P50DurationMS      float64                  `json:"p50_duration_ms"`
+	P95DurationMS      float64                  `json:"p95_duration_ms"`
+	P99DurationMS      float64                  `json:"p99_duration_ms"`
+	ByTenant           map[string]SuccessCounts `json:"by_tenant"` // the same attempts, per tenant
+	ByType             map[string]SuccessCounts `json:"by_type"`   // and per job type
+}
+
+// SuccessCounts is one tenant's or one type's part of a SuccessReport.
+type SuccessCounts struct {
+	Total              int64   `json:"total"`
+	Succeeded          int64   `json:"succeeded"`
+	Cancelled          int64   `json:"cancelled"`
+	SuccessRate        float64 `json:"success_rate"`
+	AvgExecutionTimeMS float64 `json:"avg_execution_time_ms"` // of the succeeded ones
 }
 
 // Series answers GET /series: attempts over time, one point per step of
@@ -408,10 +445,26 @@ type SeriesPoint struct {
 	WaitMaxMS  float64          `json:"wait_max_ms"`
 }
 
-// SLAReport answers GET /sla-compliance.
+// SLAReport answers GET /sla-compliance: the finished attempts whose SLA
+// was measured (they had an expected time or a limit). Seed 002's names
+// map so: total_executions is total, sla_met_count met,
+// sla_violated_count violated, sla_compliance_rate compliance.
 type SLAReport struct {
-	Total      int64   `json:"total"`
-	Met        int64   `json:"met"`
-	Violated   int64   `json:"violated"`
-	Compliance float64 `json:"compliance"` // met / total, 1 when total is 0
+	Period     ReportPeriod `json:"period"`
+	Total      int64        `json:"total"`
+	Met        int64        `json:"met"`
+	Violated   int64        `json:"violated"`
+	Compliance *float64     `json:"compliance"` // met / total; null when total is 0 (no data)
+	// AvgExecutionTimeMS averages the run time of the measured attempts;
+	// AvgSLAViolationPercentage how far past their expected time the
+	// violated ones ran, in percent (0 when none was violated).
+	AvgExecutionTimeMS        float64 `json:"avg_execution_time_ms"`
+	AvgSLAViolationPercentage float64 `json:"avg_sla_violation_percentage"`
+}
+
+// ReportPeriod is the range a report covers: attempts that finished
+// after start and before end; an open end is null.
+type ReportPeriod struct {
+	Start *time.Time `json:"start"`
+	End   *time.Time `json:"end"`
 }

@@ -230,7 +230,7 @@ func TestJobActions(t *testing.T) {
 		"successes": {answer: api.SuccessReport{Total: 2, Succeeded: 2, P99DurationMS: 7}, want: api.SuccessReport{Total: 2, Succeeded: 2, P99DurationMS: 7}, method: "GET", path: "/api/v1/successes",
 			query: url.Values{"until": {"2026-11-21T06:00:00Z"}},
 			call:  func(c *Client) (any, error) { return c.Successes(ctx, SummaryOptions{Until: t0}) }},
-		"sla": {answer: api.SLAReport{Total: 4, Met: 3, Violated: 1, Compliance: 0.75}, want: api.SLAReport{Total: 4, Met: 3, Violated: 1, Compliance: 0.75},
+		"sla": {answer: api.SLAReport{Total: 4, Met: 3, Violated: 1, Compliance: &threeQuarters}, want: api.SLAReport{Total: 4, Met: 3, Violated: 1, Compliance: &threeQuarters},
 			method: "GET", path: "/api/v1/sla-compliance",
 			call: func(c *Client) (any, error) { return c.SLACompliance(ctx, SummaryOptions{}) }},
 		"workers": {answer: api.WorkerList{Workers: []api.WorkerInfo{{ID: "w1", Name: "h1", Slots: 4, State: "active"}}},
@@ -329,3 +329,5 @@ func TestWaitNotFound(t *testing.T) {
 		t.Errorf("Wait: %v", err)
 	}
 }
+
+var threeQuarters = 0.75

@@ -102,11 +102,31 @@ func (w *Worker) applyHeartbeat(resp api.HeartbeatResponse) {
 	}
 	for _, a := range resp.Revoked {
 		if t := w.heldTask(a); t != nil {
-			w.log.Info("lease revoked", "job", a.JobID, "attempt", a.Attempt)
+			w.logRevoked(t)
 			t.revoke()
 			w.forget(t)
 		}
 	}
+}
+
+// logRevoked says why the server no longer holds an attempt for this
+// worker. Most often the attempt has ended and its completion is on its
+// way: a heartbeat sent before the completion was acknowledged is
+// answered after the server recorded it, which is news to no one (debug).
+// A running attempt revoked is news (info): the worker stops it.
+func (w *Worker) logRevoked(t *task) {
+	w.mu.Lock()
+	reported := t.reporting
+	var outcome string
+	if reported { // t.completion was set before reporting, under w.mu
+		outcome = t.completion.Outcome
+	}
+	w.mu.Unlock()
+	if !reported {
+		w.log.Info("lease revoked: stopping the attempt", "job", t.key.jobID, "attempt", t.key.attempt)
+		return
+	}
+	w.log.Debug("attempt ended on the server; its result was already sent", "job", t.key.jobID, "attempt", t.key.attempt, "outcome", outcome)
 }
 
 func (w *Worker) heldTask(a api.JobAttempt) *task {

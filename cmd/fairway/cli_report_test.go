@@ -15,14 +15,14 @@ import (
 // Item 14 of issue 28: the reports, extend-sla and webhooks have CLI
 // commands, as they have API routes.
 func TestCLIReports(t *testing.T) {
-	exit := 3
+	exit, compliance := 3, 0.9
 	failures := api.FailureReport{Total: 25, Failed: 3, FailureRate: 0.12,
 		ByOutcome: map[string]int64{"failed": 2, "timeout": 1}, ByClass: map[string]int64{"exit_code": 2, "timeout": 1},
 		Recent: []api.FailedAttempt{{JobID: "j9", Attempt: 2, Outcome: "failed", FailureClass: "exit_code", ExitCode: &exit, Error: "exit code 3", FinishedAt: at}}}
 	f := newAPIFake(t, map[string]http.HandlerFunc{
 		"GET /api/v1/failures":       replyWith(200, failures),
 		"GET /api/v1/successes":      replyWith(200, api.SuccessReport{Total: 25, Succeeded: 22, SuccessRate: 0.88, P50DurationMS: 1500}),
-		"GET /api/v1/sla-compliance": replyWith(200, api.SLAReport{Total: 10, Met: 9, Violated: 1, Compliance: 0.9}),
+		"GET /api/v1/sla-compliance": replyWith(200, api.SLAReport{Total: 10, Met: 9, Violated: 1, Compliance: &compliance}),
 	})
 	code, out, errOut := runCmd(t, "report", "failures", "--server", f.URL, "--since", "2026-11-20T00:00:00Z", "--type", "report", "--tenant", "acme")
 	if code != 0 {
@@ -42,7 +42,7 @@ func TestCLIReports(t *testing.T) {
 		t.Errorf("successes:\n%s", out)
 	}
 	_, out, _ = runCmd(t, "report", "sla-compliance", "--server", f.URL, "--json")
-	if got := decodeJSON[api.SLAReport](t, out); got.Violated != 1 || got.Compliance != 0.9 {
+	if got := decodeJSON[api.SLAReport](t, out); got.Violated != 1 || got.Compliance == nil || *got.Compliance != 0.9 {
 		t.Errorf("sla-compliance --json: %+v", got)
 	}
 	for _, args := range [][]string{{"report", "failures", "--type", "a,b"}, {"report", "failures", "--since", "yesterday"}, {"report", "nope"}} {

@@ -126,6 +126,9 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return c.fail(err)
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(c.stderr, "fairway: warning: %s\n", w)
+	}
 	if f.wait {
 		return c.follow(ctx, cl, res)
 	}

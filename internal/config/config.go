@@ -53,9 +53,13 @@ type Server struct {
 	// the defaults. Off, such a submit is refused with invalid_argument.
 	AllowUnknownTypes bool `yaml:"allow_unknown_types"`
 	MaxQueued         int  `yaml:"max_queued"` // whole server; 0 = unlimited
-	// Retention deletes finished jobs (with their executions and logs; the
-	// audit events stay) this long after they finished; 0 keeps them.
+	// Retention deletes finished jobs (with their executions and logs)
+	// this long after they finished; 0 keeps them. Idempotency keys stay
+	// bound for their own 24 h whatever the retention.
 	Retention Duration `yaml:"retention"`
+	// EventsRetention deletes audit events this long after they were
+	// recorded; unset, it is Retention; 0 keeps them (see EventRetention).
+	EventsRetention *Duration `yaml:"events_retention"`
 	// HTTP connection limits (package connlimit). MaxConnections 0 means
 	// the process's RLIMIT_NOFILE less headroom (connlimit.DefaultMax).
 	MaxConnections int      `yaml:"max_connections"`
@@ -67,9 +71,14 @@ type Server struct {
 	// what a type or a job may ask for.
 	OutputLimit    ByteSize `yaml:"output_limit"`
 	MaxOutputLimit ByteSize `yaml:"max_output_limit"`
-	// AcceptUnrunnable keeps a job no registered worker could ever run
-	// (type, labels, capacity) pending; by default the submit is refused
-	// (422 unrunnable) while at least one worker is registered.
+	// Unrunnable says what a submit gets when no registered worker could
+	// run the job (type, labels, capacity): UnrunnableAccept (the
+	// default) queues it with a warning in the answer; UnrunnableRefuseUnseen
+	// refuses it (422) unless a worker that could run it registered before
+	// (restarting workers); UnrunnableRefuse refuses it whenever no
+	// registered worker could run it now.
+	Unrunnable string `yaml:"unrunnable"`
+	// AcceptUnrunnable is the older switch: true is unrunnable: accept.
 	AcceptUnrunnable bool `yaml:"accept_unrunnable"`
 	// Results governs jobs' result locations (package results).
 	Results Results `yaml:"results"`
@@ -322,6 +331,30 @@ func (c *Config) fill() {
 	}
 }
 
+// EventRetention is how long audit events are kept: events_retention,
+// or the jobs' retention when unset; 0 keeps them.
+func (s Server) EventRetention() time.Duration {
+	if s.EventsRetention != nil {
+		return s.EventsRetention.D()
+	}
+	return s.Retention.D()
+}
+
+// server.unrunnable's values.
+const (
+	UnrunnableAccept       = "accept"
+	UnrunnableRefuseUnseen = "refuse_unseen"
+	UnrunnableRefuse       = "refuse"
+)
+
+// UnrunnablePolicy is server.unrunnable with its default (accept).
+func (s Server) UnrunnablePolicy() string {
+	if s.Unrunnable == "" || s.AcceptUnrunnable {
+		return UnrunnableAccept
+	}
+	return s.Unrunnable
+}
+
 // DefaultGCFloor is server.gc_floor's default.
 const DefaultGCFloor ByteSize = 256 << 20
 
@@ -345,6 +378,20 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.HeartbeatInterval.D() >= c.Server.LeaseTTL.D() {
 		return invalid("server.heartbeat_interval", "must be shorter than server.lease_ttl")
+	}
+	if c.Server.Retention.D() < 0 {
+		return invalid("server.retention", "must be >= 0 (0 keeps finished jobs)")
+	}
+	if c.Server.EventsRetention != nil && c.Server.EventsRetention.D() < 0 {
+		return invalid("server.events_retention", "must be >= 0 (0 keeps events; unset: server.retention)")
+	}
+	switch c.Server.Unrunnable {
+	case "", UnrunnableAccept, UnrunnableRefuseUnseen, UnrunnableRefuse:
+	default:
+		return invalid("server.unrunnable", fmt.Sprintf("must be accept, refuse_unseen or refuse, got %q", c.Server.Unrunnable))
+	}
+	if c.Server.AcceptUnrunnable && c.Server.Unrunnable != "" && c.Server.Unrunnable != UnrunnableAccept {
+		return invalid("server.accept_unrunnable", "true contradicts server.unrunnable: "+c.Server.Unrunnable+"; keep only server.unrunnable")
 	}
 	if c.Server.MaxQueued < 0 {
 		return invalid("server.max_queued", "must be >= 0")

@@ -57,6 +57,10 @@ func TestErrorsNameTheField(t *testing.T) {
 		"bad alpha":          {"cost: {alpha: 2}\n", "cost.alpha"},
 		"zero lane weight":   {"lanes: {a: {weight: 0}}\n", "lanes.a.weight: must be a positive number"},
 		"negative interval":  {"lanes: {a: {aging: {interval: -1}}}\n", "lanes.a.aging.interval"},
+		"bad unrunnable":     {"server: {unrunnable: sometimes}\n", "server.unrunnable"},
+		"both unrunnables":   {"server: {unrunnable: refuse, accept_unrunnable: true}\n", "server.accept_unrunnable"},
+		"negative retention": {"server: {retention: -1h}\n", "server.retention"},
+		"negative events":    {"server: {events_retention: -1h}\n", "server.events_retention"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -81,6 +85,26 @@ func TestDefaults(t *testing.T) {
 	}
 	if d := Default(); !d.Server.AllowUnknownTypes {
 		t.Fatal("Default() must allow unknown types")
+	}
+}
+
+// Events are kept as long as jobs unless events_retention says otherwise
+// (0: kept for ever).
+func TestEventRetention(t *testing.T) {
+	for yaml, want := range map[string]time.Duration{
+		"":                        0,
+		"server: {retention: 2h}": 2 * time.Hour,
+		"server: {retention: 2h, events_retention: 30m}": 30 * time.Minute,
+		"server: {retention: 2h, events_retention: 0}":   0,
+		"server: {events_retention: 10m}":                10 * time.Minute,
+	} {
+		c, err := Load(strings.NewReader(yaml))
+		if err != nil {
+			t.Fatalf("%q: %v", yaml, err)
+		}
+		if got := c.Server.EventRetention(); got != want {
+			t.Errorf("%q: events kept %v, want %v", yaml, got, want)
+		}
 	}
 }
 

@@ -23,12 +23,13 @@ type SubmitResult struct {
 
 // Submit inserts the jobs in one transaction (all or none, see
 // submitJobs); with wait it also returns a channel that receives the
-// (single) job once it ends.
-func (d *Dispatcher) Submit(ctx context.Context, jobs []store.Job, wait bool) ([]SubmitResult, chan api.Job, error) {
+// (single) job once it ends. actor is who submits, for the audit trail
+// ("": the jobs' tenant).
+func (d *Dispatcher) Submit(ctx context.Context, jobs []store.Job, wait bool, actor string) ([]SubmitResult, chan api.Job, error) {
 	out := make([]SubmitResult, len(jobs))
 	var waitCh chan api.Job
 	err := d.submitArriving(ctx, arrivals(jobs), func(tx *txn) {
-		res := d.submitJobs(tx, jobs)
+		res := d.submitJobsAs(tx, jobs, actor)
 		if wait && res[0].err == nil && tx.err == nil {
 			waitCh = d.addWaiter(res[0].job.ID)
 		}
@@ -131,6 +132,9 @@ func (d *Dispatcher) workerCall(ctx context.Context, id string, fn func(tx *txn,
 			return
 		}
 		wk.lastSeen = tx.now
+		if wk.silent {
+			d.setSilent(tx, wk, false)
+		}
 		fn(tx, wk)
 	})
 	if err == nil && !known {
@@ -225,6 +229,10 @@ func (d *Dispatcher) Heartbeat(ctx context.Context, workerID string, req api.Hea
 		case <-timer.C:
 			return out, nil
 		case <-ctx.Done():
+			return out, nil
+		case <-d.done:
+			// The server is stopping: the beat was recorded, and the
+			// worker learns the rest from its next one, elsewhere.
 			return out, nil
 		}
 	}

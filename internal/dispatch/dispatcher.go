@@ -148,11 +148,13 @@ type Dispatcher struct {
 	metrics        *metrics.Metrics           // nil: none
 	alerts         *alerts.Alerter            // nil: none
 	pending        []func(tx *txn)            // repairs found at rebuild, applied in the first batch
-	lastPurge      time.Time
-	inflight       []committed  // committed batches waiting for the disk, oldest first
-	seq            uint64       // batches started
-	durable        uint64       // the last batch known durable: its leases and those before may leave
-	queued         atomic.Int64 // commands handed to the Dispatcher so far
+	purgeDue       time.Time                  // when retention purges next (purge)
+	purgeJobChunk  int                        // the jobs retention deletes per purge (0: purgeChunk)
+	seen           map[string]store.Worker    // capabilities of every worker ever registered (seen.go)
+	inflight       []committed                // committed batches waiting for the disk, oldest first
+	seq            uint64                     // batches started
+	durable        uint64                     // the last batch known durable: its leases and those before may leave
+	queued         atomic.Int64               // commands handed to the Dispatcher so far
 	// outOfStep is set when a committed batch could not be made durable:
 	// the state in memory ran ahead of the store, and is rebuilt from it
 	// before the next batch (recover).

@@ -43,6 +43,16 @@ type UnrunnableError struct{ Msg string }
 
 func (e *UnrunnableError) Error() string { return e.Msg }
 
+// KeyOfDeletedJobError refuses a submit whose idempotency key is held,
+// inside its 24 h window, by a job that retention has since deleted:
+// nothing is submitted, and the job that ran cannot be shown.
+type KeyOfDeletedJobError struct{ Key, JobID string }
+
+func (e *KeyOfDeletedJobError) Error() string {
+	return fmt.Sprintf("idempotency key %q was used by job %s, which has finished and was deleted by retention (server.retention); "+
+		"the key stays bound for %s after that job's submit, so nothing was submitted", e.Key, e.JobID, store.IdempotencyWindow)
+}
+
 // UnknownWorkerError answers a worker call from a worker the dispatcher
 // does not know (expired, deregistered, or lost at a restart).
 type UnknownWorkerError struct{ ID string }

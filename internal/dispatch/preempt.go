@@ -61,7 +61,7 @@ func (d *Dispatcher) undeliveredBelow(rec *jobRec) *jobRec {
 	var best *jobRec
 	var bestSeq uint64
 	for _, wk := range d.workers {
-		if wk.draining || !d.eng.CouldRun(rec.job.ID, wk.w.ID) {
+		if wk.draining || wk.silent || !d.eng.CouldRun(rec.job.ID, wk.w.ID) {
 			continue
 		}
 		for _, it := range wk.mailbox {
@@ -82,6 +82,13 @@ func (d *Dispatcher) undeliveredBelow(rec *jobRec) *jobRec {
 // pending again with the attempt it had before (the withdrawn attempt
 // never left the server, so its number is free) and waits with its age.
 func (d *Dispatcher) unlease(tx *txn, rec, by *jobRec) {
+	d.withdrawLease(tx, rec, map[string]any{"worker": rec.worker.w.ID, "for_job": by.job.ID, "for_priority": by.job.Priority})
+}
+
+// withdrawLease takes back rec's lease that has not left the server: rec
+// is pending again with the attempt it had before and waits with its
+// age. detail says why, in the unleased event.
+func (d *Dispatcher) withdrawLease(tx *txn, rec *jobRec, detail map[string]any) {
 	wk := rec.worker
 	withdrawn := rec.job.Attempt
 	prev := withdrawn - 1
@@ -96,8 +103,7 @@ func (d *Dispatcher) unlease(tx *txn, rec, by *jobRec) {
 		tx.fatal(fmt.Errorf("engine unadmit %s: %w", rec.job.ID, err))
 		return
 	}
-	tx.event(rec.job.ID, withdrawn, rec.job.Tenant, store.EventUnleased, "system",
-		map[string]any{"worker": wk.w.ID, "for_job": by.job.ID, "for_priority": by.job.Priority})
+	tx.event(rec.job.ID, withdrawn, rec.job.Tenant, store.EventUnleased, "system", detail)
 }
 
 func dropMail(box []mailItem, jobID string) []mailItem {

@@ -27,6 +27,7 @@ func (d *Dispatcher) rebuild(ctx context.Context) error {
 		return fmt.Errorf("rebuild: workers: %w", err)
 	}
 	for _, w := range workers {
+		d.noteSeen(w)
 		if w.State == store.WorkerGone {
 			continue
 		}

@@ -365,7 +365,7 @@ func (d *Dispatcher) checkTemplate(s store.Schedule) error {
 	}
 	j, err := d.build(spec, s.Tenant)
 	if err == nil {
-		err = d.checkRunnable(j, 0, false)
+		_, err = d.checkRunnable(j, 0, false)
 	}
 	var fe *FieldError
 	switch {

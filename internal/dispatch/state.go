@@ -104,6 +104,9 @@ type workerRec struct {
 	owed     []*poller
 	jobs     map[string]*jobRec
 	draining bool
+	// silent: the worker missed its heartbeats; it is offered no new
+	// work until it calls again (see markSilent).
+	silent bool
 	// nudge is signalled (after the commit is durable) when there is news
 	// for the worker: a cancel, a revoked lease, an extended deadline. A
 	// heartbeat holding its answer (wait_ms) wakes on it. lastNews is what

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/metrics"
 	"github.com/fairwayhq/fairway/internal/policy"
 	"github.com/fairwayhq/fairway/internal/store"
@@ -17,32 +18,48 @@ type submitted struct {
 	job          store.Job
 	rec          *jobRec // nil when deduplicated
 	deduplicated bool
-	err          error // a client error (*FieldError, *QuotaError)
+	warning      string // said in the answer (no registered worker can run it now)
+	err          error  // a client error (*FieldError, *QuotaError)
 }
 
-// checkRunnable refuses a job that no registered worker could ever run
-// (server.accept_unrunnable turns the check off).
-func (d *Dispatcher) checkRunnable(j store.Job, idx int, batch bool) error {
-	if d.cfg.Server.AcceptUnrunnable {
-		return nil
+// checkRunnable applies server.unrunnable to a job that no registered
+// worker could run now (type, labels, capacity): by default it is
+// accepted, with a warning for the answer; refuse_unseen refuses it
+// unless a worker that could run it registered before (it may be
+// restarting, as in a rolling deploy); refuse refuses it. A job without
+// a command is refused unless some worker, registered or seen before,
+// has a handler for its type.
+func (d *Dispatcher) checkRunnable(j store.Job, idx int, batch bool) (string, error) {
+	mode := d.cfg.Server.UnrunnablePolicy()
+	prefix := ""
+	if batch {
+		prefix = fmt.Sprintf("jobs[%d]: ", idx)
 	}
-	if len(j.Command) == 0 && !d.someWorkerRunsWithoutCommand(j.Type) {
-		e := badField("command", "the job has no command, and no registered worker has a handler for type %q that runs jobs without one: "+
-			`give the command to run ("command": ["echo","hi"]; with the CLI, after --: fairway submit %s -- echo hi)`, j.Type, j.Type)
-		if batch {
-			e.Field = fmt.Sprintf("jobs[%d].command", idx)
+	if len(j.Command) == 0 && !d.cfg.Server.AcceptUnrunnable && !d.someWorkerRunsWithoutCommand(j.Type) {
+		if mode == config.UnrunnableRefuse || !d.seenRunsWithoutCommand(j.Type) {
+			e := badField("command", "the job has no command, and no registered worker has a handler for type %q that runs jobs without one: "+
+				`give the command to run ("command": ["echo","hi"]; with the CLI, after --: fairway submit %s -- echo hi)`, j.Type, j.Type)
+			if batch {
+				e.Field = fmt.Sprintf("jobs[%d].command", idx)
+			}
+			return "", e
 		}
-		return e
+		return prefix + fmt.Sprintf("no registered worker has a handler for type %q now; one that had registered before (it may be restarting): "+
+			"the job is queued (reason no_compatible_worker) and starts once such a worker registers", j.Type), nil
 	}
 	ok, why := d.eng.Feasible(policyJob(j))
 	if ok {
-		return nil
+		return "", nil
 	}
-	msg := why + "; start a worker that can run it, or change the job's type, labels or resources (server.accept_unrunnable keeps such jobs pending)"
-	if batch {
-		msg = fmt.Sprintf("jobs[%d]: %s", idx, msg)
+	seen := d.seenCouldRun(j)
+	if mode == config.UnrunnableRefuse || (mode == config.UnrunnableRefuseUnseen && !seen) {
+		return "", &UnrunnableError{prefix + why + "; start a worker that can run it, or change the job's type, labels or resources (server.unrunnable: accept queues such jobs)"}
 	}
-	return &UnrunnableError{msg}
+	warning := why + " now; the job is queued (reason no_compatible_worker) and starts once a worker that can run it registers"
+	if seen {
+		warning += " (one that could registered before: it may be restarting)"
+	}
+	return prefix + warning, nil
 }
 
 // someWorkerRunsWithoutCommand says whether a job of typ without a
@@ -67,15 +84,27 @@ type idemKey struct{ tenant, key string }
 // submitJobs inserts jobs in the batch's transaction. Every job is checked
 // first (quotas, dependencies); if any fails, none is inserted.
 func (d *Dispatcher) submitJobs(tx *txn, jobs []store.Job) []submitted {
+	return d.submitJobsAs(tx, jobs, "")
+}
+
+// submitJobsAs is submitJobs recording actor as the submitter in the
+// audit trail ("": the jobs' tenant, "tenant:NAME").
+func (d *Dispatcher) submitJobsAs(tx *txn, jobs []store.Job, actor string) []submitted {
 	out := make([]submitted, len(jobs))
 	deps := make([][]policy.Dependency, len(jobs))
+	warnings := make([]string, len(jobs))
 	adding := map[string]int{}
 	for i := range jobs {
 		adding[jobs[i].Tenant]++
 		if err := d.checkQuota(jobs[i].Tenant, adding[jobs[i].Tenant]); err != nil {
 			return failAll(out, err)
 		}
-		if err := d.checkRunnable(jobs[i], i, len(jobs) > 1); err != nil {
+		warning, err := d.checkRunnable(jobs[i], i, len(jobs) > 1)
+		if err != nil {
+			return failAll(out, err)
+		}
+		warnings[i] = warning
+		if err := d.checkKeyOfDeletedJob(tx, jobs[i]); err != nil {
 			return failAll(out, err)
 		}
 		ds, err := d.checkDependencies(tx, jobs[i], jobs[:i], i, len(jobs) > 1)
@@ -86,12 +115,37 @@ func (d *Dispatcher) submitJobs(tx *txn, jobs []store.Job) []submitted {
 	}
 	inBatch := map[idemKey]store.Job{}
 	for i := range jobs {
-		out[i] = d.insertJob(tx, jobs[i], deps[i], inBatch)
+		out[i] = d.insertJob(tx, jobs[i], deps[i], inBatch, actor)
 		if tx.err != nil {
 			return out
 		}
+		if !out[i].deduplicated {
+			out[i].warning = warnings[i]
+		}
 	}
 	return out
+}
+
+// checkKeyOfDeletedJob refuses a job whose idempotency key is held, inside
+// its window, by a job that retention has deleted: the key stays bound
+// for the whole window (no second job), and there is no job left to
+// return as the original.
+func (d *Dispatcher) checkKeyOfDeletedJob(tx *txn, j store.Job) error {
+	if j.IdempotencyKey == "" {
+		return nil
+	}
+	holder, err := d.st.IdempotencyHolder(tx.ctx, j.Tenant, j.IdempotencyKey, tx.now.Add(-store.IdempotencyWindow))
+	if errors.Is(err, store.ErrNotFound) || (err == nil && d.jobs[holder] != nil) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = d.st.JobGet(tx.ctx, holder)
+	if errors.Is(err, store.ErrNotFound) {
+		return &KeyOfDeletedJobError{Key: j.IdempotencyKey, JobID: holder}
+	}
+	return err
 }
 
 func failAll(out []submitted, err error) []submitted {
@@ -147,7 +201,10 @@ func (d *Dispatcher) checkDependencies(tx *txn, j store.Job, earlier []store.Job
 
 // insertJob stores one job and queues it, or finds the job that holds its
 // idempotency key.
-func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, inBatch map[idemKey]store.Job) submitted {
+func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, inBatch map[idemKey]store.Job, actor string) submitted {
+	if actor == "" {
+		actor = "tenant:" + j.Tenant
+	}
 	j.ID = store.NewID(tx.now)
 	j.CreatedAt, j.UpdatedAt, j.EnqueuedAt = tx.now, tx.now, tx.now
 	j.State = store.StatePending
@@ -157,7 +214,7 @@ func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 	err := tx.w.JobInsertBatched(tx.ctx, j)
 	var dup *store.DuplicateError
 	if errors.As(err, &dup) {
-		return d.duplicate(tx, j, dup, inBatch)
+		return d.duplicate(tx, j, dup, inBatch, actor)
 	}
 	if err != nil {
 		tx.fatal(fmt.Errorf("insert job: %w", err))
@@ -178,13 +235,13 @@ func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 	if j.State == store.StatePending {
 		tx.arrive(rec)
 	}
-	tx.event(j.ID, 0, j.Tenant, store.EventSubmitted, "tenant:"+j.Tenant, map[string]any{"type": j.Type, "lane": j.Lane, "priority": j.Priority})
+	tx.event(j.ID, 0, j.Tenant, store.EventSubmitted, actor, map[string]any{"type": j.Type, "lane": j.Lane, "priority": j.Priority})
 	lane, typ := j.Lane, j.Type
 	d.observe(tx, func(m *metrics.Metrics) { m.JobSubmitted(lane, typ) })
 	return submitted{job: j, rec: rec}
 }
 
-func (d *Dispatcher) duplicate(tx *txn, j store.Job, dup *store.DuplicateError, inBatch map[idemKey]store.Job) submitted {
+func (d *Dispatcher) duplicate(tx *txn, j store.Job, dup *store.DuplicateError, inBatch map[idemKey]store.Job, actor string) submitted {
 	orig, ok := inBatch[idemKey{j.Tenant, j.IdempotencyKey}]
 	if rec := d.jobs[dup.JobID]; !ok && rec != nil {
 		orig, ok = rec.job, true
@@ -196,7 +253,7 @@ func (d *Dispatcher) duplicate(tx *txn, j store.Job, dup *store.DuplicateError, 
 			return submitted{}
 		}
 	}
-	tx.event(orig.ID, orig.Attempt, orig.Tenant, store.EventDeduplicated, "tenant:"+j.Tenant, map[string]string{"idempotency_key": j.IdempotencyKey})
+	tx.event(orig.ID, orig.Attempt, orig.Tenant, store.EventDeduplicated, actor, map[string]string{"idempotency_key": j.IdempotencyKey})
 	return submitted{job: orig, deduplicated: true}
 }
 
@@ -207,6 +264,9 @@ func (s submitted) response(d *Dispatcher) api.SubmitResponse {
 		job = s.rec.job
 	}
 	r := api.SubmitResponse{Job: wire.Job(job), Deduplicated: s.deduplicated}
+	if s.warning != "" {
+		r.Warnings = []string{s.warning}
+	}
 	if job.State == store.StateLeased || job.State == store.StateRunning {
 		r.EstimatedStart = wire.TimePtr(job.UpdatedAt)
 	}

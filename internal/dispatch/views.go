@@ -129,8 +129,11 @@ func (d *Dispatcher) workerList() api.WorkerList {
 	out := api.WorkerList{Workers: []api.WorkerInfo{}}
 	for _, wk := range d.workers {
 		state := string(store.WorkerActive)
-		if wk.draining {
+		switch {
+		case wk.draining:
 			state = string(store.WorkerDraining)
+		case wk.silent:
+			state = "silent" // missed its heartbeats: offered no new work (silent.go)
 		}
 		out.Workers = append(out.Workers, api.WorkerInfo{
 			ID: wk.w.ID, Name: wk.w.Name, Types: wk.w.Types, Handlers: wk.w.Handlers, Labels: wk.w.Labels, Slots: wk.w.Slots,

@@ -22,6 +22,7 @@ func (d *Dispatcher) register(tx *txn, req api.RegisterRequest) (string, error) 
 	if err := d.addWorker(w, tx.now); err != nil {
 		return "", err
 	}
+	d.noteSeen(w)
 	tx.event("", 0, "", store.EventWorkerRegistered, "worker:"+w.ID, map[string]any{"name": w.Name, "slots": w.Slots, "types": w.Types})
 	return w.ID, nil
 }
@@ -114,34 +115,10 @@ func (d *Dispatcher) housekeep(tx *txn) {
 		}
 		d.removeWorker(tx, wk, store.EventWorkerLost)
 	}
+	d.markSilent(tx)
 	d.watchSLA(tx)
 	d.fireSchedules(tx)
 	d.purge(tx)
-}
-
-// Purging runs at most once a minute and deletes in bounded chunks, so a
-// batch never stalls on a large backlog of old rows.
-const (
-	purgeEvery = time.Minute
-	purgeChunk = 1000
-)
-
-// purge forgets idempotency claims past their window and, with a retention
-// configured, finished jobs older than it.
-func (d *Dispatcher) purge(tx *txn) {
-	if tx.now.Sub(d.lastPurge) < purgeEvery {
-		return
-	}
-	d.lastPurge = tx.now
-	if _, err := tx.w.IdempotencyPurge(tx.ctx, tx.now.Add(-store.IdempotencyWindow)); err != nil {
-		tx.fatal(fmt.Errorf("purge idempotency keys: %w", err))
-		return
-	}
-	if r := d.cfg.Server.Retention.D(); r > 0 {
-		if _, err := tx.w.JobDeleteFinished(tx.ctx, tx.now.Add(-r), purgeChunk); err != nil {
-			tx.fatal(fmt.Errorf("purge finished jobs: %w", err))
-		}
-	}
 }
 
 // watchSLA records SLA warnings (past expected time) and violations (past

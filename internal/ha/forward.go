@@ -1,6 +1,7 @@
 package ha
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -48,6 +49,17 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, addr string) {
 			" while the leadership moved); retry shortly")
 		return
 	}
+	// A request held by the leader ends when this instance stops.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-n.stopping:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	r = r.WithContext(ctx)
 	target := &url.URL{Scheme: "http", Host: addr}
 	p := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -58,7 +70,10 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, addr string) {
 		Transport:     forwardTransport,
 		FlushInterval: -1, // followed logs and polls stream as they come
 		ModifyResponse: func(resp *http.Response) error {
-			resp.Header.Set("X-Fairway-Leader", addr)
+			// The standby's answer names the leader already (standby);
+			// the proxy adds the leader's headers to it, so one from
+			// the leader would make two.
+			resp.Header.Del("X-Fairway-Leader")
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {

@@ -19,12 +19,21 @@ import (
 // test ends, and returns its address.
 func startNode(t *testing.T, url, name string) string {
 	t.Helper()
+	addr, _ := startNodeWith(t, url, name, config.Default())
+	return addr
+}
+
+// startNodeWith is startNode with a configuration; it also returns a
+// function that stops the Node as the server's SIGTERM does (the Node's
+// Run ends, then the HTTP server shuts down) and returns once both have.
+func startNodeWith(t *testing.T, url, name string, cfg config.Config) (string, func()) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	node, err := New(ctx, Options{URL: url, Config: config.Default(),
+	node, err := New(ctx, Options{URL: url, Config: cfg,
 		Lease: leader.Lease{Holder: name, Address: ln.Addr().String(), TTL: 2 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
@@ -33,12 +42,19 @@ func startNode(t *testing.T, url, name string) string {
 	go func() { _ = hs.Serve(ln) }()
 	done := make(chan struct{})
 	go func() { defer close(done); node.Run(ctx) }()
+	stop := func() {
+		cancel()
+		<-done
+		sctx, scancel := context.WithTimeout(context.Background(), time.Minute)
+		defer scancel()
+		_ = hs.Shutdown(sctx)
+	}
 	t.Cleanup(func() {
 		cancel()
 		<-done
 		_ = hs.Close()
 	})
-	return ln.Addr().String()
+	return ln.Addr().String(), stop
 }
 
 // role is what /readyz says the instance at addr is.
@@ -90,8 +106,8 @@ func TestAStandbyForwardsWritesToTheLeader(t *testing.T) {
 	if resp.StatusCode/100 != 2 || err != nil || job.ID == "" {
 		t.Fatalf("submit through the standby: %d %+v %v", resp.StatusCode, job, err)
 	}
-	if got := resp.Header.Get("X-Fairway-Leader"); got != leaderAddr {
-		t.Errorf("X-Fairway-Leader = %q, want %q", got, leaderAddr)
+	if got := resp.Header.Values("X-Fairway-Leader"); len(got) != 1 || got[0] != leaderAddr {
+		t.Errorf("X-Fairway-Leader = %q, want once %q", got, leaderAddr)
 	}
 	for _, addr := range []string{leaderAddr, standbyAddr} { // the leader has it; the standby reads it from the database
 		resp, err := http.Get("http://" + addr + "/api/v1/jobs/" + job.ID)
@@ -117,4 +133,73 @@ func TestAStandbyForwardsWritesToTheLeader(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || e.Error.Code != api.CodeNotLeader {
 		t.Errorf("a request forwarded twice: %d %+v, want 503 not_leader", resp.StatusCode, e)
 	}
+}
+
+// Issue 28 item 40: a standby that stops does not wait for the requests
+// it forwarded and the leader holds (a worker's heartbeat): they are cut
+// when the Node stops.
+func TestAStoppingStandbyCutsTheHeldRequestsItForwarded(t *testing.T) {
+	url := pgtest.URL(t)
+	cfg := config.Default()
+	cfg.Server.LeaseTTL = config.Duration(4 * time.Minute)
+	cfg.Server.HeartbeatInterval = config.Duration(2 * time.Minute) // a held heartbeat: up to wait_ms, 60 s
+	leaderAddr, _ := startNodeWith(t, url, "a", cfg)
+	deadline := time.Now().Add(15 * time.Second)
+	for role(t, leaderAddr) != "leader" {
+		if time.Now().After(deadline) {
+			t.Fatal("the only instance did not lead within 15 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	standby, stop := startNodeWith(t, url, "b", cfg)
+	for role(t, standby) != "standby" {
+		if time.Now().After(deadline) {
+			t.Fatal("b is not a standby")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	resp, err := http.Post("http://"+standby+"/api/v1/workers/register", "application/json", strings.NewReader(`{"name":"w","slots":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reg api.RegisterResponse
+	_ = json.NewDecoder(resp.Body).Decode(&reg)
+	resp.Body.Close()
+	if reg.WorkerID == "" {
+		t.Fatalf("register through the standby: HTTP %d", resp.StatusCode)
+	}
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		resp, err := http.Post("http://"+standby+"/api/v1/workers/"+reg.WorkerID+"/heartbeat", "application/json",
+			strings.NewReader(`{"wait_ms":60000}`))
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	// Once the leader has seen the beat, it holds the request.
+	for {
+		resp, err := http.Get("http://" + leaderAddr + "/api/v1/workers")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ws api.WorkerList
+		_ = json.NewDecoder(resp.Body).Decode(&ws)
+		resp.Body.Close()
+		if len(ws.Workers) == 1 && ws.Workers[0].LastSeenAt.After(ws.Workers[0].RegisteredAt) {
+			break
+		}
+		if time.Now().After(deadline.Add(time.Minute)) {
+			t.Fatal("the heartbeat never reached the leader")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); stop() }()
+	select {
+	case <-stopped:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the standby's shutdown waited for the heartbeat the leader holds")
+	}
+	<-answered
 }

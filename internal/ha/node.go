@@ -37,6 +37,10 @@ type Node struct {
 	pool   *sql.DB // the elector's connections
 	active atomic.Pointer[leading]
 	reads  atomic.Pointer[server.Server] // the standby's read-only server
+	// stopping is closed when Run's ctx ends: forwarded requests held by
+	// the leader (a worker's heartbeat, a lease poll) are cut then, so
+	// that the HTTP server's shutdown does not wait for them.
+	stopping chan struct{}
 }
 
 // leading is the server of the term being led.
@@ -59,12 +63,14 @@ func New(ctx context.Context, opts Options) (*Node, error) {
 		_ = pool.Close()
 		return nil, err
 	}
-	return &Node{opts: opts, pool: pool}, nil
+	return &Node{opts: opts, pool: pool, stopping: make(chan struct{})}, nil
 }
 
 // Run campaigns and leads until ctx ends, then closes the Node.
 func (n *Node) Run(ctx context.Context) {
 	defer func() { _ = n.pool.Close() }()
+	stop := context.AfterFunc(ctx, func() { close(n.stopping) })
+	defer stop()
 	if closeReads, err := n.openReads(ctx); err != nil {
 		n.opts.Logger.Warn("ha: standby reads unavailable: every request gets not_leader", "err", err)
 	} else {

@@ -27,6 +27,8 @@ type Metrics struct {
 	durable     prometheus.Histogram
 	requests    *prometheus.CounterVec
 	reqSeconds  *prometheus.HistogramVec
+	purged      *prometheus.CounterVec
+	backlog     *prometheus.GaugeVec
 }
 
 // Snapshot is the dispatcher's current state, read at scrape time.
@@ -83,6 +85,14 @@ func New(snapshot func() (Snapshot, bool)) *Metrics {
 			"HTTP requests answered, by route pattern and status code.", "route", "code"),
 		reqSeconds: f.histogramVec("fairway_http_request_duration_seconds",
 			"Time to answer an HTTP request, by route pattern (long polls included).", fastBuckets, "route"),
+		purged: f.counterVec("fairway_retention_deleted_total",
+			"Rows retention deleted, by what (jobs, with their executions and logs; events).", "what"),
+		backlog: f.gaugeVec("fairway_retention_backlog_seconds",
+			"How far retention is behind, by what (jobs, events): how long past its retention the oldest row still stored is, as of the last purge; 0 when caught up.", "what"),
+	}
+	for _, what := range []string{"jobs", "events"} { // exported from the start, at 0
+		m.purged.WithLabelValues(what)
+		m.backlog.WithLabelValues(what)
 	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if snapshot != nil {
@@ -178,6 +188,16 @@ func (m *Metrics) Request(route string, code int, took time.Duration) {
 	m.reqSeconds.WithLabelValues(route).Observe(took.Seconds())
 }
 
+// RetentionPurged counts the rows one purge deleted and sets how far
+// behind it left retention.
+func (m *Metrics) RetentionPurged(what string, deleted int64, backlog time.Duration) {
+	if m == nil {
+		return
+	}
+	m.purged.WithLabelValues(what).Add(float64(deleted))
+	m.backlog.WithLabelValues(what).Set(backlog.Seconds())
+}
+
 // factory registers metrics in a registry.
 type factory struct{ reg *prometheus.Registry }
 
@@ -185,6 +205,12 @@ func (f factory) counterVec(name, help string, labels ...string) *prometheus.Cou
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 	f.reg.MustRegister(c)
 	return c
+}
+
+func (f factory) gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+	f.reg.MustRegister(g)
+	return g
 }
 
 func (f factory) counter(name, help string) prometheus.Counter {

@@ -355,7 +355,9 @@ func (e *Engine) release(en *entry, now time.Time) {
 	if !w.removed {
 		w.freeSlots++
 		w.free = w.free.Add(en.job.Resources)
-		e.free++
+		if !w.offline {
+			e.free++
+		}
 	}
 	e.running--
 	e.gen++

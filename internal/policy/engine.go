@@ -311,7 +311,9 @@ func (e *Engine) RemoveWorker(id string) ([]string, error) {
 	}
 	e.capacity = e.capacity.Sub(wk.Resources)
 	e.capSlots -= wk.Slots
-	e.free -= wk.freeSlots
+	if !wk.offline {
+		e.free -= wk.freeSlots
+	}
 	e.gen++
 	var ids []string
 	for _, en := range e.jobs {

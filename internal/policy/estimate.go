@@ -122,7 +122,7 @@ func firstUnknown(e *Engine, xs []*entry, now time.Time) string {
 func (e *Engine) couldRunNow(en *entry) []*worker {
 	var ws []*worker
 	for _, w := range en.grp.fit.set.workers {
-		if !w.removed && w.Slots > 0 && w.Resources.Covers(en.job.Resources) {
+		if !w.removed && !w.offline && w.Slots > 0 && w.Resources.Covers(en.job.Resources) {
 			ws = append(ws, w)
 		}
 	}

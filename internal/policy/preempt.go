@@ -101,7 +101,7 @@ func (e *Engine) chooseVictims(en *entry, now time.Time) (*worker, []*entry) {
 	var bestVictims []*entry
 	var bestLost time.Duration
 	for _, w := range en.grp.fit.set.workers {
-		if w.removed || w.Slots <= 0 || !w.Resources.Covers(en.job.Resources) || e.stoppingOn(w) {
+		if w.removed || w.offline || w.Slots <= 0 || !w.Resources.Covers(en.job.Resources) || e.stoppingOn(w) {
 			continue
 		}
 		victims := e.victimsOn(en, w, now)

@@ -138,7 +138,7 @@ func (e *Engine) earliestFit(en *entry, now time.Time) (reservation, bool) {
 	var best reservation
 	found := false
 	for _, w := range en.grp.fit.set.workers {
-		if w.removed || w.Slots <= 0 || !w.Resources.Covers(en.job.Resources) || e.reservedWorker(w) {
+		if w.removed || w.offline || w.Slots <= 0 || !w.Resources.Covers(en.job.Resources) || e.reservedWorker(w) {
 			continue
 		}
 		r := e.fitTime(en, w, now)
@@ -264,7 +264,7 @@ func (e *Engine) placeAround(o *offer, now time.Time) bool {
 	var bestLeft float64
 	bestFill := false
 	for _, w := range o.g.fit.set.workers {
-		if w.freeSlots == 0 || !w.free.Covers(o.g.shape) {
+		if w.offline || w.freeSlots == 0 || !w.free.Covers(o.g.shape) {
 			continue
 		}
 		ok, fill := e.mayTake(h, o.score, &o.c.rank, w, now)
@@ -385,7 +385,7 @@ func (e *Engine) BackfillStats() BackfillStats {
 func (e *Engine) ReservedIdleSlots() int {
 	n := 0
 	for _, r := range e.reserved {
-		if !r.wk.removed {
+		if !r.wk.removed && !r.wk.offline {
 			n += r.wk.freeSlots
 		}
 	}
@@ -402,7 +402,7 @@ func (e *Engine) blockingReservation(en *entry, score int64, now time.Time) *res
 	rk := rank{cost: en.fk.cost, enq: en.enq, seq: en.seq}
 	var first *reservation
 	for _, w := range en.grp.fit.set.workers {
-		if w.freeSlots == 0 || !w.free.Covers(en.grp.shape) {
+		if w.offline || w.freeSlots == 0 || !w.free.Covers(en.grp.shape) {
 			continue
 		}
 		if ok, _ := e.mayTake(en, score, &rk, w, now); ok {

@@ -15,6 +15,7 @@ type worker struct {
 	free      Resources
 	freeSlots int
 	removed   bool
+	offline   bool // its free capacity is out of placement (SetWorkerOffline)
 	running   int
 	jobs      []*entry // running on it, in no order (reserve.go reads their ends)
 }
@@ -112,7 +113,7 @@ func (f *fitKey) fit(gen uint64) (bool, int) {
 	}
 	f.gen, f.fits, f.slots = gen, false, 0
 	for _, w := range f.set.workers {
-		if w.freeSlots > 0 && w.free.Covers(f.shape) {
+		if !w.offline && w.freeSlots > 0 && w.free.Covers(f.shape) {
 			f.fits = true
 			f.slots += w.freeSlots
 		}
@@ -137,7 +138,7 @@ func (f *fitKey) choose() *worker {
 	var best *worker
 	var bestLeft float64
 	for _, w := range f.set.workers {
-		if w.freeSlots == 0 || !w.free.Covers(f.shape) {
+		if w.offline || w.freeSlots == 0 || !w.free.Covers(f.shape) {
 			continue
 		}
 		left := w.leftover(f.shape)

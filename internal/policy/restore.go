@@ -26,7 +26,9 @@ func (e *Engine) Restore(j Job, workerID string, admittedAt time.Time, cost floa
 	w.free = w.free.Sub(en.job.Resources)
 	w.running++
 	w.addJob(en)
-	e.free--
+	if !w.offline {
+		e.free--
+	}
 	e.running++
 	e.gen++
 	en.ln.usage = en.ln.usage.Add(en.job.Resources)

@@ -97,3 +97,52 @@ func TestTheAuditTrail(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Issue 28 item 22: the actor of an action is the key that did it, by id
+// and name: two admin keys are two actors, and GET /events?actor= finds
+// a key's actions by its id and a role's by the role.
+func TestTheActorIsTheKey(t *testing.T) {
+	h := newHarness(t, keyedConfig())
+	h.key = "admin-key-0123456789"
+	var alice, bob api.KeyCreated
+	h.do("POST", "/keys", api.KeyRequest{Name: "alice", Role: "admin"}, &alice)
+	h.do("POST", "/keys", api.KeyRequest{Name: "bob", Role: "admin"}, &bob)
+	var ci api.KeyCreated
+	h.do("POST", "/keys", api.KeyRequest{Name: "acme-ci", Role: "tenant", Tenant: "acme"}, &ci)
+	h.key = ci.Secret
+	a := h.submit(api.JobSpec{Type: "a", Command: []string{"true"}})
+	b := h.submit(api.JobSpec{Type: "a", Command: []string{"true"}})
+	h.key = alice.Secret
+	h.do("POST", "/jobs/"+a.ID+"/cancel", nil, nil)
+	h.key = bob.Secret
+	h.do("POST", "/jobs/"+b.ID+"/cancel", nil, nil)
+
+	h.key = "admin-key-0123456789"
+	actor := func(jobID, typ string) string {
+		t.Helper()
+		var out api.EventList
+		h.do("GET", "/events?job_id="+jobID+"&type="+typ, nil, &out)
+		if len(out.Events) != 1 {
+			t.Fatalf("%s events of %s: %+v", typ, jobID, out.Events)
+		}
+		return out.Events[0].Actor
+	}
+	if got, want := actor(a.ID, "submitted"), "tenant:acme key "+ci.Key.ID+" (acme-ci)"; got != want {
+		t.Errorf("submitted by %q, want %q", got, want)
+	}
+	if got, want := actor(a.ID, "cancelled"), "admin key "+alice.Key.ID+" (alice)"; got != want {
+		t.Errorf("a cancelled by %q, want %q", got, want)
+	}
+	if got, want := actor(b.ID, "cancelled"), "admin key "+bob.Key.ID+" (bob)"; got != want {
+		t.Errorf("b cancelled by %q, want %q", got, want)
+	}
+	var byBob, byAdmins api.EventList
+	h.do("GET", "/events?type=cancelled&actor="+bob.Key.ID, nil, &byBob)
+	if len(byBob.Events) != 1 || byBob.Events[0].JobID != b.ID {
+		t.Errorf("actor=%s (bob's id): %+v", bob.Key.ID, byBob.Events)
+	}
+	h.do("GET", "/events?type=cancelled&actor=admin", nil, &byAdmins)
+	if len(byAdmins.Events) != 2 {
+		t.Errorf("actor=admin: %d events, want both admins' cancels", len(byAdmins.Events))
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -23,22 +24,38 @@ const (
 	roleWorker             // the worker protocol only
 )
 
-// principal is who a request acts as.
+// principal is who a request acts as: a role, a tenant for a tenant key,
+// and the key (its id and name) for the audit trail.
 type principal struct {
-	role   role
-	tenant string
+	role    role
+	tenant  string
+	keyID   string // the first 16 hex digits of the key's SHA-256
+	keyName string // a stored key's name, or where the configuration holds it
 }
 
+// name is p as the actor of the audit trail: its role, then the key that
+// acted, "admin key 1a2b3c4d5e6f7a8b (deploy-bot)". (GET /events?actor=
+// takes the role, "admin" or "tenant:acme", or a key id.)
 func (p principal) name() string {
+	var who string
 	switch p.role {
 	case roleAdmin:
-		return "admin"
+		who = "admin"
 	case roleWorker:
-		return "worker"
+		who = "worker"
 	case roleTenant:
-		return "tenant:" + p.tenant
+		who = "tenant:" + p.tenant
+	default:
+		return "open"
 	}
-	return "open"
+	if p.keyID == "" {
+		return who
+	}
+	who += " key " + p.keyID
+	if p.keyName != "" {
+		who += " (" + p.keyName + ")"
+	}
+	return who
 }
 
 // authenticator maps the SHA-256 of each configured key to its principal,
@@ -55,15 +72,20 @@ type authenticator struct {
 
 func newAuthenticator(c config.Config) *authenticator {
 	a := &authenticator{open: c.Open(), keys: map[[32]byte]principal{}, now: time.Now}
-	for _, k := range c.AdminKeys {
-		a.keys[sha256.Sum256([]byte(k))] = principal{role: roleAdmin}
+	add := func(k string, p principal, field string) {
+		sum := sha256.Sum256([]byte(k))
+		p.keyID, p.keyName = keyID(storedKeyHash(sum)), field
+		a.keys[sum] = p
 	}
-	for _, k := range c.Workers.APIKeys {
-		a.keys[sha256.Sum256([]byte(k))] = principal{role: roleWorker}
+	for i, k := range c.AdminKeys {
+		add(k, principal{role: roleAdmin}, fmt.Sprintf("admin_keys[%d]", i))
+	}
+	for i, k := range c.Workers.APIKeys {
+		add(k, principal{role: roleWorker}, fmt.Sprintf("workers.api_keys[%d]", i))
 	}
 	for name, t := range c.Tenants {
-		for _, k := range t.APIKeys {
-			a.keys[sha256.Sum256([]byte(k))] = principal{role: roleTenant, tenant: name}
+		for i, k := range t.APIKeys {
+			add(k, principal{role: roleTenant, tenant: name}, fmt.Sprintf("tenants.%s.api_keys[%d]", name, i))
 		}
 	}
 	return a
@@ -108,13 +130,14 @@ func (a *authenticator) identify(r *http.Request) (principal, *apiError) {
 	case k.Expired(a.now()):
 		return principal{}, errf(http.StatusUnauthorized, api.CodeUnauthenticated, "API key %s expired at %s", keyID(k.KeyHash), k.ExpiresAt.UTC().Format(time.RFC3339))
 	}
+	id := keyID(k.KeyHash)
 	switch k.Role {
 	case store.RoleAdmin:
-		return principal{role: roleAdmin}, nil
+		return principal{role: roleAdmin, keyID: id, keyName: k.Name}, nil
 	case store.RoleWorker:
-		return principal{role: roleWorker}, nil
+		return principal{role: roleWorker, keyID: id, keyName: k.Name}, nil
 	}
-	return principal{role: roleTenant, tenant: k.Tenant}, nil
+	return principal{role: roleTenant, tenant: k.Tenant, keyID: id, keyName: k.Name}, nil
 }
 
 // tenantFor is the tenant a job submitted by p belongs to.

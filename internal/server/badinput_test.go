@@ -182,6 +182,12 @@ func TestDecodeErrorsSayItInTheAPIsWords(t *testing.T) {
 		{"/jobs/batch", `{"jobs":[{"type":"a","run_at":5}]}`, "jobs[0].run_at", "jobs[0].run_at must be an RFC 3339 time"},
 		{"/jobs/batch", `{"jobs":{}}`, "jobs", "jobs must be an array of job specs"},
 		{"/workers/register", `{"name":"w","slots":"two"}`, "slots", "slots must be a whole number, got a string"},
+		// Issue 28 item 25: objects are shown by example, never named
+		// after a Go struct ("a JSON object (a resources)").
+		{"/jobs", `{"type":"a","resources":[1]}`, "resources", `resources must be an object, e.g. {"cpu":0.5,"memory_mb":512,"gpu":1}, got an array`},
+		{"/jobs", `{"type":"a","retry":"fast"}`, "retry", `retry must be an object, e.g. {"kind":"exponential","delay_ms":1000`},
+		{"/jobs", `{"type":"a","depends_on":["x"]}`, "depends_on", `depends_on must be an array of objects, e.g. [{"job_id":"01J...","condition":"success"}]; one of its items is a string`},
+		{"/schedules", `{"name":"n","spec":"every 1m","template":[]}`, "template", `template must be a job spec, e.g. {"type":"report","command":["echo","hi"]}, got an array`},
 	}
 	for _, c := range cases {
 		var e api.ErrorResponse
@@ -190,7 +196,7 @@ func TestDecodeErrorsSayItInTheAPIsWords(t *testing.T) {
 			!strings.HasPrefix(e.Error.Message, c.message) {
 			t.Errorf("POST %s %s: HTTP %d %+v\nwant field %q, message %q", c.path, c.body, code, e.Error, c.field, c.message)
 		}
-		for _, goWord := range []string{"api.", "[]", "int64", "float64", "string,"} {
+		for _, goWord := range []string{"api.", "[]", "int64", "float64", "string,", "(a resources)", "policy)"} {
 			if strings.Contains(e.Error.Message, goWord) {
 				t.Errorf("POST %s %s: the message names a Go type (%q): %s", c.path, c.body, goWord, e.Error.Message)
 			}

@@ -35,7 +35,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, p principa
 	if err != nil {
 		return err
 	}
-	res, waitCh, err := s.d.Submit(r.Context(), jobs, wait)
+	res, waitCh, err := s.d.Submit(r.Context(), jobs, wait, p.name())
 	if err != nil {
 		return err
 	}
@@ -55,7 +55,10 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, p principa
 
 func waitParams(r *http.Request) (bool, time.Duration, error) {
 	q := r.URL.Query()
-	wait := q.Get("wait") == "true" || q.Get("wait") == "1"
+	wait, err := boolParam(q.Get("wait"), "wait")
+	if err != nil {
+		return false, 0, err
+	}
 	timeout := defaultWait
 	if v := q.Get("timeout_ms"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -79,7 +82,7 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request, p principal
 	if err != nil {
 		return err
 	}
-	res, _, err := s.d.Submit(r.Context(), jobs, false)
+	res, _, err := s.d.Submit(r.Context(), jobs, false, p.name())
 	if err != nil {
 		return err
 	}
@@ -152,6 +155,7 @@ func (s *Server) answerWait(w http.ResponseWriter, r *http.Request, job api.Job,
 		}
 	case <-t.C:
 	case <-r.Context().Done():
+	case <-s.done: // shutting down: the job as it is now
 	}
 	s.d.StopWaiting(job.ID, ch)
 	cur, err := s.st.JobGet(r.Context(), job.ID)
@@ -376,13 +380,27 @@ func (s *Server) handleExecutions(w http.ResponseWriter, r *http.Request, p prin
 	if err != nil {
 		return err
 	}
-	execs, err := s.st.ExecutionList(r.Context(), store.ExecutionListParams{JobID: j.ID})
+	q := r.URL.Query()
+	limit, err := intParam(q.Get("limit"), "limit", 1, store.MaxListLimit, store.MaxListLimit)
+	if err != nil {
+		return err
+	}
+	after := 0
+	if c := q.Get("cursor"); c != "" {
+		if after, err = strconv.Atoi(c); err != nil || after < 1 {
+			return badField("cursor", "not a cursor of this list: pass the next_cursor of the previous page")
+		}
+	}
+	execs, err := s.st.ExecutionList(r.Context(), store.ExecutionListParams{JobID: j.ID, AfterAttempt: after, Limit: limit})
 	if err != nil {
 		return err
 	}
 	out := api.ExecutionList{Executions: make([]api.Execution, 0, len(execs))}
 	for _, e := range execs {
 		out.Executions = append(out.Executions, wire.Execution(e))
+	}
+	if len(execs) == limit {
+		out.NextCursor = strconv.Itoa(execs[len(execs)-1].Attempt)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/wire"
 )
 
 func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request, p principal) error {
@@ -23,7 +24,11 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request, p principal)
 	if err != nil {
 		return err
 	}
-	follow := r.URL.Query().Get("follow") == "true" || strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	follow, err := boolParam(r.URL.Query().Get("follow"), "follow")
+	if err != nil {
+		return err
+	}
+	follow = follow || strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 	// A follow past the last attempt is how client.Wait waits for the end
 	// without output; only a plain read of a missing attempt is refused.
 	if lp.Attempt > j.Attempt && !follow {
@@ -269,8 +274,9 @@ func ratio(n, total int64) float64 {
 	return float64(n) / float64(total)
 }
 
-// failedOutcomes are the outcomes /failures counts and lists.
-var failedOutcomes = []store.Outcome{store.OutcomeFailed, store.OutcomeTimeout, store.OutcomeLost, store.OutcomeCancelled}
+// failedOutcomes are the outcomes /failures counts and lists: a
+// cancelled attempt is not a failure.
+var failedOutcomes = []store.Outcome{store.OutcomeFailed, store.OutcomeTimeout, store.OutcomeLost}
 
 func (s *Server) handleFailures(w http.ResponseWriter, r *http.Request, p principal) error {
 	return s.failures(w, r, p, unscoped)
@@ -282,6 +288,7 @@ func (s *Server) failures(w http.ResponseWriter, r *http.Request, p principal, s
 		return err
 	}
 	scope(&sp)
+	sp.Breakdowns = true
 	limit, err := intParam(r.URL.Query().Get("limit"), "limit", 1, 1000, 20)
 	if err != nil {
 		return err
@@ -300,22 +307,52 @@ func (s *Server) failures(w http.ResponseWriter, r *http.Request, p principal, s
 	return nil
 }
 
+// verdicts splits counts by outcome into attempts that reached a verdict
+// (succeeded or failed), the failed ones, and the cancelled ones.
+func verdicts(byOutcome map[store.Outcome]int64) (total, failed, cancelled int64) {
+	for o, n := range byOutcome {
+		switch o {
+		case store.OutcomeCancelled:
+			cancelled += n
+		case store.OutcomeSucceeded:
+			total += n
+		default:
+			total += n
+			failed += n
+		}
+	}
+	return total, failed, cancelled
+}
+
 func failureReport(sum store.Summary, recent []store.Execution) api.FailureReport {
-	out := api.FailureReport{Total: sum.Executions, ByOutcome: map[string]int64{}, ByClass: map[string]int64{},
+	out := api.FailureReport{ByOutcome: map[string]int64{}, ByClass: map[string]int64{},
+		ByTenant: map[string]api.FailureCounts{}, ByType: map[string]api.FailureCounts{},
 		Recent: make([]api.FailedAttempt, 0, len(recent))}
+	out.Total, out.Failed, out.Cancelled = verdicts(sum.ByOutcome)
 	for o, n := range sum.ByOutcome {
-		if o != store.OutcomeSucceeded {
-			out.Failed += n
+		if o != store.OutcomeSucceeded && o != store.OutcomeCancelled {
 			out.ByOutcome[string(o)] = n
 		}
 	}
 	out.FailureRate = ratio(out.Failed, out.Total)
 	for c, n := range sum.ByFailureClass {
-		out.ByClass[string(c)] = n
+		if c != store.FailCancelled {
+			out.ByClass[string(c)] = n
+		}
+	}
+	for _, g := range []struct {
+		in  map[string]store.GroupSummary
+		out map[string]api.FailureCounts
+	}{{sum.ByTenant, out.ByTenant}, {sum.ByType, out.ByType}} {
+		for key, gs := range g.in {
+			total, failed, cancelled := verdicts(gs.ByOutcome)
+			g.out[key] = api.FailureCounts{Total: total, Failed: failed, Cancelled: cancelled, FailureRate: ratio(failed, total)}
+		}
 	}
 	for _, e := range recent {
 		out.Recent = append(out.Recent, api.FailedAttempt{JobID: e.JobID, Attempt: e.Attempt, Outcome: string(e.Outcome),
-			FailureClass: string(e.FailureClass), ExitCode: e.ExitCode, Error: e.Error, FinishedAt: e.FinishedAt.UTC()})
+			FailureClass: string(e.FailureClass), ExitCode: e.ExitCode, Error: e.Error, DurationMS: e.Duration.Milliseconds(),
+			FinishedAt: e.FinishedAt.UTC()})
 	}
 	return out
 }
@@ -330,20 +367,37 @@ func (s *Server) successes(w http.ResponseWriter, r *http.Request, p principal, 
 		return err
 	}
 	scope(&sp)
+	sp.Breakdowns = true
 	all, err := s.st.ExecutionSummary(r.Context(), sp)
 	if err != nil {
 		return err
 	}
-	sp.Outcome = store.OutcomeSucceeded
+	sp.Outcome, sp.Breakdowns = store.OutcomeSucceeded, false
 	ok, err := s.st.ExecutionSummary(r.Context(), sp)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, api.SuccessReport{
-		Total: all.Executions, Succeeded: ok.Executions, SuccessRate: ratio(ok.Executions, all.Executions),
-		MeanDurationMS: msOf(ok.MeanDuration), P50DurationMS: msOf(ok.P50Duration),
+	out := api.SuccessReport{Succeeded: ok.Executions,
+		AvgExecutionTimeMS: msOf(ok.MeanDuration), MeanDurationMS: msOf(ok.MeanDuration), P50DurationMS: msOf(ok.P50Duration),
 		P95DurationMS: msOf(ok.P95Duration), P99DurationMS: msOf(ok.P99Duration),
-	})
+		ByTenant: map[string]api.SuccessCounts{}, ByType: map[string]api.SuccessCounts{}}
+	out.Total, _, out.Cancelled = verdicts(all.ByOutcome)
+	out.SuccessRate = ratio(out.Succeeded, out.Total)
+	for _, g := range []struct {
+		in  map[string]store.GroupSummary
+		out map[string]api.SuccessCounts
+	}{{all.ByTenant, out.ByTenant}, {all.ByType, out.ByType}} {
+		for key, gs := range g.in {
+			total, _, cancelled := verdicts(gs.ByOutcome)
+			succeeded := gs.ByOutcome[store.OutcomeSucceeded]
+			c := api.SuccessCounts{Total: total, Succeeded: succeeded, Cancelled: cancelled, SuccessRate: ratio(succeeded, total)}
+			if succeeded > 0 {
+				c.AvgExecutionTimeMS = msOf(gs.SucceededDuration) / float64(succeeded)
+			}
+			g.out[key] = c
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -361,9 +415,12 @@ func (s *Server) slaCompliance(w http.ResponseWriter, r *http.Request, p princip
 	if err != nil {
 		return err
 	}
-	rep := api.SLAReport{Total: sum.SLAMeasured, Met: sum.SLAMet, Violated: sum.SLAMeasured - sum.SLAMet, Compliance: 1}
+	rep := api.SLAReport{Period: api.ReportPeriod{Start: wire.TimePtr(sp.FinishedAfter), End: wire.TimePtr(sp.FinishedBefore)},
+		Total: sum.SLAMeasured, Met: sum.SLAMet, Violated: sum.SLAMeasured - sum.SLAMet,
+		AvgExecutionTimeMS: msOf(sum.SLAMeanDuration), AvgSLAViolationPercentage: sum.MeanSLAViolationPct}
 	if sum.SLAMeasured > 0 {
-		rep.Compliance = float64(sum.SLAMet) / float64(sum.SLAMeasured)
+		c := float64(sum.SLAMet) / float64(sum.SLAMeasured)
+		rep.Compliance = &c
 	}
 	writeJSON(w, http.StatusOK, rep)
 	return nil

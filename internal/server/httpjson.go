@@ -81,6 +81,7 @@ func (s *Server) classify(err error) *apiError {
 	var uw *dispatch.UnknownWorkerError
 	var ul *dispatch.UnknownLaneError
 	var us *dispatch.ScheduleNotFoundError
+	var kd *dispatch.KeyOfDeletedJobError
 	switch {
 	case errors.As(err, &ae):
 		return ae
@@ -94,6 +95,8 @@ func (s *Server) classify(err error) *apiError {
 		return &apiError{status: http.StatusUnprocessableEntity, body: api.ErrorBody{Code: api.CodeUnrunnable, Message: ue.Msg}}
 	case errors.As(err, &us):
 		return notFound("schedule", us.ID)
+	case errors.As(err, &kd):
+		return &apiError{status: http.StatusConflict, body: api.ErrorBody{Code: api.CodeConflict, Message: kd.Error(), Field: "idempotency_key"}}
 	case errors.As(err, &ul):
 		return notFound("lane", ul.Lane)
 	case errors.As(err, &uw):

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/fairwayhq/fairway/api"
 )
@@ -27,7 +26,14 @@ var fieldShapes = map[string]string{
 	"depends_on": `an array of objects, e.g. [{"job_id":"01J...","condition":"success"}]`,
 	"jobs":       `an array of job specs, e.g. [{"type":"report","command":["echo","hi"]}]`,
 	"retry_on":   `an array of failure classes, e.g. ["exit_code","timeout"]`,
+	"resources":  `an object, e.g. {"cpu":0.5,"memory_mb":512,"gpu":1}`,
+	"retry":      `an object, e.g. {"kind":"exponential","delay_ms":1000,"max_delay_ms":60000,"jitter":true,"retry_on":["exit_code"]}`,
+	"template":   `a job spec, e.g. {"type":"report","command":["echo","hi"]}`,
 }
+
+// singleObjects are the members of fieldShapes that are one object, not
+// a collection of items.
+var singleObjects = map[string]bool{"resources": true, "retry": true, "template": true}
 
 // rootShapes name what a whole request body is, by its Go type's name.
 var rootShapes = map[string]string{
@@ -42,7 +48,7 @@ func typeError(te *json.UnmarshalTypeError, root reflect.Type) *apiError {
 	switch last := te.Field[strings.LastIndex(te.Field, ".")+1:]; {
 	case te.Field == "":
 		ae = errf(http.StatusBadRequest, api.CodeInvalidArgument, "body must be %s, got %s", rootWords(root), got)
-	case fieldShapes[last] != "" && isItem(te.Type):
+	case fieldShapes[last] != "" && !singleObjects[last] && isItem(te.Type):
 		ae = errf(http.StatusBadRequest, api.CodeInvalidArgument, "%s must be %s; one of its items is %s", te.Field, fieldShapes[last], got)
 	case fieldShapes[last] != "":
 		ae = errf(http.StatusBadRequest, api.CodeInvalidArgument, "%s must be %s, got %s", te.Field, fieldShapes[last], got)
@@ -101,28 +107,32 @@ func typeWords(t reflect.Type) string {
 		if t == reflect.TypeOf(time.Time{}) {
 			return `an RFC 3339 time, e.g. "2026-12-01T09:00:00Z"`
 		}
-		return "a JSON object (" + camelWords(t.Name()) + ")"
+		return objectWords(t)
 	}
 	return "a JSON value"
 }
 
-// camelWords turns "RegisterRequest" into "a register request".
-func camelWords(name string) string {
-	if name == "" {
-		return "an object"
-	}
-	var b strings.Builder
-	for i, r := range name {
-		if unicode.IsUpper(r) && i > 0 {
-			b.WriteByte(' ')
+// objectWords says what a JSON object of struct type t holds: its
+// members, as the API names them.
+func objectWords(t reflect.Type) string {
+	var members []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" || !f.IsExported() {
+			continue
 		}
-		b.WriteRune(unicode.ToLower(r))
+		members = append(members, name)
 	}
-	words := b.String()
-	if strings.ContainsRune("aeiou", rune(words[0])) {
-		return "an " + words
+	switch n := len(members); {
+	case n == 0:
+		return "a JSON object"
+	case n == 1:
+		return "a JSON object with the member " + members[0]
+	case n > 6:
+		return "a JSON object with members such as " + strings.Join(members[:5], ", ")
+	default:
+		return "a JSON object with the members " + strings.Join(members[:n-1], ", ") + " and " + members[n-1]
 	}
-	return "a " + words
 }
 
 // jsonValueWords says what the decoder found: "array" → "an array",

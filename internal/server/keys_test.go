@@ -57,7 +57,8 @@ func TestStoredAPIKeys(t *testing.T) {
 	acme := create(api.KeyRequest{Name: "acme ci", Role: "tenant", Tenant: "acme"})
 	soon := h.clock.Now().Add(time.Hour)
 	brief := create(api.KeyRequest{Role: "worker", ExpiresAt: &soon})
-	if acme.Key.CreatedBy != "admin" || acme.Key.Tenant != "acme" || brief.Key.ExpiresAt == nil {
+	if !strings.HasPrefix(acme.Key.CreatedBy, "admin key ") || !strings.HasSuffix(acme.Key.CreatedBy, " (admin_keys[0])") ||
+		acme.Key.Tenant != "acme" || brief.Key.ExpiresAt == nil {
 		t.Errorf("created keys: %+v %+v", acme.Key, brief.Key)
 	}
 

@@ -30,7 +30,7 @@ var openapiRoutes = []route{
 	{"POST", "/jobs/{id}/retry", "Send a failed or cancelled job back to the queue with one more attempt", nil, api.ActionResponse{}},
 	{"POST", "/jobs/retry", "Retry failed or cancelled jobs, named or matched by type, failure class, tenant and lane", api.RetryRequest{}, api.RetryResponse{}},
 	{"POST", "/jobs/{id}/extend-sla", "Extend a job's max and expected time", api.ExtendSLARequest{}, api.JobResponse{}},
-	{"GET", "/jobs/{id}/executions", "A job's attempts", nil, api.ExecutionList{}},
+	{"GET", "/jobs/{id}/executions", "A job's attempts, oldest first (limit, cursor)", nil, api.ExecutionList{}},
 	{"GET", "/jobs/{id}/events", "A job's audit trail", nil, api.EventList{}},
 	{"GET", "/jobs/{id}/logs", "A job's output (follow=true: Server-Sent Events)", nil, api.LogList{}},
 	{"GET", "/jobs/{id}/explain", "Why a job is not running", nil, api.Explanation{}},

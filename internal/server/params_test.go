@@ -197,3 +197,71 @@ func TestTagsFilterJobsAndSchedules(t *testing.T) {
 		t.Errorf("schedules tag=billing: HTTP %d %+v", code, scs.Schedules)
 	}
 }
+
+// Issue 28 item 24: every boolean query parameter takes true, false, 1 or
+// 0; anything else is a 400 naming the parameter.
+func TestBooleanQueryParametersRefuseOtherValues(t *testing.T) {
+	h := newHarness(t, defaultConfig())
+	job := h.submit(api.JobSpec{Type: "a", Command: []string{"true"}})
+	for _, tc := range []struct{ method, path, param string }{
+		{"GET", "/jobs/" + job.ID + "/logs?follow=maybe", "follow"},
+		{"POST", "/jobs?wait=yes", "wait"},
+		{"GET", "/jobs?count=maybe", "count"},
+	} {
+		var body any
+		if tc.method == "POST" {
+			body = api.JobSpec{Type: "a", Command: []string{"true"}}
+		}
+		var r api.ErrorResponse
+		if code := h.do(tc.method, tc.path, body, &r); code != http.StatusBadRequest || r.Error.Code != api.CodeInvalidArgument ||
+			r.Error.Field != tc.param || !strings.Contains(r.Error.Message, "true or false") {
+			t.Errorf("%s %s: HTTP %d %+v, want 400 invalid_argument naming %s", tc.method, tc.path, code, r.Error, tc.param)
+		}
+	}
+	if code := h.do("GET", "/jobs/"+job.ID+"/logs?follow=false", nil, nil); code != http.StatusOK {
+		t.Errorf("follow=false: HTTP %d", code)
+	}
+}
+
+// Issue 28 item 26: a job's executions page with limit and cursor.
+func TestExecutionsPage(t *testing.T) {
+	h := newHarness(t, defaultConfig())
+	w := h.register(api.RegisterRequest{Name: "w", Slots: 1})
+	job := h.submit(api.JobSpec{Type: "a", Command: []string{"false"}, MaxAttempts: 5, Retry: &api.RetryPolicy{Kind: "immediate"}})
+	for attempt := 1; attempt <= 5; attempt++ {
+		ls := h.lease(w, 1)
+		if len(ls) != 1 {
+			t.Fatalf("attempt %d: %d leases", attempt, len(ls))
+		}
+		h.complete(w, api.Completion{JobID: job.ID, Attempt: ls[0].Attempt, Outcome: api.OutcomeFailed, FailureClass: "exit_code"})
+	}
+	var got []int
+	cursor, pages := "", 0
+	for {
+		var page api.ExecutionList
+		path := "/jobs/" + job.ID + "/executions?limit=2"
+		if cursor != "" {
+			path += "&cursor=" + cursor
+		}
+		if code := h.do("GET", path, nil, &page); code != http.StatusOK || len(page.Executions) > 2 {
+			t.Fatalf("GET %s: HTTP %d, %d executions", path, code, len(page.Executions))
+		}
+		pages++
+		for _, e := range page.Executions {
+			got = append(got, e.Attempt)
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if !slices.Equal(got, []int{1, 2, 3, 4, 5}) || pages != 3 {
+		t.Fatalf("attempts over %d pages: %v, want 1..5 over 3", pages, got)
+	}
+	var e api.ErrorResponse
+	if code := h.do("GET", "/jobs/"+job.ID+"/executions?cursor=x", nil, &e); code != http.StatusBadRequest || e.Error.Field != "cursor" {
+		t.Errorf("a bad cursor: HTTP %d %+v", code, e.Error)
+	}
+	if code := h.do("GET", "/jobs/"+job.ID+"/executions?limit=0", nil, &e); code != http.StatusBadRequest || e.Error.Field != "limit" {
+		t.Errorf("limit=0: HTTP %d %+v", code, e.Error)
+	}
+}

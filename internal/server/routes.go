@@ -43,7 +43,7 @@ func (s *Server) routes() http.Handler {
 		{"POST /api/v1/jobs/{id}/retry", s.handleRetry, nil},
 		{"POST /api/v1/jobs/retry", s.handleRetryMany, nil},
 		{"POST /api/v1/jobs/{id}/extend-sla", s.handleExtendSLA, nil},
-		{"GET /api/v1/jobs/{id}/executions", s.handleExecutions, nil},
+		{"GET /api/v1/jobs/{id}/executions", s.handleExecutions, []string{"limit", "cursor"}},
 		{"GET /api/v1/jobs/{id}/events", s.handleEvents, nil},
 		{"GET /api/v1/jobs/{id}/logs", s.handleLogs, []string{"follow", "stream", "attempt", "after_attempt", "after_seq", "limit", "q"}},
 		{"GET /api/v1/jobs/{id}/explain", s.handleExplain, nil},

@@ -68,7 +68,10 @@
 // CreatedAt+window on, the key is free again: the next claim overwrites the
 // expired one atomically, so expired keys never block reuse even if
 // IdempotencyPurge (which only deletes expired claims to keep the table
-// small) never ran. The job row keeps its key as data.
+// small) never ran. The job row keeps its key as data. A claim outlives
+// its job: JobDeleteFinished (retention) leaves it, so a key stays bound
+// for its whole window, and IdempotencyHolder names the job that claimed
+// it even once the job is gone.
 // JobGetByIdempotencyKey(tenant, key, now-IdempotencyWindow) finds the
 // holder for a "return the original job" answer.
 //

@@ -71,7 +71,7 @@ type Event struct {
 	Tenant  string
 	Type    EventType
 	At      time.Time
-	Actor   string          // "tenant:NAME", "worker:ID", "system", ...
+	Actor   string          // "admin key ID (NAME)", "tenant:NAME key ID (NAME)", "worker:ID", "system", ...
 	Detail  json.RawMessage // JSON object or nil
 	// ScheduleID names the schedule of a schedule's event (created,
 	// paused, fired, missed, ...); "" otherwise.
@@ -97,7 +97,7 @@ type EventListParams struct {
 	ScheduleID string
 	Tenant     string
 	Types      []EventType
-	Actor      string    // events by this actor ("admin", "tenant:acme", "worker:w1", "system")
+	Actor      string    // events by this actor: itself ("worker:w1", "system"), a role's keys ("admin", "tenant:acme"), or a key by id
 	Since      time.Time // at >= Since
 	Until      time.Time // at < Until
 	AfterID    int64

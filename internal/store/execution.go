@@ -127,6 +127,7 @@ type ExecutionListParams struct {
 	FinishedAfter  time.Time // finished_at > FinishedAfter
 	FinishedBefore time.Time // finished_at < FinishedBefore
 	Limit          int       // 0 = DefaultListLimit (all attempts with JobID); capped at MaxListLimit
+	AfterAttempt   int       // with JobID: only attempts after this one (paging)
 }
 
 // SummaryParams selects the finished executions a Summary covers.
@@ -139,6 +140,15 @@ type SummaryParams struct {
 	FinishedAfter  time.Time // finished_at > FinishedAfter
 	FinishedBefore time.Time // finished_at < FinishedBefore
 	Outcome        Outcome   // only executions that ended so ("" = every outcome)
+	// Breakdowns fills Summary.ByTenant and Summary.ByType.
+	Breakdowns bool
+}
+
+// GroupSummary is the finished executions of one tenant or one type.
+type GroupSummary struct {
+	ByOutcome map[Outcome]int64
+	// SucceededDuration sums the run times of the succeeded ones.
+	SucceededDuration time.Duration
 }
 
 // Summary aggregates finished executions: for /failures, /successes and
@@ -156,6 +166,12 @@ type Summary struct {
 	// MeanSLAViolationPct averages SLAViolationPct over the measured
 	// executions that missed their SLA.
 	MeanSLAViolationPct float64
+	// SLAMeanDuration averages the run time of the measured executions.
+	SLAMeanDuration time.Duration
+	// ByTenant and ByType, with SummaryParams.Breakdowns: the same
+	// executions grouped by their job's tenant, and by its type.
+	ByTenant map[string]GroupSummary
+	ByType   map[string]GroupSummary
 }
 
 // SLACompliance returns the percentage of measured executions that met their

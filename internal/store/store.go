@@ -55,6 +55,14 @@ func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
 // t+IdempotencyWindow and is free for reuse from then on.
 const IdempotencyWindow = 24 * time.Hour
 
+// Purged is what a bounded purge did: the rows it deleted, and, when rows
+// past its limit were due too, the time of the oldest of them (zero when
+// the purge caught up).
+type Purged struct {
+	Deleted int64
+	NextAt  time.Time
+}
+
 // Store is the durable state of the job server. Reads may run from any
 // goroutine and never wait for the writer; Write serializes.
 type Store interface {
@@ -130,14 +138,23 @@ type Writer interface {
 	// that operation, or the Write, with ErrConflict, and nothing commits.
 	JobTransitionBatched(ctx context.Context, p JobTransitionParams) error
 	// JobDeleteFinished deletes up to limit terminal jobs finished before
-	// the given time, with their executions, logs and idempotency claims
-	// (events stay), and returns how many jobs it deleted. A job with a
-	// result upload still pending is kept until the upload ends.
-	JobDeleteFinished(ctx context.Context, finishedBefore time.Time, limit int) (int64, error)
-	// IdempotencyPurge forgets key claims made before createdBefore; call
-	// it with now - IdempotencyWindow. Expired claims are reusable even
-	// unpurged: purging only keeps the table small.
-	IdempotencyPurge(ctx context.Context, createdBefore time.Time) (int64, error)
+	// the given time, oldest first, with their executions and logs. Their
+	// idempotency claims stay until IdempotencyPurge (a key is bound for
+	// IdempotencyWindow whatever happens to its job), and so do their
+	// events (EventDeleteBefore). A job with a result upload still pending
+	// is kept until the upload ends. Purged.NextAt is the finish time of
+	// the oldest job left that the same call would delete: the backlog.
+	JobDeleteFinished(ctx context.Context, finishedBefore time.Time, limit int) (Purged, error)
+	// EventDeleteBefore deletes up to limit events recorded before the
+	// given time, in id order: it stops at the first event that is not
+	// older. Purged.NextAt is the time of the oldest event left that the
+	// same call would delete.
+	EventDeleteBefore(ctx context.Context, before time.Time, limit int) (Purged, error)
+	// IdempotencyPurge forgets up to limit key claims made before
+	// createdBefore, oldest first; call it with now - IdempotencyWindow.
+	// Expired claims are reusable even unpurged: purging only keeps the
+	// table small. Purged.NextAt is as for JobDeleteFinished.
+	IdempotencyPurge(ctx context.Context, createdBefore time.Time, limit int) (Purged, error)
 
 	// ExecutionUpsert inserts or replaces the execution (JobID, Attempt).
 	// ErrNotFound if the job does not exist.
@@ -195,6 +212,11 @@ type Reader interface {
 	// was created after createdAfter (pass now - IdempotencyWindow), or
 	// ErrNotFound.
 	JobGetByIdempotencyKey(ctx context.Context, tenant, key string, createdAfter time.Time) (Job, error)
+	// IdempotencyHolder returns the id of the job that holds (tenant, key),
+	// claimed after createdAfter (pass now - IdempotencyWindow), whether
+	// or not the job still exists (retention may have deleted it), or
+	// ErrNotFound.
+	IdempotencyHolder(ctx context.Context, tenant, key string, createdAfter time.Time) (string, error)
 	// JobList returns one page of jobs, newest first.
 	JobList(ctx context.Context, p JobListParams) (JobPage, error)
 	// JobCount counts the jobs JobList would page through (Limit and

@@ -154,20 +154,28 @@ func (r *Recorder) JobTransition(ctx context.Context, p store.JobTransitionParam
 	return r.direct1(func(w store.Writer) error { return w.JobTransition(ctx, p) })
 }
 
-func (r *Recorder) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (int64, error) {
+func (r *Recorder) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (store.Purged, error) {
 	w, err := r.now()
 	if err != nil {
-		return 0, err
+		return store.Purged{}, err
 	}
 	return w.JobDeleteFinished(ctx, before, limit)
 }
 
-func (r *Recorder) IdempotencyPurge(ctx context.Context, before time.Time) (int64, error) {
+func (r *Recorder) EventDeleteBefore(ctx context.Context, before time.Time, limit int) (store.Purged, error) {
 	w, err := r.now()
 	if err != nil {
-		return 0, err
+		return store.Purged{}, err
 	}
-	return w.IdempotencyPurge(ctx, before)
+	return w.EventDeleteBefore(ctx, before, limit)
+}
+
+func (r *Recorder) IdempotencyPurge(ctx context.Context, before time.Time, limit int) (store.Purged, error) {
+	w, err := r.now()
+	if err != nil {
+		return store.Purged{}, err
+	}
+	return w.IdempotencyPurge(ctx, before, limit)
 }
 
 func (r *Recorder) ExecutionUpsert(ctx context.Context, e store.Execution) error {

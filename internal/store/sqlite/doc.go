@@ -130,10 +130,12 @@
 //	                  (tenant, created_at, id), (state, created_at, id),
 //	                  (tenant, state, created_at, id) for listing newest
 //	                  first and the unfinished scan; (schedule_id, created_at)
-//	                  where schedule_id is set. state is CHECKed.
+//	                  where schedule_id is set; finished_at where set, for
+//	                  retention's oldest-first chunks. state is CHECKed.
 //	idempotency_keys  (tenant, key) PRIMARY KEY -> job_id, created_at; a claim
 //	                  older than the window is overwritten by an upsert
 //	                  ... ON CONFLICT DO UPDATE ... WHERE created_at <= cutoff.
+//	                  No FK: a claim outlives its job (retention).
 //	executions        PRIMARY KEY (job_id, attempt), FK jobs ON DELETE
 //	                  CASCADE; outcome NULL while the attempt runs; index on
 //	                  finished_at for summaries.
@@ -143,7 +145,8 @@
 //	events            id INTEGER PRIMARY KEY AUTOINCREMENT (never reused),
 //	                  job_id (NULL for non-job events), attempt, tenant, type,
 //	                  at, actor, detail JSON; indexes (job_id, id),
-//	                  (tenant, id). No FK: the audit trail outlives jobs.
+//	                  (tenant, id). No FK: the audit trail outlives jobs;
+//	                  events_retention deletes it oldest id first.
 //	workers           PRIMARY KEY id; types/labels JSON, slots, resources,
 //	                  state, registered_at, last_seen_at.
 //	schedules         PRIMARY KEY id; spec, timezone, template JSON,

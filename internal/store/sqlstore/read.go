@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -140,6 +141,23 @@ func (s *Core) JobGetByIdempotencyKey(ctx context.Context, tenant, key string, c
 		return store.Job{}, fmt.Errorf("%w: tenant %q idempotency key %q", store.ErrNotFound, tenant, key)
 	}
 	return jobs[0], nil
+}
+
+// likeEscaper escapes a LIKE pattern's wildcards (with ESCAPE '\').
+var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
+
+// IdempotencyHolder implements store.Reader.
+func (s *Core) IdempotencyHolder(ctx context.Context, tenant, key string, createdAfter time.Time) (string, error) {
+	var id string
+	err := s.RDB.QueryRowContext(ctx, s.D.rebind(`SELECT job_id FROM idempotency_keys
+		WHERE tenant = ? AND key = ? AND created_at > ?`), tenant, key, timeArg(createdAfter)).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("%w: tenant %q idempotency key %q", store.ErrNotFound, tenant, key)
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: idempotency key holder: %w", err)
+	}
+	return id, nil
 }
 
 // JobList implements store.Reader.
@@ -283,6 +301,9 @@ func (s *Core) ExecutionList(ctx context.Context, p store.ExecutionListParams) (
 	var limit int
 	if p.JobID != "" {
 		w.add("e.job_id = ?", p.JobID)
+		if p.AfterAttempt > 0 {
+			w.add("e.attempt > ?", p.AfterAttempt)
+		}
 		order, limit = " ORDER BY e.attempt", store.ClampLimit(p.Limit, store.MaxListLimit, store.MaxListLimit)
 	} else {
 		w.add("e.finished_at IS NOT NULL")
@@ -387,15 +408,17 @@ func (s *Core) summarize(ctx context.Context, tx *sql.Tx, p store.SummaryParams)
 	}
 	from := " FROM executions e" + join + w.sql()
 	sum := store.Summary{ByOutcome: map[store.Outcome]int64{}, ByFailureClass: map[store.FailureClass]int64{}}
-	var meanMs, violation sql.NullFloat64
+	var meanMs, violation, slaMeanMs sql.NullFloat64
 	err := tx.QueryRowContext(ctx, s.D.rebind(`SELECT COUNT(*), AVG(e.duration_ms),
 		COUNT(e.sla_met), COALESCE(SUM(CASE WHEN e.sla_met THEN 1 ELSE 0 END), 0),
-		AVG(CASE WHEN NOT e.sla_met THEN e.sla_violation_pct END)`+from), w.args...).
-		Scan(&sum.Executions, &meanMs, &sum.SLAMeasured, &sum.SLAMet, &violation)
+		AVG(CASE WHEN NOT e.sla_met THEN e.sla_violation_pct END),
+		AVG(CASE WHEN e.sla_met IS NOT NULL THEN e.duration_ms END)`+from), w.args...).
+		Scan(&sum.Executions, &meanMs, &sum.SLAMeasured, &sum.SLAMet, &violation, &slaMeanMs)
 	if err != nil || sum.Executions == 0 {
 		return sum, err
 	}
 	sum.MeanDuration = time.Duration(meanMs.Float64 * float64(time.Millisecond)).Round(time.Millisecond)
+	sum.SLAMeanDuration = time.Duration(slaMeanMs.Float64 * float64(time.Millisecond)).Round(time.Millisecond)
 	sum.MeanSLAViolationPct = violation.Float64
 	if err := countInto(ctx, tx, &s.D, "SELECT e.outcome, COUNT(*)"+from+" GROUP BY e.outcome", w.args, sum.ByOutcome); err != nil {
 		return sum, err
@@ -412,7 +435,47 @@ func (s *Core) summarize(ctx context.Context, tx *sql.Tx, p store.SummaryParams)
 			return sum, err
 		}
 	}
-	return sum, nil
+	if !p.Breakdowns {
+		return sum, nil
+	}
+	grouped := from
+	if join == "" {
+		grouped = " FROM executions e JOIN jobs j ON j.id = e.job_id" + w.sql()
+	}
+	if sum.ByTenant, err = groupSummaries(ctx, tx, &s.D, "j.tenant", grouped, w.args); err != nil {
+		return sum, err
+	}
+	sum.ByType, err = groupSummaries(ctx, tx, &s.D, "j.type", grouped, w.args)
+	return sum, err
+}
+
+// groupSummaries groups the executions that from selects (joined with
+// their jobs as j) by the job column col.
+func groupSummaries(ctx context.Context, tx *sql.Tx, d *Dialect, col, from string, args []any) (map[string]store.GroupSummary, error) {
+	rows, err := tx.QueryContext(ctx, d.rebind("SELECT "+col+", e.outcome, COUNT(*), COALESCE(SUM(e.duration_ms), 0)"+from+
+		" GROUP BY "+col+", e.outcome"), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]store.GroupSummary{}
+	for rows.Next() {
+		var key, outcome string
+		var n, ms int64
+		if err := rows.Scan(&key, &outcome, &n, &ms); err != nil {
+			return nil, err
+		}
+		g, ok := out[key]
+		if !ok {
+			g = store.GroupSummary{ByOutcome: map[store.Outcome]int64{}}
+		}
+		g.ByOutcome[store.Outcome(outcome)] += n
+		if store.Outcome(outcome) == store.OutcomeSucceeded {
+			g.SucceededDuration += time.Duration(ms) * time.Millisecond
+		}
+		out[key] = g
+	}
+	return out, rows.Err()
 }
 
 // durationPercentile is the nearest-rank pct-th percentile (ceil(pct/100·n))
@@ -499,7 +562,10 @@ func (s *Core) EventList(ctx context.Context, p store.EventListParams) ([]store.
 	}
 	in(&w, "type", p.Types)
 	if p.Actor != "" {
-		w.add("actor = ?", p.Actor)
+		// The actor itself, every key of a role ("admin" finds "admin
+		// key 1a2b... (name)"), or one key by its id.
+		esc := likeEscaper.Replace(p.Actor)
+		w.add(`(actor = ? OR actor LIKE ? ESCAPE '\' OR actor LIKE ? ESCAPE '\')`, p.Actor, esc+" key %", "% key "+esc+"%")
 	}
 	if !p.Since.IsZero() {
 		w.add("at >= ?", timeArg(p.Since))

@@ -22,7 +22,6 @@ const (
 	stmtJobDelete
 	stmtIdemClaim
 	stmtIdemHolder
-	stmtIdemRelease
 	stmtIdemPurge
 	stmtExecResult
 	stmtExecProbe
@@ -47,9 +46,8 @@ var stmtSQL = [numStmts]string{
 	stmtIdemClaim: `INSERT INTO idempotency_keys (tenant, key, job_id, created_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (tenant, key) DO UPDATE SET job_id = excluded.job_id, created_at = excluded.created_at
 		WHERE idempotency_keys.created_at <= ?`,
-	stmtIdemHolder:  `SELECT job_id FROM idempotency_keys WHERE tenant = ? AND key = ?`,
-	stmtIdemRelease: `DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND job_id = ?`,
-	stmtIdemPurge:   `DELETE FROM idempotency_keys WHERE created_at < ?`,
+	stmtIdemHolder: `SELECT job_id FROM idempotency_keys WHERE tenant = ? AND key = ?`,
+	stmtIdemPurge:  `DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND created_at < ?`,
 	stmtExecResult: `UPDATE executions SET result_state = ?, result_error = ?, result_tries = ?, result_next_at = ?
 		WHERE job_id = ? AND attempt = ? AND result_state = 'pending' AND result_tries = ?`,
 	stmtExecProbe: `SELECT 1 FROM executions WHERE job_id = ? AND attempt = ?`,
@@ -335,63 +333,149 @@ func (w *Writer) transitionMiss(p *store.JobTransitionParams) error {
 		store.ErrConflict, p.ID, state, attempt, p.ExpectAttempt, p.FromStates)
 }
 
-func (w *Writer) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (n int64, err error) {
+func (w *Writer) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (p store.Purged, err error) {
 	defer w.guard(&err)
 	if err := w.check(ctx); err != nil {
-		return 0, err
+		return store.Purged{}, err
 	}
 	if limit <= 0 {
-		return 0, nil
+		return store.Purged{}, nil
 	}
-	rows, err := w.s.WConn.QueryContext(bg, w.s.D.rebind(`SELECT id, tenant, idempotency_key FROM jobs
-		WHERE state IN ('succeeded', 'failed', 'cancelled') AND finished_at < ?
+	// One row past the limit says whether a backlog remains, and how old.
+	rows, err := w.s.WConn.QueryContext(bg, w.s.D.rebind(`SELECT id, finished_at FROM jobs
+		WHERE finished_at < ? AND state IN ('succeeded', 'failed', 'cancelled')
 			AND NOT EXISTS (SELECT 1 FROM executions e WHERE e.job_id = jobs.id AND e.result_state = 'pending')
-		ORDER BY finished_at LIMIT ?`), timeArg(before), limit)
+		ORDER BY finished_at LIMIT ?`), timeArg(before), limit+1)
 	if err != nil {
-		return 0, fmt.Errorf("store: select finished jobs: %w", err)
+		return store.Purged{}, fmt.Errorf("store: select finished jobs: %w", err)
 	}
-	type doomed struct{ id, tenant, key string }
-	var ds []doomed
+	var ids []string
 	for rows.Next() {
-		var d doomed
-		if err := rows.Scan(&d.id, &d.tenant, strCol[string]{&d.key}); err != nil {
+		var id string
+		var finished time.Time
+		if err := rows.Scan(&id, timeCol{&finished}); err != nil {
 			_ = rows.Close()
-			return 0, fmt.Errorf("store: select finished jobs: %w", err)
+			return store.Purged{}, fmt.Errorf("store: select finished jobs: %w", err)
 		}
-		ds = append(ds, d)
+		if len(ids) == limit {
+			p.NextAt = finished
+			continue
+		}
+		ids = append(ids, id)
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return 0, fmt.Errorf("store: select finished jobs: %w", err)
+		return store.Purged{}, fmt.Errorf("store: select finished jobs: %w", err)
 	}
 	err = w.atomically(func() error {
-		for _, d := range ds {
-			if d.key != "" {
-				if _, err := w.exec(stmtIdemRelease, d.tenant, d.key, d.id); err != nil {
-					return fmt.Errorf("store: delete job %s: %w", d.id, err)
-				}
-			}
-			if _, err := w.exec(stmtJobDelete, d.id); err != nil {
-				return fmt.Errorf("store: delete job %s: %w", d.id, err)
+		for _, id := range ids {
+			if _, err := w.exec(stmtJobDelete, id); err != nil {
+				return fmt.Errorf("store: delete job %s: %w", id, err)
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return store.Purged{}, err
 	}
-	return int64(len(ds)), nil
+	p.Deleted = int64(len(ids))
+	return p, nil
 }
 
-func (w *Writer) IdempotencyPurge(ctx context.Context, before time.Time) (n int64, err error) {
+func (w *Writer) EventDeleteBefore(ctx context.Context, before time.Time, limit int) (p store.Purged, err error) {
 	defer w.guard(&err)
 	if err := w.check(ctx); err != nil {
-		return 0, err
+		return store.Purged{}, err
 	}
-	n, err = w.affected(stmtIdemPurge, timeArg(before))
+	if limit <= 0 {
+		return store.Purged{}, nil
+	}
+	// The oldest events by id, one past the limit: a range of the primary
+	// key, whatever the size of the table.
+	rows, err := w.s.WConn.QueryContext(bg, w.s.D.rebind(`SELECT id, at FROM events ORDER BY id LIMIT ?`), limit+1)
 	if err != nil {
-		return 0, fmt.Errorf("store: purge idempotency keys: %w", err)
+		return store.Purged{}, fmt.Errorf("store: select old events: %w", err)
 	}
-	return n, nil
+	var last int64
+	var n int
+	stopped := false
+	for rows.Next() {
+		var id int64
+		var at time.Time
+		if err := rows.Scan(&id, timeCol{&at}); err != nil {
+			_ = rows.Close()
+			return store.Purged{}, fmt.Errorf("store: select old events: %w", err)
+		}
+		if stopped || !at.Before(before) {
+			stopped = true
+			continue
+		}
+		if n == limit {
+			p.NextAt, stopped = at, true
+			continue
+		}
+		last, n = id, n+1
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return store.Purged{}, fmt.Errorf("store: select old events: %w", err)
+	}
+	if n == 0 {
+		return p, nil
+	}
+	res, err := w.s.WConn.ExecContext(bg, w.s.D.rebind(`DELETE FROM events WHERE id <= ?`), last)
+	if err != nil {
+		return store.Purged{}, fmt.Errorf("store: delete old events: %w", err)
+	}
+	if p.Deleted, err = res.RowsAffected(); err != nil {
+		return store.Purged{}, fmt.Errorf("store: delete old events: %w", err)
+	}
+	return p, nil
+}
+
+func (w *Writer) IdempotencyPurge(ctx context.Context, before time.Time, limit int) (p store.Purged, err error) {
+	defer w.guard(&err)
+	if err := w.check(ctx); err != nil {
+		return store.Purged{}, err
+	}
+	if limit <= 0 {
+		return store.Purged{}, nil
+	}
+	// The oldest claims by the created_at index, one past the limit.
+	rows, err := w.s.WConn.QueryContext(bg, w.s.D.rebind(`SELECT tenant, key, created_at FROM idempotency_keys
+		WHERE created_at < ? ORDER BY created_at LIMIT ?`), timeArg(before), limit+1)
+	if err != nil {
+		return store.Purged{}, fmt.Errorf("store: select expired idempotency keys: %w", err)
+	}
+	type claim struct{ tenant, key string }
+	var cs []claim
+	for rows.Next() {
+		var c claim
+		var at time.Time
+		if err := rows.Scan(&c.tenant, &c.key, timeCol{&at}); err != nil {
+			_ = rows.Close()
+			return store.Purged{}, fmt.Errorf("store: select expired idempotency keys: %w", err)
+		}
+		if len(cs) == limit {
+			p.NextAt = at
+			continue
+		}
+		cs = append(cs, c)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return store.Purged{}, fmt.Errorf("store: select expired idempotency keys: %w", err)
+	}
+	err = w.atomically(func() error {
+		for _, c := range cs {
+			if _, err := w.exec(stmtIdemPurge, c.tenant, c.key, timeArg(before)); err != nil {
+				return fmt.Errorf("store: purge idempotency keys: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return store.Purged{}, err
+	}
+	p.Deleted = int64(len(cs))
+	return p, nil
 }
 
 func (w *Writer) ExecutionUpsert(ctx context.Context, e store.Execution) (err error) {

@@ -87,6 +87,8 @@ func testExecutionListFilters(t *testing.T, s store.Store) {
 		"limit":               {store.ExecutionListParams{Limit: 2}, []string{"b/2", "a/2"}},
 		"job, every attempt":  {store.ExecutionListParams{JobID: "a"}, []string{"a/1", "a/2", "a/3"}},
 		"job and outcome":     {store.ExecutionListParams{JobID: "a", Outcomes: []store.Outcome{store.OutcomeFailed}}, []string{"a/1"}},
+		"job, one page":       {store.ExecutionListParams{JobID: "a", Limit: 2}, []string{"a/1", "a/2"}},
+		"job, after attempt":  {store.ExecutionListParams{JobID: "a", AfterAttempt: 2, Limit: 2}, []string{"a/3"}},
 		"job of other tenant": {store.ExecutionListParams{JobID: "a", Tenant: "globex"}, nil},
 	}
 	for name, c := range cases {
@@ -141,6 +143,7 @@ func testSummary(t *testing.T, s store.Store) {
 		SLAMeasured:         17,
 		SLAMet:              14,
 		MeanSLAViolationPct: 40,
+		SLAMeanDuration:     906 * time.Millisecond, // (100+...+1400 + 1500 + 1600 + 1800) / 17, rounded
 	}
 	diff(t, "summary", want, got)
 	if c := got.SLACompliance(); math.Abs(c-100*14.0/17) > 1e-9 {
@@ -175,6 +178,24 @@ func testSummary(t *testing.T, s store.Store) {
 	}
 	if got.Executions != 21 || got.SLAMeasured != 18 {
 		t.Errorf("unfiltered summary: %+v", got)
+	}
+	got, err = s.ExecutionSummary(ctx, store.SummaryParams{Breakdowns: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, "by tenant", map[string]store.GroupSummary{
+		"acme": {ByOutcome: map[store.Outcome]int64{store.OutcomeSucceeded: 14, store.OutcomeFailed: 3,
+			store.OutcomeTimeout: 1, store.OutcomeLost: 1, store.OutcomeCancelled: 1}, SucceededDuration: 10500 * time.Millisecond},
+		"globex": {ByOutcome: map[store.Outcome]int64{store.OutcomeSucceeded: 1}, SucceededDuration: 99999 * time.Millisecond},
+	}, got.ByTenant)
+	diff(t, "type encode", store.GroupSummary{ByOutcome: map[store.Outcome]int64{store.OutcomeFailed: 1,
+		store.OutcomeTimeout: 1, store.OutcomeLost: 1, store.OutcomeCancelled: 1}}, got.ByType["encode"])
+	if len(got.ByType) != 2 {
+		t.Errorf("by type: %v, want 2 types", got.ByType)
+	}
+	got, err = s.ExecutionSummary(ctx, store.SummaryParams{Tenant: "globex", Breakdowns: true})
+	if err != nil || len(got.ByTenant) != 1 || got.ByTenant["globex"].ByOutcome[store.OutcomeSucceeded] != 1 {
+		t.Errorf("by tenant of one tenant: %+v, %v", got.ByTenant, err)
 	}
 }
 

@@ -142,14 +142,23 @@ func testIdempotencyConcurrent(t *testing.T, s store.Store) {
 }
 
 func testIdempotencyPurge(t *testing.T, s store.Store) {
-	insert(t, s, keyed("old", "acme", "k1", T0), keyed("young", "acme", "k2", T0.Add(2*time.Hour)))
-	var n int64
+	insert(t, s, keyed("old", "acme", "k1", T0), keyed("older", "acme", "k0", T0.Add(-time.Minute)),
+		keyed("young", "acme", "k2", T0.Add(2*time.Hour)))
+	var p store.Purged
 	write(t, s, func(w store.Writer) (err error) {
-		n, err = w.IdempotencyPurge(ctx, T0.Add(time.Hour))
+		p, err = w.IdempotencyPurge(ctx, T0.Add(time.Hour), 1)
 		return err
 	})
-	if n != 1 {
-		t.Fatalf("purged %d claims, want 1", n)
+	// Two were due; the limit took the oldest, and the other is the backlog.
+	if want := (store.Purged{Deleted: 1, NextAt: T0}); p != want {
+		t.Fatalf("first purge: %+v, want %+v", p, want)
+	}
+	write(t, s, func(w store.Writer) (err error) {
+		p, err = w.IdempotencyPurge(ctx, T0.Add(time.Hour), 10)
+		return err
+	})
+	if want := (store.Purged{Deleted: 1}); p != want {
+		t.Fatalf("second purge: %+v, want %+v", p, want)
 	}
 	_, err := s.JobGetByIdempotencyKey(ctx, "acme", "k1", T0.Add(-time.Hour))
 	wantErr(t, "purged lookup", err, store.ErrNotFound)

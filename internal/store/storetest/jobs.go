@@ -202,20 +202,21 @@ func testJobDeleteFinished(t *testing.T, s store.Store) {
 		return w.EventAppend(ctx, []store.Event{{JobID: jobID("old", 0), Type: store.EventSucceeded, At: old}})
 	})
 
-	var n int64
+	var p store.Purged
 	write(t, s, func(w store.Writer) (err error) {
-		n, err = w.JobDeleteFinished(ctx, T0.Add(-time.Hour), 2)
+		p, err = w.JobDeleteFinished(ctx, T0.Add(-time.Hour), 2)
 		return err
 	})
-	if n != 2 {
-		t.Fatalf("first delete removed %d, want 2 (limit)", n)
+	// Three were due: the limit deleted two, and the third is the backlog.
+	if want := (store.Purged{Deleted: 2, NextAt: old.Add(time.Minute)}); p != want {
+		t.Fatalf("first delete: %+v, want %+v", p, want)
 	}
 	write(t, s, func(w store.Writer) (err error) {
-		n, err = w.JobDeleteFinished(ctx, T0.Add(-time.Hour), 100)
+		p, err = w.JobDeleteFinished(ctx, T0.Add(-time.Hour), 100)
 		return err
 	})
-	if n != 1 {
-		t.Fatalf("second delete removed %d, want 1", n)
+	if want := (store.Purged{Deleted: 1}); p != want {
+		t.Fatalf("second delete: %+v, want %+v", p, want)
 	}
 	left, err := s.JobList(ctx, store.JobListParams{})
 	if err != nil {
@@ -234,8 +235,23 @@ func testJobDeleteFinished(t *testing.T, s store.Store) {
 	if err != nil || len(events) != 1 {
 		t.Errorf("events of deleted job: %v, %v (want kept)", events, err)
 	}
-	// The deleted job's idempotency claim went with it.
+	// The deleted job's idempotency claim stays for its window: a job
+	// deleted by retention is still deduplicated.
+	holder, err := s.IdempotencyHolder(ctx, "t", "k", T0.Add(-store.IdempotencyWindow))
+	if err != nil || holder != jobID("old", 0) {
+		t.Fatalf("holder of the deleted job's key: %q, %v; want %s", holder, err, jobID("old", 0))
+	}
+	if _, err := s.IdempotencyHolder(ctx, "t", "k", T0); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("holder of a key claimed before createdAfter: %v, want ErrNotFound", err)
+	}
 	again := newJob("again", "t", T0)
 	again.IdempotencyKey = "k"
+	var dup *store.DuplicateError
+	err = s.Write(ctx, func(w store.Writer) error { return w.JobInsert(ctx, again) })
+	if !errors.As(err, &dup) || dup.JobID != jobID("old", 0) {
+		t.Fatalf("insert with the key of a deleted job: %v, want a duplicate of %s", err, jobID("old", 0))
+	}
+	// Once the window has passed, the key is free.
+	again.CreatedAt = jobs[0].CreatedAt.Add(store.IdempotencyWindow)
 	insert(t, s, again)
 }

@@ -100,8 +100,8 @@ func testRetentionKeepsPendingResults(t *testing.T, s store.Store) {
 	deleted := func() int64 {
 		var n int64
 		write(t, s, func(w store.Writer) error {
-			var err error
-			n, err = w.JobDeleteFinished(ctx, T0.Add(time.Hour), 100)
+			p, err := w.JobDeleteFinished(ctx, T0.Add(time.Hour), 100)
+			n = p.Deleted
 			return err
 		})
 		return n

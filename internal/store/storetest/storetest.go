@@ -48,6 +48,8 @@ var tests = []testCase{
 	{"JobGetMany", testJobGetMany},
 	{"JobListUnfinished", testJobListUnfinished},
 	{"JobDeleteFinished", testJobDeleteFinished},
+	{"EventDeleteBefore", testEventDeleteBefore},
+	{"EventActorFilter", testEventActorFilter},
 
 	{"IdempotencyDuplicateWithinWindow", testIdempotencyDuplicate},
 	{"IdempotencyOtherTenant", testIdempotencyOtherTenant},
