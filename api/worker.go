@@ -72,7 +72,12 @@ type HeartbeatRequest struct {
 type HeartbeatResponse struct {
 	LeaseExpiresAt time.Time    `json:"lease_expires_at"`
 	Cancel         []JobAttempt `json:"cancel,omitempty"`
-	Revoked        []JobAttempt `json:"revoked,omitempty"`
+	// Preempt lists attempts to stop because a job of higher priority
+	// takes their capacity: the worker stops them as it would a cancel
+	// (SIGTERM, then SIGKILL after its kill grace) and reports the outcome
+	// preempted; the job is queued again, the attempt not charged.
+	Preempt []JobAttempt `json:"preempt,omitempty"`
+	Revoked []JobAttempt `json:"revoked,omitempty"`
 	// Deadlines are new max run times of held attempts whose SLA was
 	// extended since they were leased.
 	Deadlines []Deadline `json:"deadlines,omitempty"`
@@ -90,6 +95,9 @@ const (
 	OutcomeSucceeded = "succeeded"
 	OutcomeFailed    = "failed"
 	OutcomeCancelled = "cancelled"
+	// OutcomePreempted is reported for an attempt stopped because the
+	// server asked (HeartbeatResponse.Preempt).
+	OutcomePreempted = "preempted"
 )
 
 // Failure classes.
@@ -100,6 +108,7 @@ const (
 	FailOOM        = "oom"
 	FailLostWorker = "lost_worker"
 	FailCancelled  = "cancelled"
+	FailPreempted  = "preempted"
 	FailStartError = "start_error"
 )
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -66,8 +67,15 @@ func (h commandHandler) Run(ctx context.Context, job Job) (json.RawMessage, erro
 	case job.Shell && !h.opts.AllowShell:
 		return nil, Fail(api.FailStartError, errNoShell)
 	}
+	env := jobEnv(job)
+	if f, err := os.CreateTemp("", "fairway-preempted-*"); err == nil {
+		_ = f.Close()
+		defer os.Remove(f.Name())
+		env["FAIRWAY_PREEMPTED_FILE"] = f.Name()
+		job.setPreemptFile(f.Name())
+	}
 	spec := runner.Spec{
-		Argv: job.Command, Env: jobEnv(job), Dir: job.Dir, Shell: job.Shell,
+		Argv: job.Command, Env: env, Dir: job.Dir, Shell: job.Shell,
 		InheritEnv: h.opts.InheritEnv, KillGrace: h.opts.KillGrace,
 	}
 	stdout, stderr := job.Stdout(), job.Stderr()
@@ -85,7 +93,9 @@ func (h commandHandler) Run(ctx context.Context, job Job) (json.RawMessage, erro
 }
 
 // jobEnv is the job's environment plus what it may want to know of
-// itself: FAIRWAY_JOB_ID, FAIRWAY_ATTEMPT, and for a schedule's job
+// itself: FAIRWAY_JOB_ID, FAIRWAY_ATTEMPT, (set by Run) FAIRWAY_PREEMPTED_FILE,
+// an empty file that holds "1" once the attempt is preempted, and for a
+// schedule's job
 // FAIRWAY_SCHEDULE_ID and FAIRWAY_SCHEDULED_FOR (RFC 3339, UTC). The
 // job's own env wins.
 func jobEnv(job Job) map[string]string {

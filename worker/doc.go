@@ -28,7 +28,8 @@
 //     (default 2ms) share one request; a job that ends before its start
 //     report goes out sends none, its completion carries started_at;
 //   - runs the handler with a context cancelled when the job is cancelled
-//     (ErrCancelled), its lease revoked (ErrRevoked), its timeout passes
+//     (ErrCancelled) or preempted (ErrPreempted, reported preempted), its
+//     lease revoked (ErrRevoked), its timeout passes
 //     under the strict SLA policy (ErrTimeout) or the worker stops waiting
 //     for it (ErrShutdown), as context.Cause says;
 //   - ships what the handler writes to Job.Stdout and Job.Stderr as log

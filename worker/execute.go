@@ -150,6 +150,8 @@ func (t *task) verdict(res json.RawMessage, err, cause error, finished time.Time
 		succeed(&c, res)
 	case errors.Is(cause, ErrCancelled):
 		c.Outcome, c.FailureClass, c.Error = api.OutcomeCancelled, api.FailCancelled, "cancelled on request"
+	case errors.Is(cause, ErrPreempted):
+		c.Outcome, c.FailureClass, c.Error = api.OutcomePreempted, api.FailPreempted, "preempted for a job of higher priority"
 	case errors.Is(cause, ErrShutdown):
 		return c, false
 	case errors.Is(cause, ErrTimeout):

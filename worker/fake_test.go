@@ -48,6 +48,7 @@ type fakeJob struct {
 	attempt   int
 	worker    string
 	cancel    bool // tell the worker to cancel it
+	preempt   bool // tell the worker it is preempted
 	revoked   bool // tell the worker it is revoked
 	completed []api.Completion
 }
@@ -330,6 +331,8 @@ func (f *fakeServer) heartbeatLocked(worker string, held []api.JobAttempt) api.H
 			resp.Revoked = append(resp.Revoked, a)
 		case j.cancel:
 			resp.Cancel = append(resp.Cancel, a)
+		case j.preempt:
+			resp.Preempt = append(resp.Preempt, a)
 		}
 	}
 	return resp

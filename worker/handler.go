@@ -14,8 +14,9 @@ import (
 // Handler runs one attempt of a job. It returns the job's result (any JSON
 // value, or nil) or an error. The context is cancelled when the job is
 // cancelled, its lease is revoked, its strict timeout expires or the worker
-// stops waiting for it; context.Cause tells which (ErrCancelled, ErrRevoked,
-// ErrTimeout, ErrShutdown). A handler should return promptly once it is.
+// stops waiting for it, or a job of higher priority preempts it;
+// context.Cause tells which (ErrCancelled, ErrRevoked, ErrTimeout,
+// ErrShutdown, ErrPreempted). A handler should return promptly once it is.
 //
 // A nil error reports the attempt succeeded. A *Failure (see Fail) chooses
 // the failure class and exit code; any other error is reported as a failure
@@ -87,6 +88,13 @@ func orDiscard(w io.Writer) io.Writer {
 	return w
 }
 
+// setPreemptFile names the file written when the attempt is preempted.
+func (j Job) setPreemptFile(path string) {
+	if j.t != nil {
+		j.t.setPreemptFile(path)
+	}
+}
+
 // setExitCode records a process exit code to report with the attempt's
 // outcome, whatever it is.
 func (j Job) setExitCode(code int) {
@@ -101,6 +109,9 @@ var (
 	ErrRevoked   = errors.New("worker: lease revoked")
 	ErrTimeout   = errors.New("worker: job timed out")
 	ErrShutdown  = errors.New("worker: shutting down")
+	// ErrPreempted: the server takes the job's capacity for a job of
+	// higher priority; the job is queued again and runs later.
+	ErrPreempted = errors.New("worker: job preempted")
 )
 
 // Failure is an error that says how an attempt failed.

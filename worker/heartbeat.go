@@ -94,6 +94,12 @@ func (w *Worker) applyHeartbeat(resp api.HeartbeatResponse) {
 			t.requestCancel()
 		}
 	}
+	for _, a := range resp.Preempt {
+		if t := w.heldTask(a); t != nil {
+			w.log.Info("preempted: stopping the attempt for a job of higher priority", "job", a.JobID, "attempt", a.Attempt)
+			t.requestPreempt()
+		}
+	}
 	for _, d := range resp.Deadlines {
 		if t := w.heldTask(api.JobAttempt{JobID: d.JobID, Attempt: d.Attempt}); t != nil {
 			w.log.Info("deadline extended", "job", d.JobID, "attempt", d.Attempt, "timeout_ms", d.TimeoutMS)

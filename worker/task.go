@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +49,9 @@ type task struct {
 	dropped    bool // revoked or registration lost: report nothing
 	exitCode   *int
 	completion api.Completion // set before it is queued
+	// preemptFile is where a command job is told it was preempted: "1" is
+	// written to it before the process is stopped (FAIRWAY_PREEMPTED_FILE).
+	preemptFile string
 
 	// Guarded by the worker's mutex.
 	forgotten bool // out of the held set
@@ -87,6 +91,27 @@ func (t *task) attempt() api.JobAttempt {
 
 // requestCancel cancels the handler; its outcome is reported as cancelled.
 func (t *task) requestCancel() { t.cancel(ErrCancelled) }
+
+// requestPreempt stops the handler because a job of higher priority takes
+// its capacity: a command finds its FAIRWAY_PREEMPTED_FILE written before
+// its SIGTERM, a Go handler's context ends with ErrPreempted, and the
+// outcome is reported as preempted (the job is queued again, the attempt
+// not charged).
+func (t *task) requestPreempt() {
+	t.mu.Lock()
+	file := t.preemptFile
+	t.mu.Unlock()
+	if file != "" {
+		_ = os.WriteFile(file, []byte("1\n"), 0o600) // best effort: the SIGTERM still tells
+	}
+	t.cancel(ErrPreempted)
+}
+
+func (t *task) setPreemptFile(path string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.preemptFile = path
+}
 
 // revoke cancels the handler and marks the attempt as not to be reported.
 func (t *task) revoke() {

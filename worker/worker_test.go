@@ -191,6 +191,38 @@ func TestCancelViaHeartbeatKillsCommand(t *testing.T) {
 	}
 }
 
+// A preempted command finds FAIRWAY_PREEMPTED_FILE written when its
+// SIGTERM comes, and the attempt is reported as preempted.
+func TestPreemptViaHeartbeatTellsTheCommand(t *testing.T) {
+	f := newFakeServer(t)
+	startWorker(t, testOptions(t, f, map[string]Handler{"*": CommandHandler(CommandOptions{KillGrace: 5 * time.Second})}))
+	script := `trap 'echo "preempted=$(cat "$FAIRWAY_PREEMPTED_FILE")"; exit 0' TERM; echo ready; while :; do sleep 0.05; done`
+	id := f.addJob(api.Job{Command: []string{"sh", "-c", script}})
+	f.waitFor("start", func() bool { return len(f.callsOf("start")) > 0 })
+	f.waitFor("ready", func() bool { return strings.Contains(stdoutOf(f, id), "ready") })
+	f.setJob(id, func(j *fakeJob) { j.preempt = true })
+	f.waitFor("completion", func() bool { return len(f.completions(id)) == 1 })
+	f.mu.Lock()
+	c := f.completions(id)[0]
+	f.mu.Unlock()
+	if c.Outcome != api.OutcomePreempted || c.FailureClass != api.FailPreempted {
+		t.Errorf("completion = %+v, want preempted", c)
+	}
+	f.waitFor("output", func() bool { return strings.Contains(stdoutOf(f, id), "preempted=1") })
+}
+
+// stdoutOf is the job's stdout as the fake server received it; the
+// caller holds f.mu (waitFor does).
+func stdoutOf(f *fakeServer, id string) string {
+	var out string
+	for _, ch := range allChunks(f) {
+		if ch.JobID == id && ch.Stream == "stdout" {
+			out += ch.Data
+		}
+	}
+	return out
+}
+
 func TestRevokedIsNotReported(t *testing.T) {
 	f := newFakeServer(t)
 	h := newBlockingHandler(1)

@@ -204,6 +204,11 @@ func New(o Options) (*Dispatcher, error) {
 	d, err := newDispatcher(o.Store, o.Config, o.Logger, o.Clock, o.MaxBatch)
 	if err == nil {
 		d.build, d.resultsPending, d.metrics, d.alerts = o.BuildJob, o.ResultsPending, o.Metrics, o.Alerts
+		lanes := make([]string, 0, len(d.cfg.PolicyConfig().Lanes))
+		for name := range d.cfg.PolicyConfig().Lanes {
+			lanes = append(lanes, name)
+		}
+		d.metrics.ExportLanes(lanes)
 	}
 	return d, err
 }
@@ -583,6 +588,7 @@ func (d *Dispatcher) dispatch(tx *txn) {
 		d.eng.Advance(tx.now)
 	}
 	d.preempt(tx)
+	d.preemptRunning(tx)
 }
 
 // admit leases every job the engine admits now.

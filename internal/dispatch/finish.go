@@ -46,6 +46,10 @@ func (d *Dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.Item
 	if end.outcome == store.OutcomeFailed && end.class == "" {
 		end.class = store.FailExitCode
 	}
+	if c.Outcome == api.OutcomePreempted {
+		d.requeuePreempted(tx, rec, end)
+		return api.ItemResult{JobID: c.JobID, OK: true}
+	}
 	if rec.job.State == store.StateLeased {
 		// Started and ended between two reports: record the start too.
 		tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, end.actor, map[string]any{"started_at": end.started.UTC()})

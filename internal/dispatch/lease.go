@@ -249,6 +249,8 @@ func (d *Dispatcher) heartbeat(tx *txn, wk *workerRec, held []api.JobAttempt) ap
 			resp.Revoked = append(resp.Revoked, api.JobAttempt{JobID: a.JobID, Attempt: a.Attempt})
 		case rec.job.CancelRequested:
 			resp.Cancel = append(resp.Cancel, api.JobAttempt{JobID: a.JobID, Attempt: a.Attempt})
+		case rec.preemptFor != "":
+			resp.Preempt = append(resp.Preempt, api.JobAttempt{JobID: a.JobID, Attempt: a.Attempt})
 		case rec.job.Timeout != rec.leaseTimeout:
 			resp.Deadlines = append(resp.Deadlines, api.Deadline{JobID: a.JobID, Attempt: a.Attempt, TimeoutMS: rec.job.Timeout.Milliseconds()})
 		}
@@ -265,6 +267,9 @@ func (wk *workerRec) news(resp api.HeartbeatResponse) bool {
 	}
 	for _, a := range resp.Revoked {
 		fmt.Fprintf(&b, "r%s/%d;", a.JobID, a.Attempt)
+	}
+	for _, a := range resp.Preempt {
+		fmt.Fprintf(&b, "p%s/%d;", a.JobID, a.Attempt)
 	}
 	for _, d := range resp.Deadlines {
 		fmt.Fprintf(&b, "d%s/%d=%d;", d.JobID, d.Attempt, d.TimeoutMS)

@@ -27,6 +27,9 @@ type jobRec struct {
 	// the limit were refused (see appendLogs).
 	outputBytes int64
 	outputCut   bool
+	// preemptFor is the waiting job this running attempt is being stopped
+	// for (preempt_running.go); heartbeats tell its worker.
+	preemptFor string
 }
 
 // apply mirrors a committed transition into the record.

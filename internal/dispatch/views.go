@@ -24,6 +24,10 @@ func (d *Dispatcher) explain(id string, now time.Time) (api.Explanation, bool) {
 	x := api.Explanation{JobID: id, State: string(rec.job.State), Lane: rec.job.Lane}
 	if rec.job.State == store.StateLeased || rec.job.State == store.StateRunning {
 		x.Code, x.Message = string(policy.CodeRunning), fmt.Sprintf("%s on worker %s (attempt %d)", rec.job.State, rec.job.WorkerID, rec.job.Attempt)
+		if rec.preemptFor != "" {
+			x.Message += "; being preempted for job " + rec.preemptFor + ": it stops and is queued again, the attempt not charged"
+			x.Blocker = rec.preemptFor
+		}
 		return x, true
 	}
 	e, err := d.eng.Explain(id, now)

@@ -207,7 +207,9 @@ func TestDevOffersTheMachineAndSaysWhyAJobWaits(t *testing.T) {
 	cmd := exec.CommandContext(ctx, binary, "submit", "--wait", "demo", "--", "true")
 	cmd.Env = append(os.Environ(), "FAIRWAY_SERVER="+url)
 	waited, _ := cmd.CombinedOutput() // ends with the context: the job waits behind the sleep
-	if !strings.Contains(string(waited), "waits: every worker that can run it is busy") {
+	// It is the lane's best waiting job: it reserves the busy slot and
+	// says which job it waits for (docs/scheduling.md, reservations).
+	if !strings.Contains(string(waited), "waits: reserved: starts on worker") {
 		t.Errorf("submit --wait on a job that waits does not say why:\n%s", waited)
 	}
 }

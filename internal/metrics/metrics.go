@@ -29,6 +29,7 @@ type Metrics struct {
 	reqSeconds  *prometheus.HistogramVec
 	purged      *prometheus.CounterVec
 	backlog     *prometheus.GaugeVec
+	preempted   *prometheus.CounterVec
 }
 
 // Snapshot is the dispatcher's current state, read at scrape time.
@@ -87,6 +88,8 @@ func New(snapshot func() (Snapshot, bool)) *Metrics {
 			"Time to answer an HTTP request, by route pattern (long polls included).", fastBuckets, "route"),
 		purged: f.counterVec("fairway_retention_deleted_total",
 			"Rows retention deleted, by what (jobs, with their executions and logs; events).", "what"),
+		preempted: f.counterVec("fairway_preemptions_total",
+			"Running or leased attempts the engine chose to stop for a waiting job of higher priority, by the victim's lane.", "lane"),
 		backlog: f.gaugeVec("fairway_retention_backlog_seconds",
 			"How far retention is behind, by what (jobs, events): how long past its retention the oldest row still stored is, as of the last purge; 0 when caught up.", "what"),
 	}
@@ -141,6 +144,24 @@ func (m *Metrics) AttemptEnded(lane, typ, outcome, class string, ran time.Durati
 func (m *Metrics) JobFinished(lane, typ, state, class string) {
 	if m != nil {
 		m.finished.WithLabelValues(lane, typ, state, class).Inc()
+	}
+}
+
+// ExportLanes exports the per-lane counters at zero for the configured
+// lanes, so that they appear before their first count.
+func (m *Metrics) ExportLanes(lanes []string) {
+	if m == nil {
+		return
+	}
+	for _, l := range lanes {
+		m.preempted.WithLabelValues(l)
+	}
+}
+
+// Preempted counts a victim of preemption, by its lane.
+func (m *Metrics) Preempted(lane string) {
+	if m != nil {
+		m.preempted.WithLabelValues(lane).Inc()
 	}
 }
 

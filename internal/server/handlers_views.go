@@ -329,6 +329,8 @@ func failureReport(sum store.Summary, recent []store.Execution) api.FailureRepor
 		ByTenant: map[string]api.FailureCounts{}, ByType: map[string]api.FailureCounts{},
 		Recent: make([]api.FailedAttempt, 0, len(recent))}
 	out.Total, out.Failed, out.Cancelled = verdicts(sum.ByOutcome)
+	out.Preempted = sum.ByFailureClass[store.FailPreempted] // stored as cancelled
+	out.Cancelled -= out.Preempted
 	for o, n := range sum.ByOutcome {
 		if o != store.OutcomeSucceeded && o != store.OutcomeCancelled {
 			out.ByOutcome[string(o)] = n
@@ -336,7 +338,7 @@ func failureReport(sum store.Summary, recent []store.Execution) api.FailureRepor
 	}
 	out.FailureRate = ratio(out.Failed, out.Total)
 	for c, n := range sum.ByFailureClass {
-		if c != store.FailCancelled {
+		if c != store.FailCancelled && c != store.FailPreempted {
 			out.ByClass[string(c)] = n
 		}
 	}

@@ -171,9 +171,9 @@ func checkItems(n int, field string) error {
 
 func checkCompletion(c api.Completion) *fieldError {
 	switch c.Outcome {
-	case api.OutcomeSucceeded, api.OutcomeFailed, api.OutcomeCancelled:
+	case api.OutcomeSucceeded, api.OutcomeFailed, api.OutcomeCancelled, api.OutcomePreempted:
 	default:
-		return badField("outcome", "must be succeeded, failed or cancelled, got %q", c.Outcome)
+		return badField("outcome", "must be succeeded, failed, cancelled or preempted, got %q", c.Outcome)
 	}
 	if c.FailureClass != "" && !validClass(c.FailureClass) {
 		return badField("failure_class", "unknown failure class %q", c.FailureClass)
@@ -189,7 +189,8 @@ func checkCompletion(c api.Completion) *fieldError {
 
 func validClass(c string) bool {
 	switch store.FailureClass(c) {
-	case store.FailExitCode, store.FailTimeout, store.FailKilled, store.FailOOM, store.FailLostWorker, store.FailCancelled, store.FailStartError, "signal":
+	case store.FailExitCode, store.FailTimeout, store.FailKilled, store.FailOOM, store.FailLostWorker, store.FailCancelled, store.FailStartError,
+		store.FailPreempted, "signal":
 		return true
 	}
 	return false

@@ -215,3 +215,18 @@ func keyedConfig() config.Config {
 	cfg.Workers.APIKeys = []string{"worker-key-0123456789"}
 	return cfg
 }
+
+// heartbeat reports the worker holding one attempt and returns the answer.
+func (h *harness) heartbeat(worker, id string, attempt int) api.HeartbeatResponse {
+	h.t.Helper()
+	var r api.HeartbeatResponse
+	req := api.HeartbeatRequest{Jobs: []api.JobAttempt{{JobID: id, Attempt: attempt}}}
+	var raw json.RawMessage
+	if code := h.do("POST", "/workers/"+worker+"/heartbeat", req, &raw); code != 200 {
+		h.t.Fatalf("heartbeat: HTTP %d: %s", code, raw)
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		h.t.Fatal(err)
+	}
+	return r
+}

@@ -11,21 +11,27 @@ type EventType string
 
 // Event types. The list is open: the store accepts any non-empty type.
 const (
-	EventSubmitted        EventType = "submitted"
-	EventDeduplicated     EventType = "deduplicated"
-	EventBlocked          EventType = "blocked"
-	EventUnblocked        EventType = "unblocked"
-	EventLeased           EventType = "leased"
-	EventUnleased         EventType = "unleased"
-	EventLeaseReturned    EventType = "lease_returned" // handed back unrun, attempt not charged
-	EventStarted          EventType = "started"
-	EventHeartbeatCancel  EventType = "heartbeat_cancel"
-	EventSucceeded        EventType = "succeeded"
-	EventFailed           EventType = "failed"
-	EventRetryScheduled   EventType = "retry_scheduled"
-	EventLeaseExpired     EventType = "lease_expired"
-	EventCancelled        EventType = "cancelled"
-	EventCancelRequested  EventType = "cancel_requested"
+	EventSubmitted       EventType = "submitted"
+	EventDeduplicated    EventType = "deduplicated"
+	EventBlocked         EventType = "blocked"
+	EventUnblocked       EventType = "unblocked"
+	EventLeased          EventType = "leased"
+	EventUnleased        EventType = "unleased"
+	EventLeaseReturned   EventType = "lease_returned" // handed back unrun, attempt not charged
+	EventStarted         EventType = "started"
+	EventHeartbeatCancel EventType = "heartbeat_cancel"
+	EventSucceeded       EventType = "succeeded"
+	EventFailed          EventType = "failed"
+	EventRetryScheduled  EventType = "retry_scheduled"
+	EventLeaseExpired    EventType = "lease_expired"
+	EventCancelled       EventType = "cancelled"
+	EventCancelRequested EventType = "cancel_requested"
+	// EventPreemptRequested: the engine chose the running job as a victim
+	// for a waiting one (detail: for, worker, grace_ends).
+	EventPreemptRequested EventType = "preempt_requested"
+	// EventPreempted: the victim stopped and is queued again with its age,
+	// the attempt not charged (detail: for, worker).
+	EventPreempted        EventType = "preempted"
 	EventReprioritized    EventType = "reprioritized"
 	EventHeld             EventType = "held"
 	EventReleased         EventType = "released"

@@ -130,6 +130,11 @@ const (
 	FailLostWorker FailureClass = "lost_worker" // lease expired, worker gone
 	FailCancelled  FailureClass = "cancelled"   // cancelled while running
 	FailStartError FailureClass = "start_error" // the command could not start
+	// FailPreempted: stopped for a job of higher priority and queued
+	// again, the attempt not charged. The execution's outcome is stored as
+	// cancelled (the column's constraint predates it) and read back as
+	// preempted.
+	FailPreempted FailureClass = "preempted"
 )
 
 // Valid reports whether c is one of the failure classes.

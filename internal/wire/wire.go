@@ -73,11 +73,20 @@ func Execution(e store.Execution) api.Execution {
 	return api.Execution{
 		JobID: e.JobID, Attempt: e.Attempt, WorkerID: e.WorkerID,
 		LeasedAt: TimePtr(e.LeasedAt), StartedAt: TimePtr(e.StartedAt), FinishedAt: TimePtr(e.FinishedAt),
-		Outcome: string(e.Outcome), ExitCode: e.ExitCode, FailureClass: string(e.FailureClass),
+		Outcome: outcome(e), ExitCode: e.ExitCode, FailureClass: string(e.FailureClass),
 		Error: e.Error, DurationMS: e.Duration.Milliseconds(), SLAMet: e.SLAMet, SLAViolationPct: e.SLAViolationPct,
 		ResultState: string(e.ResultState), ResultURL: e.ResultURL, ResultError: e.ResultError,
 		ResultTries: e.ResultTries, ResultNextAt: TimePtr(e.ResultNextAt),
 	}
+}
+
+// outcome is the execution's outcome as clients see it: a preempted
+// attempt is stored as cancelled with the failure class preempted.
+func outcome(e store.Execution) string {
+	if e.FailureClass == store.FailPreempted {
+		return api.OutcomePreempted
+	}
+	return string(e.Outcome)
 }
 
 // Event renders one audit-trail entry.
