@@ -29,14 +29,18 @@ type RetryPolicy struct {
 
 // JobSpec is what a client submits.
 type JobSpec struct {
-	Type           string            `json:"type"`
-	Tenant         string            `json:"tenant,omitempty"`
-	Name           string            `json:"name,omitempty"`
-	Lane           string            `json:"lane,omitempty"`
-	Key            string            `json:"key,omitempty"`
-	FairnessKey    string            `json:"fairness_key,omitempty"`
-	Priority       *int              `json:"priority,omitempty"`
-	OnDemand       bool              `json:"on_demand,omitempty"`
+	Type        string `json:"type"`
+	Tenant      string `json:"tenant,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Lane        string `json:"lane,omitempty"`
+	Key         string `json:"key,omitempty"`
+	FairnessKey string `json:"fairness_key,omitempty"`
+	Priority    *int   `json:"priority,omitempty"`
+	OnDemand    bool   `json:"on_demand,omitempty"`
+	// Preemptible false keeps the job, once running, from being stopped
+	// for a job of higher priority (docs/scheduling.md, "Preemption").
+	// Default true.
+	Preemptible    *bool             `json:"preemptible,omitempty"`
 	Resources      *Resources        `json:"resources,omitempty"`
 	Labels         []string          `json:"labels,omitempty"`
 	Tags           []string          `json:"tags,omitempty"` // free-form, for people and list filters
@@ -90,6 +94,7 @@ type Job struct {
 	FairnessKey    string            `json:"fairness_key,omitempty"`
 	Priority       int               `json:"priority"`
 	OnDemand       bool              `json:"on_demand,omitempty"`
+	NotPreemptible bool              `json:"not_preemptible,omitempty"` // submitted with preemptible: false
 	Resources      Resources         `json:"resources"`
 	Labels         []string          `json:"labels,omitempty"`
 	Tags           []string          `json:"tags,omitempty"` // free-form, for people and list filters

@@ -30,6 +30,7 @@ type submitFlags struct {
 	tenant, name, lane, key, fairnessKey string
 	priority                             optionalInt
 	onDemand, shell, wait                bool
+	notPreemptible                       bool
 	cpu                                  float64
 	memoryMB, gpu                        int64
 	labels, env, after, tags             stringList
@@ -83,6 +84,7 @@ func (f *submitFlags) registerTemplate(fs *flag.FlagSet) {
 	fs.StringVar(&f.fairnessKey, "fairness-key", "", "whose consumption it counts against (default: the tenant)")
 	fs.Var(&f.priority, "priority", "priority `N`, 0..1000, higher first (default: the type's, else 500)")
 	fs.BoolVar(&f.onDemand, "on-demand", false, "a caller is waiting: jump ahead within the anti-starvation bounds")
+	fs.BoolVar(&f.notPreemptible, "not-preemptible", false, "never stop this job, once running, for a job of higher priority (lanes with preemption on)")
 	fs.Float64Var(&f.cpu, "cpu", 0, "cpu cores it needs (default: the type's)")
 	fs.Int64Var(&f.memoryMB, "memory-mb", 0, "memory in MB it needs (default: the type's)")
 	fs.Int64Var(&f.gpu, "gpu", 0, "GPUs it needs (default: the type's)")
@@ -158,6 +160,9 @@ func (f *submitFlags) spec(typ string, command []string, now time.Time) (api.Job
 	if f.priority.set {
 		p := f.priority.v
 		s.Priority = &p
+	}
+	if f.notPreemptible {
+		s.Preemptible = new(bool)
 	}
 	if f.cpu != 0 || f.memoryMB != 0 || f.gpu != 0 {
 		s.Resources = &api.Resources{CPU: f.cpu, MemoryMB: f.memoryMB, GPU: f.gpu}

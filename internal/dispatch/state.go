@@ -147,7 +147,7 @@ func policyJob(j store.Job) policy.Job {
 		ID: j.ID, Type: j.Type, Key: j.Key, Tenant: j.Tenant, Lane: j.Lane,
 		FairnessKey: j.FairnessKey, Priority: j.Priority, OnDemand: j.OnDemand,
 		Resources: j.Resources, Labels: j.Labels, EnqueuedAt: j.EnqueuedAt, RunAt: j.RunAt,
-		Timeout: j.Timeout,
+		Timeout: j.Timeout, NotPreemptible: j.NotPreemptible,
 	}
 	if pj.EnqueuedAt.IsZero() {
 		pj.EnqueuedAt = j.CreatedAt

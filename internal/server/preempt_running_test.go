@@ -92,3 +92,24 @@ func TestNoPreemptionByDefault(t *testing.T) {
 		}
 	}
 }
+
+// A job submitted with preemptible: false is never stopped.
+func TestNotPreemptibleJobIsNeverStopped(t *testing.T) {
+	h := newHarness(t, preemptConfig(5*time.Second))
+	w := h.register(api.RegisterRequest{Name: "w", Slots: 1})
+	no := false
+	low := h.submit(api.JobSpec{Type: "t", Priority: intp(100), Preemptible: &no})
+	if !h.get(low.ID).NotPreemptible {
+		t.Fatalf("job %+v does not say it is not preemptible", h.get(low.ID))
+	}
+	h.lease(w, 1)
+	h.start(w, low.ID, 1)
+	h.submit(api.JobSpec{Type: "t", Priority: intp(900)})
+	for range 5 {
+		h.clock.Advance(8 * time.Second)
+		h.tick()
+		if hb := h.heartbeat(w, low.ID, 1); len(hb.Preempt) != 0 {
+			t.Fatalf("a job submitted preemptible: false was preempted: %+v", hb)
+		}
+	}
+}

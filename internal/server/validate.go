@@ -75,7 +75,7 @@ func (s *Server) buildJob(spec api.JobSpec, tenant string) (store.Job, *fieldErr
 	}
 	j := store.Job{
 		Tenant: tenant, Name: spec.Name, Type: spec.Type, Key: spec.Key, FairnessKey: spec.FairnessKey,
-		OnDemand: spec.OnDemand, Labels: spec.Labels, Tags: spec.Tags, Command: spec.Command, Env: spec.Env, Dir: spec.Dir,
+		OnDemand: spec.OnDemand, NotPreemptible: spec.Preemptible != nil && !*spec.Preemptible, Labels: spec.Labels, Tags: spec.Tags, Command: spec.Command, Env: spec.Env, Dir: spec.Dir,
 		Payload: spec.Payload, IdempotencyKey: spec.IdempotencyKey,
 	}
 	if j.FairnessKey == "" {

@@ -191,6 +191,7 @@ type Job struct {
 	ScheduleID     string    // the schedule that created the job, if any
 	ScheduledFor   time.Time // the nominal time of its schedule's slot
 	Held           bool      // set aside until released: never leased meanwhile
+	NotPreemptible bool      // never stopped for a job of higher priority
 	// OutputLimit is the most output (stdout and stderr together, bytes)
 	// kept of one attempt; 0 means the server's default.
 	OutputLimit int64

@@ -24,7 +24,7 @@ func TimePtr(t time.Time) *time.Time {
 func Job(j store.Job) api.Job {
 	out := api.Job{
 		ID: j.ID, Type: j.Type, Tenant: j.Tenant, Name: j.Name, Lane: j.Lane, Key: j.Key,
-		FairnessKey: j.FairnessKey, Priority: j.Priority, OnDemand: j.OnDemand,
+		FairnessKey: j.FairnessKey, Priority: j.Priority, OnDemand: j.OnDemand, NotPreemptible: j.NotPreemptible,
 		Resources: Resources(j.Resources), Labels: j.Labels, Tags: j.Tags, Command: j.Command,
 		Env: j.Env, Dir: j.Dir, Payload: RawJSON(j.Payload), IdempotencyKey: j.IdempotencyKey,
 		MaxAttempts: j.MaxAttempts, Retry: Retry(j.Retry),

@@ -49,6 +49,7 @@ func fullJob(id string) store.Job {
 		ScheduleID:      "sched-1",
 		ScheduledFor:    us(8),
 		Tags:            []string{"nightly", "team:data"},
+		NotPreemptible:  true,
 		OutputLimit:     64 << 10,
 		CreatedAt:       us(2),
 		UpdatedAt:       us(3),
