@@ -23,6 +23,9 @@ type uiPage struct {
 	t   *testing.T
 	ctx context.Context
 	h   *harness
+	// loaded is set once the page is loaded: other pages are shown by
+	// their fragment (showPage).
+	loaded bool
 }
 
 func newUIPage(t *testing.T) *uiPage {
@@ -44,7 +47,12 @@ func (p *uiPage) run(actions ...chromedp.Action) {
 // shows want.
 func (p *uiPage) open(route, sel, want string) {
 	p.t.Helper()
-	p.run(chromedp.Navigate(p.h.http.URL + "/" + route))
+	if !p.loaded {
+		p.run(chromedp.Navigate(p.h.http.URL + "/" + route))
+		p.loaded = true
+	} else {
+		p.run(showPage(route))
+	}
 	p.waitText(sel, want)
 }
 
@@ -53,7 +61,9 @@ func (p *uiPage) waitText(sel, want string) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		var s string
-		_ = chromedp.Run(p.ctx, chromedp.Text(sel, &s, chromedp.NodeVisible))
+		look, cancel := context.WithTimeout(p.ctx, 2*time.Second) // a replaced node must not hold the wait
+		_ = chromedp.Run(look, chromedp.Text(sel, &s, chromedp.NodeVisible))
+		cancel()
 		if strings.Contains(s, want) {
 			return
 		}

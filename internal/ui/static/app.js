@@ -24,6 +24,19 @@ function show(...nodes) {
   main.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
 }
 
+// routeSeq counts route() calls. A page takes a view when it starts: the
+// view shows the page only if no newer route() has begun meanwhile, so a
+// slow answer for a page left behind never covers the page shown now.
+let routeSeq = 0;
+function view() {
+  const seq = routeSeq;
+  return (...nodes) => {
+    if (seq !== routeSeq) return false;
+    show(...nodes);
+    return true;
+  };
+}
+
 class APIError extends Error {
   constructor(status, body) {
     super((body && body.error && body.error.message) || "HTTP " + status);
@@ -169,6 +182,7 @@ function rowActions(...children) {
 }
 
 function signIn(message) {
+  routeSeq++; // a page still loading must not cover the form
   document.getElementById("signout").hidden = true;
   const input = el("input", { type: "password", id: "apikey", autocomplete: "off", placeholder: "API key", "aria-label": "API key" });
   show(el("form", { class: "card signin", onsubmit: (ev) => {
@@ -285,6 +299,7 @@ const pendingMeans = "unfinished jobs not running: waiting for their run_at, the
 const queuedMeans = "the pending jobs that could start now: they wait only for a free slot or resources and their turn (explain's position counts them).";
 
 async function overview() {
+  const show = view();
   const [lanes, tenants, series] = await Promise.all([api("/lanes"), api("/tenants"), api("/series")]);
   const limit = (used, max) => max ? `${used} of ${max}` : String(used);
   const tenantRows = (tenants.tenants || []).map((t) => el("tr", {},
@@ -313,6 +328,7 @@ async function overview() {
 }
 
 async function jobs(params) {
+  const show = view();
   const q = new URLSearchParams(params);
   const page = await api("/jobs?" + q.toString());
   const filters = el("form", { class: "filters", onsubmit: (ev) => {
@@ -448,6 +464,7 @@ function reservationText(x) {
 }
 
 async function jobDetail(id) {
+  const show = view();
   const enc = encodeURIComponent(id);
   const [jr, evs, execs, workerList] = await Promise.all([api("/jobs/" + enc), api("/jobs/" + enc + "/events"),
     api("/jobs/" + enc + "/executions"), api("/workers").catch(() => null)]);
@@ -469,7 +486,7 @@ async function jobDetail(id) {
     } catch (e) { explain = null; }
   }
   const logs = el("pre", { class: "logs", id: "logs" });
-  show(el("h1", {}, "Job " + j.id),
+  if (!show(el("h1", {}, "Job " + j.id),
     el("div", { class: "card" }, el("dl", { class: "kv" },
       el("dt", {}, "state"), el("dd", {}, stateText(j.state), j.held ? " (held)" : ""),
       el("dt", {}, "type"), el("dd", {}, j.type),
@@ -488,7 +505,7 @@ async function jobDetail(id) {
         el("td", { class: "clip", title: e.error || null }, e.error || "-"))))),
     el("div", { class: "card" }, el("h2", {}, "Timeline"), table(["At", "Event", "Attempt", "Actor", "Detail"],
       (evs.events || []).map((e) => el("tr", {}, el("td", {}, at(e.at)), el("td", {}, e.type), el("td", {}, e.attempt || "-"),
-        el("td", {}, e.actor || "-"), el("td", { class: "wrap" }, e.detail ? JSON.stringify(e.detail) : ""))))));
+        el("td", {}, e.actor || "-"), el("td", { class: "wrap" }, e.detail ? JSON.stringify(e.detail) : ""))))))) return;
   followLogs(id, logs, attempts);
 }
 
@@ -600,6 +617,7 @@ async function followLogs(id, pre, attempts) {
 }
 
 async function schedules() {
+  const show = view();
   const list = await api("/schedules");
   const rows = (list.schedules || []).map((s) => el("tr", {},
     el("td", { class: "clip narrow", title: s.name || s.id }, el("a", { href: "#/schedule/" + s.id }, s.name || s.id)), el("td", {}, s.tenant), el("td", {}, s.spec), el("td", { class: "clip narrow", title: s.timezone }, s.timezone),
@@ -620,6 +638,7 @@ async function schedules() {
 }
 
 async function scheduleDetail(id) {
+  const show = view();
   const s = await api("/schedules/" + encodeURIComponent(id));
   const inZone = (t) => when(t, s.timezone);
   show(el("h1", {}, "Schedule " + (s.name || s.id)),
@@ -638,6 +657,7 @@ async function scheduleDetail(id) {
 }
 
 async function workers() {
+  const show = view();
   const [list, running, leased] = await Promise.all([api("/workers"), api("/jobs?state=running&limit=1000"), api("/jobs?state=leased&limit=1000")]);
   const byWorker = {};
   for (const j of [...(running.jobs || []), ...(leased.jobs || [])]) (byWorker[j.worker_id] = byWorker[j.worker_id] || []).push(j);
@@ -654,6 +674,7 @@ async function workers() {
 // ---------- routing ----------
 
 async function route() {
+  const seq = ++routeSeq;
   if (followAbort) { followAbort.abort(); followAbort = null; }
   const hash = location.hash.slice(1) || "/";
   const [path, query] = hash.split("?");
@@ -662,6 +683,7 @@ async function route() {
     a.classList.toggle("active", target === "/" ? path === "/" : path.startsWith(target) || path.startsWith(target.replace(/s$/, "/")));
   }
   const open = await fetch("/api/v1/lanes", { headers: sessionStorage.getItem(keyName) ? { Authorization: "Bearer " + sessionStorage.getItem(keyName) } : {} });
+  if (seq !== routeSeq) return; // a newer route() shows its page
   if (open.status === 401) { signIn(sessionStorage.getItem(keyName) ? "That key was refused." : null); return; }
   document.getElementById("signout").hidden = !sessionStorage.getItem(keyName);
   try {
@@ -673,7 +695,7 @@ async function route() {
     else if (path === "/workers") await workers();
     else show(el("p", {}, "No such page."));
   } catch (e) {
-    if (e.status === 401) return;
+    if (e.status === 401 || seq !== routeSeq) return;
     show(el("h1", {}, "Cannot show this page"), el("p", { class: "error", role: "alert" }, e.message));
   }
 }
