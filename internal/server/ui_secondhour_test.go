@@ -195,7 +195,8 @@ func rowOf(t *testing.T, ids []string, id string) int {
 // Issue 28 item 16: the jobs list says what each job is (name, tags, a
 // command summary) and, for a failed job, its failure class and last
 // error; a running job's attempt shows its worker, start and elapsed time;
-// a retried job's logs are told apart by attempt, as the CLI prints them.
+// a retried job's logs are told apart by attempt, as the CLI prints them;
+// a job that ends while shown is shown ended.
 func TestUIJobsSayWhatEachJobIs(t *testing.T) {
 	p := newUIPage(t)
 	h := p.h
@@ -258,9 +259,13 @@ func TestUIJobsSayWhatEachJobIs(t *testing.T) {
 	if len(workers) != 1 || len(started) != 1 || len(elapsed) != 1 {
 		t.Fatalf("the running job's attempts: worker %q, started %q, elapsed %q; want one row", workers, started, elapsed)
 	}
-	if workers[0] != "attempt-worker" || !timeFormat.MatchString(started[0]) || !regexp.MustCompile(`^\d+(\.\d)? (ms|s|min|h)$`).MatchString(elapsed[0]) {
+	if workers[0] != "attempt-worker" || !timeFormat.MatchString(started[0]) || !regexp.MustCompile(`^\d+(\.\d)? (ms|s|min|h|d)$`).MatchString(elapsed[0]) {
 		t.Errorf("the running attempt shows worker %q, started %q, elapsed %q", workers[0], started[0], elapsed[0])
 	}
+
+	// It ends while shown: the page shows it ended.
+	h.complete(w, api.Completion{JobID: running.ID, Attempt: 1, Outcome: "succeeded", ExitCode: intp(0)})
+	p.waitText("#attempts", "succeeded")
 
 	// The failed job's logs, one header per attempt.
 	p.open("#/job/"+failed.ID, "#logs", "ended: failed")

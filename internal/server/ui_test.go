@@ -163,6 +163,7 @@ func TestTheWebUIInABrowser(t *testing.T) {
 	}
 	h.complete(w, api.Completion{JobID: running.ID, Attempt: 1, Outcome: "succeeded", ExitCode: intp(0)})
 	waitText("#logs", "ended: succeeded")
+	waitText("#attempts", "succeeded") // shown again, ended
 	screenshot(t, ctx, "job")
 
 	// Explain for the job held back by acme's cap (its running job just

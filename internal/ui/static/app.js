@@ -219,6 +219,8 @@ function clock(t) {
 }
 
 function msText(ms) {
+  if (ms >= 172800000) return (ms / 86400000).toFixed(1) + " d";
+  if (ms >= 7200000) return (ms / 3600000).toFixed(1) + " h";
   if (ms >= 60000) return (ms / 60000).toFixed(ms >= 600000 ? 0 : 1) + " min";
   if (ms >= 1000) return (ms / 1000).toFixed(ms >= 10000 ? 0 : 1) + " s";
   return Math.round(ms) + " ms";
@@ -498,7 +500,7 @@ async function jobDetail(id) {
     el("p", {}, jobActions(j, () => route())), jobTuning(j)),
     explain,
     el("div", { class: "card" }, el("h2", {}, "Logs"), logs),
-    el("div", { class: "card" }, el("h2", {}, "Attempts"), table(["Attempt", "Worker", "Started", "Elapsed", "Finished", "Outcome", "Class", "Exit", "Error"],
+    el("div", { class: "card", id: "attempts" }, el("h2", {}, "Attempts"), table(["Attempt", "Worker", "Started", "Elapsed", "Finished", "Outcome", "Class", "Exit", "Error"],
       attempts.list.map((e) => el("tr", {}, el("td", {}, e.attempt), el("td", { title: e.worker_id || null }, attempts.worker(e.worker_id)),
         el("td", {}, at(e.started_at)), elapsedCell(e), el("td", {}, at(e.finished_at)),
         el("td", {}, e.outcome || (e.started_at ? "running" : "leased")), el("td", {}, e.failure_class || "-"), el("td", {}, e.exit_code ?? "-"),
@@ -506,7 +508,10 @@ async function jobDetail(id) {
     el("div", { class: "card" }, el("h2", {}, "Timeline"), table(["At", "Event", "Attempt", "Actor", "Detail"],
       (evs.events || []).map((e) => el("tr", {}, el("td", {}, at(e.at)), el("td", {}, e.type), el("td", {}, e.attempt || "-"),
         el("td", {}, e.actor || "-"), el("td", { class: "wrap" }, e.detail ? JSON.stringify(e.detail) : ""))))))) return;
-  followLogs(id, logs, attempts);
+  // A job that ends while shown is shown again, ended (its state, its
+  // attempts' outcomes and times).
+  const ended = ["succeeded", "failed", "cancelled"].includes(j.state) ? null : () => route();
+  followLogs(id, logs, attempts, ended);
 }
 
 // attemptRows gathers what the page says of a job's attempts: each
@@ -570,7 +575,7 @@ function elapsedCell(e) {
 // With attempts (attemptRows), each attempt's output comes after a line
 // "==> attempt N of M on WORKER: OUTCOME <==", as `fairway logs` prints
 // it, once the job has run more than once.
-async function followLogs(id, pre, attempts) {
+async function followLogs(id, pre, attempts, ended) {
   let printed = 0;
   const through = (n) => {
     for (let a = printed + 1; a <= n; a++) pre.append(el("span", { class: "attempt-header" }, `==> ${attempts.header(a)} <==\n`));
@@ -608,6 +613,7 @@ async function followLogs(id, pre, attempts) {
         } else if (event === "end") {
           if (attempts && attempts.last > 1) through(attempts.last);
           pre.append(el("span", { class: "muted" }, `\n— ended: ${JSON.parse(data).state}\n`));
+          if (ended) ended();
         }
       }
     }
