@@ -44,6 +44,15 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
+// showPage shows a page of the UI, once loaded, by setting the address's
+// fragment (route, such as "#/jobs") as a link does; the same fragment
+// again renders the page afresh. (chromedp.Navigate to a fragment can miss
+// the same-document navigation's event on a loaded machine and then waits
+// until the test's deadline.)
+func showPage(route string) chromedp.Action {
+	return chromedp.Evaluate(fmt.Sprintf(`(() => { const h = %q; if (location.hash === h) route(); else location.hash = h; })()`, route), nil)
+}
+
 // screenshot saves the page as NAME.png in $FAIRWAY_UI_SCREENSHOTS (CI's
 // artifacts, or docs/images when they change), else in the test's
 // temporary directory.
@@ -101,7 +110,12 @@ func TestTheWebUIInABrowser(t *testing.T) {
 		deadline := time.Now().Add(15 * time.Second)
 		for {
 			var s string
-			_ = chromedp.Run(ctx, chromedp.Text(sel, &s, chromedp.NodeVisible))
+			// Each look is bounded: a node the page replaces while chromedp
+			// waits for it to be visible would otherwise hold the wait until
+			// the test's deadline.
+			look, cancel := context.WithTimeout(ctx, 2*time.Second)
+			_ = chromedp.Run(look, chromedp.Text(sel, &s, chromedp.NodeVisible))
+			cancel()
 			if strings.Contains(s, want) {
 				return
 			}
@@ -124,12 +138,12 @@ func TestTheWebUIInABrowser(t *testing.T) {
 	waitText("#tenants", "1 of 1") // acme runs 1 of its max_running 1
 
 	// The running job on the jobs page, then its detail with logs streaming.
-	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/#/jobs")); err != nil {
+	if err := chromedp.Run(ctx, showPage("#/jobs")); err != nil {
 		t.Fatal(err)
 	}
 	waitText("main", running.ID)
 	screenshot(t, ctx, "jobs")
-	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/#/job/"+running.ID)); err != nil {
+	if err := chromedp.Run(ctx, showPage("#/job/"+running.ID)); err != nil {
 		t.Fatal(err)
 	}
 	waitText("main", "Timeline")
@@ -149,13 +163,14 @@ func TestTheWebUIInABrowser(t *testing.T) {
 	}
 	h.complete(w, api.Completion{JobID: running.ID, Attempt: 1, Outcome: "succeeded", ExitCode: intp(0)})
 	waitText("#logs", "ended: succeeded")
+	waitText("#attempts", "succeeded") // shown again, ended
 	screenshot(t, ctx, "job")
 
 	// Explain for the job held back by acme's cap (its running job just
 	// ended, so the capped one is leased now: hold it to see a pending one).
 	h.key = "acme-key-0123456789"
 	second := h.submit(api.JobSpec{Type: "report"})
-	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/#/job/"+second.ID)); err != nil {
+	if err := chromedp.Run(ctx, showPage("#/job/"+second.ID)); err != nil {
 		t.Fatal(err)
 	}
 	waitText("#explain", "tenant_cap")
@@ -183,7 +198,7 @@ func TestTheWebUIInABrowser(t *testing.T) {
 	h.key = "worker-key-0123456789"
 	h.lease(w, 4)
 	h.complete(w, api.Completion{JobID: failed.ID, Attempt: 1, Outcome: "failed", FailureClass: "exit_code"})
-	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/#/jobs?state=failed")); err != nil {
+	if err := chromedp.Run(ctx, showPage("#/jobs?state=failed")); err != nil {
 		t.Fatal(err)
 	}
 	waitText("main", failed.ID)
@@ -203,7 +218,7 @@ func TestTheWebUIInABrowser(t *testing.T) {
 
 	// The overview's charts of the last hour: the failed attempt as a bar,
 	// the waits of the three leases as two lines.
-	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/#/")); err != nil {
+	if err := chromedp.Run(ctx, showPage("#/")); err != nil {
 		t.Fatal(err)
 	}
 	var series api.Series
@@ -240,7 +255,7 @@ func TestTheWebUIInABrowser(t *testing.T) {
 		Template: api.JobSpec{Type: "report"}}, &sc); code != http.StatusCreated {
 		t.Fatalf("create schedule: HTTP %d", code)
 	}
-	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/#/schedule/"+sc.ID)); err != nil {
+	if err := chromedp.Run(ctx, showPage("#/schedule/"+sc.ID)); err != nil {
 		t.Fatal(err)
 	}
 	waitText("main", "Next runs")
@@ -249,7 +264,7 @@ func TestTheWebUIInABrowser(t *testing.T) {
 
 	// The other pages render.
 	for _, page := range []string{"schedules", "workers"} {
-		if err := chromedp.Run(ctx, chromedp.Navigate(base+"/#/"+page)); err != nil {
+		if err := chromedp.Run(ctx, showPage("#/"+page)); err != nil {
 			t.Fatal(err)
 		}
 		waitText("h1", strings.ToUpper(page[:1])+page[1:])
@@ -258,12 +273,12 @@ func TestTheWebUIInABrowser(t *testing.T) {
 	waitText("main", "ui-worker")
 
 	// A tenant key sees its own jobs only.
-	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/#/"), chromedp.WaitVisible("#signout"), chromedp.Click("#signout"),
+	if err := chromedp.Run(ctx, showPage("#/"), chromedp.WaitVisible("#signout"), chromedp.Click("#signout"),
 		chromedp.WaitVisible("#apikey"), chromedp.SendKeys("#apikey", "acme-key-0123456789"), chromedp.Click("#signin")); err != nil {
 		t.Fatal(err)
 	}
 	waitText("main", "Lanes")
-	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/#/job/"+theirs.ID)); err != nil {
+	if err := chromedp.Run(ctx, showPage("#/job/"+theirs.ID)); err != nil {
 		t.Fatal(err)
 	}
 	waitText("main", "Cannot show this page")
@@ -271,7 +286,7 @@ func TestTheWebUIInABrowser(t *testing.T) {
 	screenshot(t, ctx, "denied")
 
 	// Dark theme, phone-sized.
-	if err := chromedp.Run(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"/#/jobs"),
+	if err := chromedp.Run(ctx, chromedp.EmulateViewport(390, 844), showPage("#/jobs"),
 		chromedp.Click("#theme")); err != nil {
 		t.Fatal(err)
 	}

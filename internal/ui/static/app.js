@@ -24,6 +24,19 @@ function show(...nodes) {
   main.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
 }
 
+// routeSeq counts route() calls. A page takes a view when it starts: the
+// view shows the page only if no newer route() has begun meanwhile, so a
+// slow answer for a page left behind never covers the page shown now.
+let routeSeq = 0;
+function view() {
+  const seq = routeSeq;
+  return (...nodes) => {
+    if (seq !== routeSeq) return false;
+    show(...nodes);
+    return true;
+  };
+}
+
 class APIError extends Error {
   constructor(status, body) {
     super((body && body.error && body.error.message) || "HTTP " + status);
@@ -52,10 +65,63 @@ async function api(path, opts = {}) {
   return body;
 }
 
-function when(t) {
-  if (!t) return "-";
+// ---------- times ----------
+// Every time reads one way, "2026-11-26 09:00:00 CET": the date, the time
+// to the second and the zone, always named. It is this browser's zone
+// unless a zone is given (a schedule's own, for its slots).
+
+const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+const timeFormats = new Map();
+
+function timeFormat(zone, locale) {
+  const key = zone + " " + locale;
+  if (!timeFormats.has(key)) {
+    let f;
+    const opts = { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit",
+      hourCycle: "h23", timeZoneName: "short" };
+    try { f = new Intl.DateTimeFormat(locale, { ...opts, timeZone: zone }); } catch (e) { f = new Intl.DateTimeFormat(locale, { ...opts, timeZone: browserZone }); }
+    timeFormats.set(key, f);
+  }
+  return timeFormats.get(key);
+}
+
+// timeParts is t's date, time and zone name in zone: the zone's common
+// abbreviation (EST, CET) where there is one, else its offset (GMT+9).
+function timeParts(t, zone) {
   const d = new Date(t);
-  return d.toISOString().replace("T", " ").slice(0, 19);
+  const parts = (locale) => Object.fromEntries(timeFormat(zone || browserZone, locale).formatToParts(d).map((x) => [x.type, x.value]));
+  const p = parts("en-US");
+  if (/^GMT[+-]/.test(p.timeZoneName)) {
+    const gb = parts("en-GB").timeZoneName;
+    if (!/^GMT[+-]/.test(gb)) p.timeZoneName = gb;
+  }
+  return p;
+}
+
+// when writes t (RFC 3339) in zone (default: this browser's).
+function when(t, zone) {
+  if (!t) return "-";
+  const p = timeParts(t, zone);
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second} ${p.timeZoneName}`;
+}
+
+// at is when(t, zone) as a <time> whose tooltip names the zone in full
+// and gives the instant in UTC.
+function at(t, zone) {
+  if (!t) return "-";
+  const iso = new Date(t).toISOString();
+  return el("time", { datetime: iso, title: `${zone || browserZone} (${zone ? "the schedule's zone" : "this browser's zone"}); ${iso.slice(0, 19)}Z in UTC` }, when(t, zone));
+}
+
+// zoneName is the name when() gives this browser's zone now.
+function zoneName(zone) {
+  return timeParts(Date.now(), zone).timeZoneName;
+}
+
+// zoneText names this browser's zone in words.
+function zoneText() {
+  const short = zoneName();
+  return (short === browserZone ? short : `${short} (${browserZone})`) + ", this browser's zone";
 }
 
 // localValue turns an RFC 3339 time into a datetime-local input's value.
@@ -97,13 +163,26 @@ function flash(msg, ok) {
   setTimeout(() => p.remove(), 8000);
 }
 
-function table(headers, rows) {
-  return el("div", { class: "scroll" }, el("table", {},
-    el("thead", {}, el("tr", {}, headers.map((h) => el("th", {}, h)))),
+// table lays rows out under headers: each a text, or { text, title }
+// (a tooltip that defines the column). The last column of a table with
+// row actions is headed "" and its cells are rowActions: it stays in view
+// while the table scrolls sideways.
+function table(headers, rows, opts = {}) {
+  const last = headers.length - 1;
+  return el("div", { class: "scroll" }, el("table", { id: opts.id },
+    el("thead", {}, el("tr", {}, headers.map((h, i) => el("th", {
+      title: h.title, class: opts.actions && i === last ? "rowactions" : null,
+    }, h.text === undefined ? h : h.text)))),
     el("tbody", {}, rows)));
 }
 
+// rowActions is the cell of a row's actions, kept in view.
+function rowActions(...children) {
+  return el("td", { class: "rowactions" }, children);
+}
+
 function signIn(message) {
+  routeSeq++; // a page still loading must not cover the form
   document.getElementById("signout").hidden = true;
   const input = el("input", { type: "password", id: "apikey", autocomplete: "off", placeholder: "API key", "aria-label": "API key" });
   show(el("form", { class: "card signin", onsubmit: (ev) => {
@@ -132,11 +211,16 @@ function svg(tag, attrs, ...children) {
   return e;
 }
 
+// clock is a chart tick: hours and minutes in this browser's zone (the
+// chart's legend names it).
 function clock(t) {
-  return new Date(t).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  const p = timeParts(t);
+  return `${p.hour}:${p.minute}`;
 }
 
 function msText(ms) {
+  if (ms >= 172800000) return (ms / 86400000).toFixed(1) + " d";
+  if (ms >= 7200000) return (ms / 3600000).toFixed(1) + " h";
   if (ms >= 60000) return (ms / 60000).toFixed(ms >= 600000 ? 0 : 1) + " min";
   if (ms >= 1000) return (ms / 1000).toFixed(ms >= 10000 ? 0 : 1) + " s";
   return Math.round(ms) + " ms";
@@ -197,7 +281,7 @@ function activityCharts(series) {
   const leased = pts.reduce((a, p) => a + p.leased, 0);
   const perStep = series.step_ms >= 60000 ? `per ${series.step_ms / 60000} min` : `per ${series.step_ms / 1000} s`;
   return el("div", { class: "card", id: "activity" }, el("h2", {}, "The last hour"),
-    el("p", { class: "muted" }, `${total} attempts finished, ${leased} leased. Wait: from a job becoming ready to its lease.`),
+    el("p", { class: "muted" }, `${total} attempts finished, ${leased} leased. Wait: from a job becoming ready to its lease. Times in ${zoneText()}.`),
     el("div", { class: "charts" },
       chart("throughput", "Attempts finished " + perStep, pts, [
         { label: "succeeded", cls: "s-good", kind: "bar", value: (p) => (p.finished || {}).succeeded || 0 },
@@ -212,7 +296,12 @@ function activityCharts(series) {
 
 // ---------- pages ----------
 
+// What a lane's counts mean (docs/ui.md and docs/cli.md say the same).
+const pendingMeans = "unfinished jobs not running: waiting for their run_at, their dependencies, a retry back-off or a conflicting job, held, or ready.";
+const queuedMeans = "the pending jobs that could start now: they wait only for a free slot or resources and their turn (explain's position counts them).";
+
 async function overview() {
+  const show = view();
   const [lanes, tenants, series] = await Promise.all([api("/lanes"), api("/tenants"), api("/series")]);
   const limit = (used, max) => max ? `${used} of ${max}` : String(used);
   const tenantRows = (tenants.tenants || []).map((t) => el("tr", {},
@@ -223,15 +312,16 @@ async function overview() {
     el("td", {}, l.name),
     el("td", {}, l.paused ? el("span", { class: "badge paused", title: l.pause_note || "" }, "paused") : "active"),
     el("td", {}, l.weight), el("td", {}, l.dominant_share.toFixed(3)),
-    el("td", {}, l.queued), el("td", {}, l.pending), el("td", {}, l.running),
-    el("td", {}, l.paused
+    el("td", {}, l.pending), el("td", {}, l.queued), el("td", {}, l.running),
+    rowActions(el("span", { class: "actions" }, l.paused
       ? confirmButton("Resume", async () => { await api("/lanes/" + encodeURIComponent(l.name) + "/resume", { method: "POST", body: {} }); route(); })
-      : confirmButton("Pause", async () => { await api("/lanes/" + encodeURIComponent(l.name) + "/pause", { method: "POST", body: { note: "paused from the UI" } }); route(); }, true))));
+      : confirmButton("Pause", async () => { await api("/lanes/" + encodeURIComponent(l.name) + "/pause", { method: "POST", body: { note: "paused from the UI" } }); route(); }, true)))));
   const cap = lanes.capacity || {};
   show(el("h1", {}, "Overview"),
     el("div", { class: "card" }, el("h2", {}, "Lanes"),
       el("p", { class: "muted" }, "The lane with the smallest weighted dominant share goes next. A paused lane leases nothing; its running jobs finish."),
-      table(["Lane", "State", "Weight", "Share", "Queued", "Pending", "Running", ""], rows),
+      table(["Lane", "State", "Weight", "Share", { text: "Pending", title: pendingMeans }, { text: "Queued", title: queuedMeans }, "Running", ""], rows, { actions: true }),
+      el("p", { class: "muted", id: "lane-legend" }, el("b", {}, "Pending"), ": " + pendingMeans + " ", el("b", {}, "Queued"), ": " + queuedMeans),
       el("p", { class: "muted" }, `Capacity: ${cap.slots || 0} slots, ${cap.cpu || 0} cpu, ${cap.memory_mb || 0} MB, ${cap.gpu || 0} gpu`)),
     el("div", { class: "card", id: "tenants" }, el("h2", {}, "Tenants"),
       el("p", { class: "muted" }, "Running jobs against max_running, unfinished jobs against max_queued (no limit when none is shown)."),
@@ -240,6 +330,7 @@ async function overview() {
 }
 
 async function jobs(params) {
+  const show = view();
   const q = new URLSearchParams(params);
   const page = await api("/jobs?" + q.toString());
   const filters = el("form", { class: "filters", onsubmit: (ev) => {
@@ -257,7 +348,8 @@ async function jobs(params) {
     .map((s) => el("option", { value: s, selected: params.state === s }, s || "any state"))),
   ["type", "lane", "tenant", "tag", "schedule_id"].map((n) => el("input", { name: n, placeholder: n, value: params[n] || "", "aria-label": n, size: 10 })),
   el("label", { class: "muted" }, "created after ", el("input", { type: "datetime-local", name: "created_after_local", value: localValue(params.created_after), "aria-label": "created after" })),
-  el("label", { class: "muted" }, "before ", el("input", { type: "datetime-local", name: "created_before_local", value: localValue(params.created_before), "aria-label": "created before" })),
+  el("label", { class: "muted" }, "before ", el("input", { type: "datetime-local", name: "created_before_local", value: localValue(params.created_before), "aria-label": "created before" }),
+    " " + zoneName()),
   el("button", { type: "submit" }, "Filter"));
   const jump = el("form", { class: "filters", onsubmit: (ev) => {
     ev.preventDefault();
@@ -265,13 +357,21 @@ async function jobs(params) {
     if (id) location.hash = "#/job/" + encodeURIComponent(id);
   } }, el("input", { name: "id", placeholder: "job id", "aria-label": "job id", size: 30 }), el("button", { type: "submit" }, "Open job"));
   const selected = new Set();
-  const rows = (page.jobs || []).map((j) => el("tr", {},
-    el("td", {}, el("input", { type: "checkbox", "aria-label": "select " + j.id, "data-id": j.id,
-      onchange: (ev) => { if (ev.target.checked) selected.add(j.id); else selected.delete(j.id); } })),
-    el("td", {}, el("a", { href: "#/job/" + j.id }, j.id)),
-    el("td", {}, j.type), el("td", {}, j.tenant), el("td", {}, j.lane), el("td", {}, j.priority),
-    el("td", {}, stateText(j.state)), el("td", {}, j.reason || ""), el("td", {}, when(j.created_at)),
-    el("td", {}, jobActions(j, () => route()))));
+  const rows = (page.jobs || []).map((j) => {
+    const cmd = commandText(j), why = whyText(j);
+    return el("tr", {},
+      el("td", {}, el("input", { type: "checkbox", "aria-label": "select " + j.id, "data-id": j.id,
+        onchange: (ev) => { if (ev.target.checked) selected.add(j.id); else selected.delete(j.id); } })),
+      el("td", {}, el("a", { href: "#/job/" + j.id }, j.id), j.name ? el("div", { class: "muted sub", title: j.name }, j.name) : null),
+      el("td", {}, j.type),
+      el("td", { class: "clip mono", title: cmd }, cmd),
+      el("td", { class: "tags" }, (j.tags || []).flatMap((t) => [el("span", { class: "badge" }, t), " "])),
+      el("td", {}, j.tenant + " / " + j.lane), el("td", {}, j.priority),
+      el("td", {}, stateText(j.state), j.held ? " (held)" : ""),
+      el("td", { class: "clip" + (j.state === "failed" ? " error" : ""), title: why }, why),
+      el("td", {}, at(j.created_at)),
+      rowActions(jobActions(j, () => route())));
+  });
   const more = page.next_cursor
     ? el("a", { href: "#/jobs?" + new URLSearchParams({ ...params, cursor: page.next_cursor }).toString() }, "Next page →") : null;
   const bulk = el("div", { class: "actions bulk" },
@@ -294,9 +394,28 @@ async function jobs(params) {
       setTimeout(() => flash(`${r.retried.length} retried`, true), 50);
     }));
   show(el("h1", {}, "Jobs"), jump, filters,
-    el("div", { class: "card" }, table(["", "ID", "Type", "Tenant", "Lane", "Priority", "State", "Reason", "Created", ""], rows),
+    el("div", { class: "card" }, table(["", "Job", "Type", "Command", "Tags", "Tenant / lane", "Priority", "State",
+      { text: "Why / last error", title: "a waiting job: why it is not running (explain's code); a failed job: its failure class and last error" }, "Created", ""], rows, { actions: true }),
       rows.length ? null : el("p", { class: "muted" }, "No job matches."), more, rows.length ? bulk : null),
     el("div", { class: "card" }, el("h2", {}, "Bulk retry"), retryMatching));
+}
+
+// commandText is a job's command as one line, an argument with spaces or
+// quotes in double quotes ("-" for a job with none: its payload is its work).
+function commandText(j) {
+  const c = j.command || [];
+  if (!c.length) return j.payload ? "(payload)" : "-";
+  return c.map((a) => (a === "" || /[\s"'\\$`]/.test(a) ? JSON.stringify(a) : a)).join(" ");
+}
+
+// whyText is why a waiting job is not running, and a failed job's (or a
+// job waiting to retry's) failure class and last error.
+function whyText(j) {
+  const failure = [j.failure_class, j.last_error].filter(Boolean).join(": ");
+  if (j.state === "failed") return failure || "failed";
+  if (j.state === "retry_wait" && failure) return [j.reason, "after " + failure].filter(Boolean).join(", ");
+  if (j.state === "cancelled") return j.last_error || "";
+  return j.reason || "";
 }
 
 function jobActions(j, done) {
@@ -347,9 +466,12 @@ function reservationText(x) {
 }
 
 async function jobDetail(id) {
+  const show = view();
   const enc = encodeURIComponent(id);
-  const [jr, evs, execs] = await Promise.all([api("/jobs/" + enc), api("/jobs/" + enc + "/events"), api("/jobs/" + enc + "/executions")]);
+  const [jr, evs, execs, workerList] = await Promise.all([api("/jobs/" + enc), api("/jobs/" + enc + "/events"),
+    api("/jobs/" + enc + "/executions"), api("/workers").catch(() => null)]);
   const j = jr.job;
+  const attempts = attemptRows(j, jr.execution, execs.executions || [], evs.events || [], workerList);
   let explain = null;
   if (!["succeeded", "failed", "cancelled", "running", "leased"].includes(j.state)) {
     try {
@@ -366,30 +488,99 @@ async function jobDetail(id) {
     } catch (e) { explain = null; }
   }
   const logs = el("pre", { class: "logs", id: "logs" });
-  show(el("h1", {}, "Job " + j.id),
+  if (!show(el("h1", {}, "Job " + j.id),
     el("div", { class: "card" }, el("dl", { class: "kv" },
       el("dt", {}, "state"), el("dd", {}, stateText(j.state), j.held ? " (held)" : ""),
       el("dt", {}, "type"), el("dd", {}, j.type),
       el("dt", {}, "tenant / lane"), el("dd", {}, j.tenant + " / " + j.lane),
       el("dt", {}, "priority"), el("dd", {}, j.priority),
-      el("dt", {}, "attempt"), el("dd", {}, `${j.attempt} of ${j.max_attempts || "-"}`),
+      el("dt", {}, "attempt"), el("dd", {}, attempts.of(j.attempt)),
       el("dt", {}, "created"), el("dd", {}, when(j.created_at)),
       j.last_error ? [el("dt", {}, "last error"), el("dd", { class: "error" }, j.last_error)] : null),
     el("p", {}, jobActions(j, () => route())), jobTuning(j)),
     explain,
     el("div", { class: "card" }, el("h2", {}, "Logs"), logs),
-    el("div", { class: "card" }, el("h2", {}, "Attempts"), table(["Attempt", "Worker", "Started", "Finished", "Outcome", "Class", "Exit"],
-      (execs.executions || []).map((e) => el("tr", {}, el("td", {}, e.attempt), el("td", {}, e.worker_id || "-"), el("td", {}, when(e.started_at)),
-        el("td", {}, when(e.finished_at)), el("td", {}, e.outcome || "-"), el("td", {}, e.failure_class || "-"), el("td", {}, e.exit_code ?? "-"))))),
+    el("div", { class: "card", id: "attempts" }, el("h2", {}, "Attempts"), table(["Attempt", "Worker", "Started", "Elapsed", "Finished", "Outcome", "Class", "Exit", "Error"],
+      attempts.list.map((e) => el("tr", {}, el("td", {}, e.attempt), el("td", { title: e.worker_id || null }, attempts.worker(e.worker_id)),
+        el("td", {}, at(e.started_at)), elapsedCell(e), el("td", {}, at(e.finished_at)),
+        el("td", {}, e.outcome || (e.started_at ? "running" : "leased")), el("td", {}, e.failure_class || "-"), el("td", {}, e.exit_code ?? "-"),
+        el("td", { class: "clip", title: e.error || null }, e.error || "-"))))),
     el("div", { class: "card" }, el("h2", {}, "Timeline"), table(["At", "Event", "Attempt", "Actor", "Detail"],
-      (evs.events || []).map((e) => el("tr", {}, el("td", {}, when(e.at)), el("td", {}, e.type), el("td", {}, e.attempt || "-"),
-        el("td", {}, e.actor || "-"), el("td", { class: "wrap" }, e.detail ? JSON.stringify(e.detail) : ""))))));
-  followLogs(id, logs);
+      (evs.events || []).map((e) => el("tr", {}, el("td", {}, at(e.at)), el("td", {}, e.type), el("td", {}, e.attempt || "-"),
+        el("td", {}, e.actor || "-"), el("td", { class: "wrap" }, e.detail ? JSON.stringify(e.detail) : ""))))))) return;
+  // A job that ends while shown is shown again, ended (its state, its
+  // attempts' outcomes and times).
+  const ended = ["succeeded", "failed", "cancelled"].includes(j.state) ? null : () => route();
+  followLogs(id, logs, attempts, ended);
+}
+
+// attemptRows gathers what the page says of a job's attempts: each
+// attempt's execution (the one under way too, which GET /executions lists
+// only once it ends), how attempts are numbered ("N of M", M counting
+// leases handed back uncharged, as the CLI does), each worker's name, and
+// the attempts handed back uncharged with why.
+function attemptRows(j, current, execs, events, workerList) {
+  const list = execs.slice();
+  if (current && !list.some((e) => e.attempt === current.attempt)) list.push(current);
+  list.sort((a, b) => a.attempt - b.attempt);
+  const names = {};
+  for (const w of (workerList && workerList.workers) || []) if (w.name) names[w.id] = w.name;
+  const returned = {};
+  for (const e of events) {
+    if (e.type === "lease_returned" || e.type === "unleased") returned[e.attempt] = (e.detail && e.detail.reason) || "withdrawn before it started";
+  }
+  const total = Math.max(j.max_attempts > 0 ? j.max_attempts + (j.returned_leases || 0) : 0, j.attempt);
+  const byAttempt = Object.fromEntries(list.map((e) => [e.attempt, e]));
+  const worker = (id) => (id ? names[id] || id : "-");
+  return {
+    list, total, worker, last: j.attempt,
+    of: (n) => (total > 0 ? `${n} of ${total}` : String(n)),
+    // header is the line before an attempt's output in the logs, as
+    // `fairway logs` writes it.
+    header(n) {
+      let s = "attempt " + this.of(n);
+      if (returned[n]) return `${s}: handed back uncharged (${returned[n]})`;
+      const e = byAttempt[n];
+      if (!e) return s;
+      if (e.worker_id) s += " on " + worker(e.worker_id);
+      let outcome = e.outcome || "running";
+      if (e.exit_code !== undefined && e.exit_code !== null && e.outcome !== "succeeded") outcome += ", exit code " + e.exit_code;
+      return s + ": " + outcome;
+    },
+  };
+}
+
+// elapsedCell is an attempt's run time: its duration once ended, else
+// the time since it started, counting while the page is shown.
+function elapsedCell(e) {
+  const td = el("td", {});
+  if (!e.started_at) { td.textContent = "-"; return td; }
+  const start = new Date(e.started_at).getTime();
+  if (e.finished_at || e.duration_ms) {
+    td.textContent = msText(e.duration_ms || new Date(e.finished_at).getTime() - start);
+    return td;
+  }
+  const tick = () => {
+    if (!td.isConnected && td.dataset.shown) { clearInterval(timer); return; }
+    if (td.isConnected) td.dataset.shown = "1";
+    td.textContent = msText(Math.max(0, Date.now() - start));
+  };
+  const timer = setInterval(tick, 1000);
+  tick();
+  return td;
 }
 
 // followLogs streams the job's output (Server-Sent Events read with fetch,
 // which can send the bearer token), stdout and stderr told apart.
-async function followLogs(id, pre) {
+// With attempts (attemptRows), each attempt's output comes after a line
+// "==> attempt N of M on WORKER: OUTCOME <==", as `fairway logs` prints
+// it, once the job has run more than once.
+async function followLogs(id, pre, attempts, ended) {
+  let printed = 0;
+  const through = (n) => {
+    for (let a = printed + 1; a <= n; a++) pre.append(el("span", { class: "attempt-header" }, `==> ${attempts.header(a)} <==\n`));
+    printed = Math.max(printed, n);
+  };
   if (followAbort) followAbort.abort();
   followAbort = new AbortController();
   const key = sessionStorage.getItem(keyName);
@@ -416,9 +607,13 @@ async function followLogs(id, pre) {
         }
         if (event === "log") {
           const c = JSON.parse(data);
+          if (attempts && c.attempt > printed && (attempts.last > 1 || printed > 0 || c.attempt > 1)) through(c.attempt);
+          printed = Math.max(printed, c.attempt || 0);
           pre.append(el("span", { class: c.stream }, c.data));
         } else if (event === "end") {
+          if (attempts && attempts.last > 1) through(attempts.last);
           pre.append(el("span", { class: "muted" }, `\n— ended: ${JSON.parse(data).state}\n`));
+          if (ended) ended();
         }
       }
     }
@@ -428,43 +623,47 @@ async function followLogs(id, pre) {
 }
 
 async function schedules() {
+  const show = view();
   const list = await api("/schedules");
   const rows = (list.schedules || []).map((s) => el("tr", {},
-    el("td", {}, el("a", { href: "#/schedule/" + s.id }, s.name || s.id)), el("td", {}, s.tenant), el("td", {}, s.spec), el("td", {}, s.timezone),
+    el("td", { class: "clip narrow", title: s.name || s.id }, el("a", { href: "#/schedule/" + s.id }, s.name || s.id)), el("td", {}, s.tenant), el("td", {}, s.spec), el("td", { class: "clip narrow", title: s.timezone }, s.timezone),
     el("td", {}, s.paused ? el("span", { class: "badge paused", title: s.note || "" }, "paused") : "active",
       s.last_failure ? el("span", { class: "badge error", title: s.last_failure.error }, "failing") : null),
-    el("td", {}, s.next_run_at ? new Date(s.next_run_at).toLocaleString(undefined, { timeZone: s.timezone }) : "-"),
-    el("td", {}, when(s.last_run_at)),
-    el("td", {}, el("span", { class: "actions" },
+    el("td", {}, at(s.next_run_at, s.timezone)),
+    el("td", {}, at(s.last_run_at, s.timezone)),
+    rowActions(el("span", { class: "actions" },
       s.paused
         ? confirmButton("Resume", async () => { await api("/schedules/" + encodeURIComponent(s.id) + "/resume", { method: "POST", body: {} }); route(); })
         : confirmButton("Pause", async () => { await api("/schedules/" + encodeURIComponent(s.id) + "/pause", { method: "POST", body: { note: "paused from the UI" } }); route(); }, true),
       confirmButton("Trigger", async () => { await api("/schedules/" + encodeURIComponent(s.id) + "/trigger", { method: "POST", body: {} }); route(); }),
       el("a", { href: "#/jobs?schedule_id=" + encodeURIComponent(s.id) }, "runs")))));
   show(el("h1", {}, "Schedules"), el("div", { class: "card" },
-    table(["Schedule", "Tenant", "Spec", "Zone", "State", "Next run (its zone)", "Last run", ""], rows),
+    table(["Schedule", "Tenant", "Spec", "Zone", "State", { text: "Next run", title: "in the schedule's zone" }, { text: "Last run", title: "the slot of the last job fired, in the schedule's zone" }, ""], rows, { actions: true }),
+    el("p", { class: "muted" }, "A schedule's times are in its own zone, named after each time."),
     rows.length ? null : el("p", { class: "muted" }, "No schedule.")));
 }
 
 async function scheduleDetail(id) {
+  const show = view();
   const s = await api("/schedules/" + encodeURIComponent(id));
-  const inZone = (t) => t ? new Date(t).toLocaleString(undefined, { timeZone: s.timezone }) : "-";
+  const inZone = (t) => when(t, s.timezone);
   show(el("h1", {}, "Schedule " + (s.name || s.id)),
     el("div", { class: "card" }, el("dl", { class: "kv" },
       el("dt", {}, "spec"), el("dd", {}, s.spec + " (" + s.timezone + ")"),
       el("dt", {}, "state"), el("dd", {}, s.paused ? "paused" + (s.note ? ": " + s.note : "") : "active"),
       s.last_failure ? el("dt", {}, "failing") : null,
-      s.last_failure ? el("dd", { class: "error" }, "the slot at " + inZone(s.last_failure.scheduled_for) + " (" + s.timezone + ") created no job: " + s.last_failure.error) : null,
+      s.last_failure ? el("dd", { class: "error" }, "the slot at " + inZone(s.last_failure.scheduled_for) + " created no job: " + s.last_failure.error) : null,
       el("dt", {}, "overlap"), el("dd", {}, s.overlap),
       el("dt", {}, "job type"), el("dd", {}, s.template.type))),
-    el("div", { class: "card" }, el("h2", {}, "Next runs (its zone)"),
-      el("ul", {}, (s.upcoming || []).map((t) => el("li", {}, inZone(t))))),
+    el("div", { class: "card" }, el("h2", {}, "Next runs (in " + s.timezone + ")"),
+      el("ul", { id: "upcoming" }, (s.upcoming || []).map((t) => el("li", {}, at(t, s.timezone))))),
     el("div", { class: "card" }, el("h2", {}, "Recent runs"), table(["Slot", "Job", "State", "Started", "Lag"],
-      (s.recent || []).map((r) => el("tr", {}, el("td", {}, inZone(r.scheduled_for)), el("td", {}, el("a", { href: "#/job/" + r.job_id }, r.job_id)),
-        el("td", {}, stateText(r.state)), el("td", {}, when(r.started_at)), el("td", {}, r.lag_ms === undefined ? "-" : r.lag_ms + " ms"))))));
+      (s.recent || []).map((r) => el("tr", {}, el("td", {}, at(r.scheduled_for, s.timezone)), el("td", {}, el("a", { href: "#/job/" + r.job_id }, r.job_id)),
+        el("td", {}, stateText(r.state)), el("td", {}, at(r.started_at, s.timezone)), el("td", {}, r.lag_ms === undefined ? "-" : r.lag_ms + " ms"))))));
 }
 
 async function workers() {
+  const show = view();
   const [list, running, leased] = await Promise.all([api("/workers"), api("/jobs?state=running&limit=1000"), api("/jobs?state=leased&limit=1000")]);
   const byWorker = {};
   for (const j of [...(running.jobs || []), ...(leased.jobs || [])]) (byWorker[j.worker_id] = byWorker[j.worker_id] || []).push(j);
@@ -472,7 +671,7 @@ async function workers() {
     el("td", {}, w.name || w.id), el("td", {}, w.state), el("td", {}, `${w.running} / ${w.slots}`),
     el("td", { class: "wrap" }, (byWorker[w.id] || []).map((j) => el("a", { href: "#/job/" + j.id, class: "joblink" }, j.type + " " + j.id.slice(-6)))),
     el("td", {}, `${w.cpu || 0} cpu, ${w.memory_mb || 0} MB, ${w.gpu || 0} gpu`),
-    el("td", {}, (w.types || ["*"]).join(", ")), el("td", {}, (w.labels || []).join(", ") || "-"), el("td", {}, when(w.last_seen_at))));
+    el("td", {}, (w.types || ["*"]).join(", ")), el("td", {}, (w.labels || []).join(", ") || "-"), el("td", {}, at(w.last_seen_at))));
   show(el("h1", {}, "Workers"), el("div", { class: "card" },
     table(["Worker", "State", "Running / slots", "Current jobs", "Resources", "Types", "Labels", "Last heartbeat"], rows),
     rows.length ? null : el("p", { class: "muted" }, "No worker is registered.")));
@@ -481,6 +680,7 @@ async function workers() {
 // ---------- routing ----------
 
 async function route() {
+  const seq = ++routeSeq;
   if (followAbort) { followAbort.abort(); followAbort = null; }
   const hash = location.hash.slice(1) || "/";
   const [path, query] = hash.split("?");
@@ -489,6 +689,7 @@ async function route() {
     a.classList.toggle("active", target === "/" ? path === "/" : path.startsWith(target) || path.startsWith(target.replace(/s$/, "/")));
   }
   const open = await fetch("/api/v1/lanes", { headers: sessionStorage.getItem(keyName) ? { Authorization: "Bearer " + sessionStorage.getItem(keyName) } : {} });
+  if (seq !== routeSeq) return; // a newer route() shows its page
   if (open.status === 401) { signIn(sessionStorage.getItem(keyName) ? "That key was refused." : null); return; }
   document.getElementById("signout").hidden = !sessionStorage.getItem(keyName);
   try {
@@ -500,7 +701,7 @@ async function route() {
     else if (path === "/workers") await workers();
     else show(el("p", {}, "No such page."));
   } catch (e) {
-    if (e.status === 401) return;
+    if (e.status === 401 || seq !== routeSeq) return;
     show(el("h1", {}, "Cannot show this page"), el("p", { class: "error", role: "alert" }, e.message));
   }
 }
