@@ -213,6 +213,7 @@ func (r *wideRun) run() {
 	watch := r.watch(ctx, wide.Job.ID)
 
 	if r.interrupt != nil {
+		time.Sleep(time.Until(submitted.Add(interruptAfter))) // mid-wait: some waited-for jobs may have ended
 		interrupted := time.Now()
 		r.interrupt()
 		again := r.explain(wide.Job.ID, 20*time.Second)
@@ -348,6 +349,7 @@ func (r *wideRun) checkCLI(id, worker string) {
 	if !strings.Contains(out, "reserved") || !strings.Contains(line, "on worker "+worker+", starts by ") || !strings.Contains(line, " after ") {
 		r.t.Errorf("fairway explain has no reservation line on worker %s:\n%s", worker, out)
 	}
+	r.t.Logf("fairway explain: %s", line)
 }
 
 // streamResumes waits for a stream job to start on the reserved worker
@@ -378,6 +380,11 @@ func sqliteWideRun(t *testing.T, workers int, shape streamShape) (*cluster, *wid
 	}
 	return cl, &wideRun{t: t, c: cl.c, url: "http://" + cl.addr, gpus: 4 * workers, shape: shape}
 }
+
+// interruptAfter is when, after the wide job's submit, the server is
+// restarted or its leader killed: mid-wait, with the reservation's jobs
+// still running for seconds.
+const interruptAfter = 1500 * time.Millisecond
 
 // restartShape is the stream of the restart and failover tests: jobs long
 // enough that the wide job still waits once the server is back.
