@@ -210,7 +210,7 @@ func (r *wideRun) run() {
 		res.WorkerID, res.StartsBy.Format(time.StampMilli), res.StartsBy.Sub(submitted).Round(time.Millisecond),
 		res.Basis, len(res.WaitsFor), boundAt.Format(time.StampMilli), boundAt.Sub(submitted).Round(time.Millisecond))
 	r.checkCLI(wide.Job.ID, res.WorkerID)
-	watch := r.watch(ctx, wide.Job.ID)
+	watch := r.watch(ctx, wide.Job.ID, stream)
 
 	if r.interrupt != nil {
 		time.Sleep(time.Until(submitted.Add(interruptAfter))) // mid-wait: some waited-for jobs may have ended
@@ -251,7 +251,7 @@ func (r *wideRun) run() {
 	if ran.WorkerID != res.WorkerID {
 		t.Errorf("wide job ran on %s, reserved on %s", ran.WorkerID, res.WorkerID)
 	}
-	watch.check(t, submitted, res.WorkerID)
+	watch.check(t, wide.Job.ID, submitted, res.WorkerID)
 	if n := stream.ackedAfter(submitted); n == 0 {
 		t.Errorf("no stream job acknowledged while the wide job waited and ran")
 	}
@@ -262,6 +262,11 @@ func (r *wideRun) run() {
 type watcher struct {
 	done chan struct{}
 	seen []seenExplain
+	// behind counts the codes explain gave the newest stream job while it
+	// was pending and the wide job waited; behindRes is the job named by
+	// the last behind_reservation answer.
+	behind    map[string]int
+	behindRes string
 }
 
 type seenExplain struct {
@@ -276,11 +281,12 @@ type seenExplain struct {
 
 // watch polls the job's explanation every 50 ms until it is no longer
 // pending.
-func (r *wideRun) watch(ctx context.Context, id string) *watcher {
-	w := &watcher{done: make(chan struct{})}
+func (r *wideRun) watch(ctx context.Context, id string, stream *jobStream) *watcher {
+	w := &watcher{done: make(chan struct{}), behind: map[string]int{}}
 	go func() {
 		defer close(w.done)
 		for ctx.Err() == nil {
+			w.explainNewest(ctx, r.c, stream)
 			x, err := r.c.Explain(ctx, id)
 			if err == nil {
 				s := seenExplain{at: time.Now(), code: x.Code, state: x.State}
@@ -301,9 +307,30 @@ func (r *wideRun) watch(ctx context.Context, id string) *watcher {
 	return w
 }
 
+// explainNewest explains the newest stream job, if still pending.
+func (w *watcher) explainNewest(ctx context.Context, c *client.Client, stream *jobStream) {
+	stream.mu.Lock()
+	var id string
+	if n := len(stream.ids); n > 0 {
+		id = stream.ids[n-1]
+	}
+	stream.mu.Unlock()
+	if id == "" {
+		return
+	}
+	x, err := c.Explain(ctx, id)
+	if err != nil || x.State != api.StatePending {
+		return
+	}
+	w.behind[x.Code]++
+	if x.Code == "behind_reservation" && x.Reservation != nil {
+		w.behindRes = x.Reservation.JobID
+	}
+}
+
 // check says whether every answer while the job was pending was reserved
 // on the worker, and logs each change of code or worker.
-func (w *watcher) check(t *testing.T, submitted time.Time, worker string) {
+func (w *watcher) check(t *testing.T, wideID string, submitted time.Time, worker string) {
 	t.Helper()
 	<-w.done
 	pending, wrong := 0, 0
@@ -326,7 +353,11 @@ func (w *watcher) check(t *testing.T, submitted time.Time, worker string) {
 	if wrong > 0 {
 		t.Errorf("%d of %d explanations while the wide job waited were not reserved on %s", wrong, pending, worker)
 	}
-	t.Logf("%d explanations while the wide job waited", pending)
+	t.Logf("%d explanations while the wide job waited; the newest stream job's codes meanwhile: %v", pending, w.behind)
+	if w.behind["behind_reservation"] == 0 || w.behindRes != wideID {
+		t.Errorf("no stream job was explained as behind_reservation for %s while GPUs were held (codes %v, last named %q)",
+			wideID, w.behind, w.behindRes)
+	}
 }
 
 // checkCLI runs `fairway explain` and checks its reservation line.
