@@ -201,7 +201,8 @@ func TestDevOffersTheMachineAndSaysWhyAJobWaits(t *testing.T) {
 	cmd := exec.CommandContext(ctx, binary, "submit", "--wait", "demo", "--", "true")
 	cmd.Env = append(os.Environ(), "FAIRWAY_SERVER="+url)
 	waited, _ := cmd.CombinedOutput() // ends with the context: the job waits behind the sleep
-	if !strings.Contains(string(waited), "waits: every worker that can run it is busy") {
+	// It fits no free slot and ranks first: it reserves the worker (issue 26).
+	if !strings.Contains(string(waited), "waits: reserved: starts on worker ") {
 		t.Errorf("submit --wait on a job that waits does not say why:\n%s", waited)
 	}
 }
