@@ -193,7 +193,8 @@ func TestListShowsWhyAJobWaits(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "  REASON  ") {
 		t.Fatalf("list: exit %d\n%s", code, out)
 	}
-	for id, reason := range map[string]string{running: "  running  -  ", behind: "  pending  no_free_slot  ",
+	// behind fits no free slot and ranks first: it reserves the worker (issue 26).
+	for id, reason := range map[string]string{running: "  running  -  ", behind: "  pending  reserved  ",
 		later: "  blocked  not_yet_due  ", after: "  blocked  waiting_dependency  "} {
 		line := ""
 		for _, l := range strings.Split(out, "\n") {
