@@ -80,13 +80,13 @@ func (s *jobStream) produce(ctx context.Context, c submitClient, shape streamSha
 	}
 }
 
-// ackedAfter counts the submits acknowledged after at.
-func (s *jobStream) ackedAfter(at time.Time) int {
+// ackedBetween counts the submits acknowledged between from and to.
+func (s *jobStream) ackedBetween(from, to time.Time) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
 	for _, a := range s.acked {
-		if a.After(at) {
+		if a.After(from) && a.Before(to) {
 			n++
 		}
 	}
@@ -252,8 +252,12 @@ func (r *wideRun) run() {
 		t.Errorf("wide job ran on %s, reserved on %s", ran.WorkerID, res.WorkerID)
 	}
 	watch.check(t, wide.Job.ID, submitted, res.WorkerID)
-	if n := stream.ackedAfter(submitted); n == 0 {
-		t.Errorf("no stream job acknowledged while the wide job waited and ran")
+	// The stream is accepted all along: at least half its nominal rate
+	// while the wide job waited (a restart or failover pauses it briefly).
+	acked, nominal := stream.ackedBetween(submitted, *ran.StartedAt), int(wait/r.shape.every)
+	t.Logf("%d stream jobs acknowledged while the wide job waited (nominal %d)", acked, nominal)
+	if acked < nominal/2 {
+		t.Errorf("%d stream jobs acknowledged while the wide job waited, want at least %d", acked, nominal/2)
 	}
 	r.streamResumes(res.WorkerID, *ran.FinishedAt)
 }
