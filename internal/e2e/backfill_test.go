@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -442,19 +441,14 @@ func TestWideJobReservationSurvivesRestart(t *testing.T) {
 	r.run()
 }
 
-// The same with two workers, where the reservation has a choice. It fails:
-// after the restart the reservation moves to the other worker and back,
-// each worker it leaves takes stream jobs again, and the wide job starts
-// after the bound of the worker it first reserved. The engine chooses the
-// worker again at every decision by the predicted ends of the running
-// jobs; once they overrun a learned cost that is still low (learned again
-// from scratch after the restart), a job's expected end is now plus half
-// its elapsed time, so the worker whose jobs have run longest looks the
-// latest to free. Skipped until the engine keeps a reservation's worker.
+// The same with two workers, where the reservation has a choice: after
+// the restart it stays on the worker it reserved, by the same bound. (It
+// used to move to the other worker and back: the engine chose the worker
+// again at every decision by predicted ends that an overdue job's growing
+// margin turned upside down. A decision now keeps the worker it reserved,
+// chooses by the timeouts when every waited-for job has one, and expects
+// every overdue job to end a second from now.)
 func TestWideJobReservationStaysOnItsWorkerAcrossRestart(t *testing.T) {
-	if os.Getenv("FAIRWAY_E2E_KNOWN_DEFECTS") == "" {
-		t.Skip("issue 26: the reservation moves between workers after a restart (set FAIRWAY_E2E_KNOWN_DEFECTS=1 to run)")
-	}
 	cl, r := sqliteWideRun(t, 2, restartShape)
 	r.interrupt = func() {
 		cl.server.stop()

@@ -25,12 +25,15 @@ func (e *Engine) Next(now time.Time) (Assignment, bool) {
 	}
 	e.gen++
 	e.clearPlan()
+	e.deciding = true
 	for i, l := range e.lanesByShare() {
 		l.turn = i
 		if o, ok := e.bestInLane(l, now); ok {
+			e.deciding = false
 			return e.admit(o, now), true
 		}
 	}
+	e.deciding = false
 	return Assignment{}, false
 }
 

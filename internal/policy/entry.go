@@ -65,6 +65,9 @@ type entry struct {
 	// reservedOnce is set the first time the job holds a reservation
 	// (counted once in BackfillStats).
 	reservedOnce bool
+	// resvWorker is the worker a decision reserved for it (reserve.go,
+	// reserveFor): later decisions keep it while it can take the job.
+	resvWorker *worker
 
 	// While running.
 	wk         *worker

@@ -60,12 +60,12 @@ func TestEstimateStartCountsRunningAndQueuedJobs(t *testing.T) {
 			now:     at(0),
 			want:    want{time.Time{}, BasisUnknown},
 		},
-		"a running job past its expected end runs on for half its elapsed time": {
+		"a running job past its expected end is expected to end a second from now": {
 			learned: map[string]float64{"short": 3},
 			running: []jobB{job("r1").typ("short"), job("r2").typ("short")},
 			job:     job("x").typ("short"),
 			now:     at(10),
-			want:    want{at(15), BasisLearnedCost},
+			want:    want{at(11), BasisLearnedCost},
 		},
 		"an early estimate below the elapsed time does not say now": {
 			// One 5 s run learned from the default of 1 s: 0.3·5 + 0.7·1.
@@ -73,7 +73,7 @@ func TestEstimateStartCountsRunningAndQueuedJobs(t *testing.T) {
 			running: []jobB{job("r1").typ("short"), job("r2").typ("short")},
 			job:     job("x").typ("short"),
 			now:     at(3),
-			want:    want{at(3).Add(1500 * time.Millisecond), BasisLearnedCost}, // 3 s elapsed: 1.5 s more
+			want:    want{at(4), BasisLearnedCost}, // overdue: a second from now, never now
 		},
 		"a free slot: now": {
 			learned: map[string]float64{"short": 3},

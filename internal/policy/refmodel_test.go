@@ -32,7 +32,8 @@ type refJob struct {
 	worker     *refWorker
 	admittedAt time.Time
 	cost       float64
-	readyAt    time.Time // when its dependencies were met (or it was submitted)
+	readyAt    time.Time  // when its dependencies were met (or it was submitted)
+	resvW      *refWorker // the worker a decision reserved for it
 }
 
 type refKey struct {
@@ -699,8 +700,10 @@ func (m *refModel) pick(now time.Time) (refPick, bool) {
 	if m.freeSlots() <= 0 {
 		return refPick{}, false
 	}
-	res := m.plan(now)
-	for _, lane := range m.laneOrder() {
+	var res []refReservation
+	c := m.counts()
+	for turn, lane := range m.laneOrder() {
+		res = m.planLane(lane, turn, c, now, res, true)
 		skipped, failed := 0, map[string]bool{}
 		for _, j := range m.admissible(lane, now) {
 			k := m.kind(j)
@@ -724,6 +727,7 @@ func (m *refModel) pick(now time.Time) (refPick, bool) {
 // ---- reservations (docs/scheduling.md, "Reservations and backfill") ----
 
 type refReservation struct {
+	waits    []*refJob // the running jobs whose ends free its demand
 	job      *refJob
 	w        *refWorker
 	at       time.Time
@@ -742,14 +746,26 @@ func (m *refModel) kind(j *refJob) string {
 // ranks above every admissible job of its lane reserves the worker where
 // it fits earliest, at most Backfill.Reservations per lane and one per
 // kind and per worker.
+//
+// A decision (pick) plans lane by lane, up to the lane that admits, and
+// remembers each reservation's worker on its job; later plans keep that
+// worker while it can take the job. plan, for the queries, plans every
+// lane and remembers nothing.
 func (m *refModel) plan(now time.Time) []refReservation {
 	var out []refReservation
 	c := m.counts()
 	for turn, lane := range m.laneOrder() {
-		lc := m.cfg.Lanes[lane]
-		if lc.Backfill.Off {
-			continue
-		}
+		out = m.planLane(lane, turn, c, now, out, false)
+	}
+	return out
+}
+
+func (m *refModel) planLane(lane string, turn int, c refCounts, now time.Time, out []refReservation, remember bool) []refReservation {
+	lc := m.cfg.Lanes[lane]
+	if lc.Backfill.Off {
+		return out
+	}
+	{
 		var ready []*refJob
 		for _, j := range m.jobs {
 			if j.Lane != lane || !m.runnable(j, now) {
@@ -767,7 +783,15 @@ func (m *refModel) plan(now time.Time) []refReservation {
 			}
 			if k := m.kind(j); !tried[k] {
 				tried[k] = true
-				if r, ok := m.earliestFit(j, now, out); ok {
+				var r refReservation
+				ok := false
+				if w := j.resvW; w != nil && !w.removed && m.workers[w.ID] == w && w.Slots > 0 && w.Resources.Covers(j.Resources) && !refReserved(out, w) {
+					r, ok = refReservation{job: j, w: w}, true
+					r.at, r.deadline, _, r.waits = m.fitTime(j, w, now)
+				} else if r, ok = m.earliestFit(j, now, out); ok && remember {
+					j.resvW = r.w
+				}
+				if ok {
 					r.turn = turn
 					out = append(out, r)
 					made++
@@ -780,6 +804,7 @@ func (m *refModel) plan(now time.Time) []refReservation {
 
 func (m *refModel) earliestFit(j *refJob, now time.Time, taken []refReservation) (refReservation, bool) {
 	var best refReservation
+	var bestKey time.Time
 	found := false
 	vers := func(w *refWorker) int {
 		if w.types == nil {
@@ -791,9 +816,13 @@ func (m *refModel) earliestFit(j *refJob, now time.Time, taken []refReservation)
 		if !w.supports(j.Type, j.Labels) || w.Slots <= 0 || !w.Resources.Covers(j.Resources) || refReserved(taken, w) {
 			continue
 		}
-		at, deadline := m.fitTime(j, w, now)
-		if !found || at.Before(best.at) || (at.Equal(best.at) && vers(w) < vers(best.w)) {
-			best, found = refReservation{job: j, w: w, at: at, deadline: deadline}, true
+		at, deadline, bound, waits := m.fitTime(j, w, now)
+		key := at
+		if !bound.IsZero() {
+			key = bound
+		}
+		if !found || key.Before(bestKey) || (key.Equal(bestKey) && vers(w) < vers(best.w)) {
+			best, bestKey, found = refReservation{job: j, w: w, at: at, deadline: deadline, waits: waits}, key, true
 		}
 	}
 	return best, found
@@ -818,13 +847,14 @@ func refReserved(rs []refReservation, w *refWorker) bool {
 }
 
 // fitTime is when j's demand and a slot are free on w, by the expected
-// ends of the jobs running there, and the backfill deadline: the latest
-// end predicted at admission (learned cost or timeout, no overrun margin)
-// of the jobs waited for.
-func (m *refModel) fitTime(j *refJob, w *refWorker, now time.Time) (time.Time, time.Time) {
+// ends of the jobs running there (ties: earlier admitted first), the
+// backfill deadline: the latest end predicted at admission (learned cost
+// or timeout, no overrun margin) of the jobs waited for, and their latest
+// admission + timeout when each has a timeout (else zero).
+func (m *refModel) fitTime(j *refJob, w *refWorker, now time.Time) (time.Time, time.Time, time.Time, []*refJob) {
 	free, slots := w.free, w.freeSlots
 	if slots > 0 && free.Covers(j.Resources) {
-		return now, now
+		return now, now, time.Time{}, nil
 	}
 	var on []*refJob
 	for _, x := range m.running() {
@@ -832,10 +862,20 @@ func (m *refModel) fitTime(j *refJob, w *refWorker, now time.Time) (time.Time, t
 			on = append(on, x)
 		}
 	}
-	sort.SliceStable(on, func(a, b int) bool { return m.expectedEnd(on[a], now).Before(m.expectedEnd(on[b], now)) })
+	sort.SliceStable(on, func(a, b int) bool {
+		ea, eb := m.expectedEnd(on[a], now), m.expectedEnd(on[b], now)
+		if !ea.Equal(eb) {
+			return ea.Before(eb)
+		}
+		return on[a].admittedAt.Before(on[b].admittedAt)
+	})
 	at, deadline := now, now
+	var bound time.Time
+	var waits []*refJob
+	bounded := true
 	for _, x := range on {
 		free, slots, at = free.Add(x.Resources), slots+1, m.expectedEnd(x, now)
+		waits = append(waits, x)
 		d, _ := m.runTime(x)
 		if x.Timeout > 0 && x.Timeout < d {
 			d = x.Timeout
@@ -843,11 +883,21 @@ func (m *refModel) fitTime(j *refJob, w *refWorker, now time.Time) (time.Time, t
 		if p := x.admittedAt.Add(d); p.After(deadline) {
 			deadline = p
 		}
+		if x.Timeout > 0 {
+			if e := x.admittedAt.Add(x.Timeout); e.After(bound) {
+				bound = e
+			}
+		} else {
+			bounded = false
+		}
 		if slots > 0 && free.Covers(j.Resources) {
 			break
 		}
 	}
-	return at, deadline
+	if !bounded {
+		bound = time.Time{}
+	}
+	return at, deadline, bound, waits
 }
 
 // runTime: the learned cost, else the timeout, else the type's default
@@ -863,7 +913,8 @@ func (m *refModel) runTime(j *refJob) (time.Duration, bool) {
 }
 
 // expectedEnd: admission + run time, no later than the timeout; a job
-// past it runs on for half its elapsed time, at least a second.
+// past it is expected to end a second from now, or at its timeout if that
+// comes first.
 func (m *refModel) expectedEnd(x *refJob, now time.Time) time.Time {
 	d, _ := m.runTime(x)
 	end := x.admittedAt.Add(d)
@@ -873,7 +924,11 @@ func (m *refModel) expectedEnd(x *refJob, now time.Time) time.Time {
 	if end.After(now) {
 		return end
 	}
-	return now.Add(max(time.Second, now.Sub(x.admittedAt)/2))
+	end = now.Add(time.Second)
+	if t := x.admittedAt.Add(x.Timeout); x.Timeout > 0 && t.Before(end) && t.After(now) {
+		end = t
+	}
+	return end
 }
 
 // placeAround is place restricted to the workers j may take under the
@@ -962,10 +1017,8 @@ func (m *refModel) mayTake(j *refJob, w *refWorker, now time.Time, res []refRese
 
 func (m *refModel) leavesRoom(r refReservation, j *refJob, now time.Time) bool {
 	free, slots := r.w.free.Sub(j.Resources), r.w.freeSlots-1
-	for _, x := range m.running() {
-		if x.worker == r.w && !m.expectedEnd(x, now).After(r.at) {
-			free, slots = free.Add(x.Resources), slots+1
-		}
+	for _, x := range r.waits {
+		free, slots = free.Add(x.Resources), slots+1
 	}
 	return slots > 0 && free.Covers(r.job.Resources)
 }

@@ -50,8 +50,11 @@ type reservation struct {
 	// too short delays the reservation once, not for ever: once the
 	// predictions have passed, nothing backfills by prediction.
 	deadline time.Time
-	score    int64 // the job's score and rank when planned: who outranks it
-	rank     rank
+	// bound is the latest admission + timeout of waits when each has a
+	// timeout (zero otherwise): when they have ended for certain.
+	bound time.Time
+	score int64 // the job's score and rank when planned: who outranks it
+	rank  rank
 }
 
 // clearPlan forgets the last decision's reservations.
@@ -109,7 +112,7 @@ func (e *Engine) reserveBlocked(l *lane, blocked []candidate, open offer, haveOp
 				break
 			}
 		}
-		r, ok := e.earliestFit(o.c.head(), now)
+		r, ok := e.reserveFor(o.c.head(), now)
 		if !ok {
 			continue
 		}
@@ -131,22 +134,57 @@ func (g *group) passesCaps() bool {
 	return g.tr == nil || g.tr.MaxRunning == 0 || g.tr.running < g.tr.MaxRunning
 }
 
+// reserveFor makes en's reservation: on the worker a decision chose for
+// it before, while that worker can still take it, else on the one where
+// it fits first (earliestFit), which a decision then remembers. A
+// reservation that moved to whichever worker looks earliest at each
+// decision would restart the drain at each move, and the bound would not
+// hold (predictions change as run times are learned and jobs overrun).
+// Queries (Explain, Reservations, Preemptions, EstimateStart) use the
+// remembered worker but do not change it.
+func (e *Engine) reserveFor(en *entry, now time.Time) (reservation, bool) {
+	if w := en.resvWorker; w != nil && e.canReserve(en, w) {
+		return e.fitTime(en, w, now), true
+	}
+	r, ok := e.earliestFit(en, now)
+	if ok && e.deciding {
+		en.resvWorker = r.wk
+	}
+	return r, ok
+}
+
+// canReserve reports whether w could hold en's reservation now.
+func (e *Engine) canReserve(en *entry, w *worker) bool {
+	return !w.removed && !w.offline && w.Slots > 0 && w.Resources.Covers(en.job.Resources) && !e.reservedWorker(w)
+}
+
 // earliestFit finds, among the workers that could ever run en and hold no
-// reservation yet, the one where en fits first; ties go to the worker
-// supporting the fewest types, then the lowest ID (placement's order).
+// reservation yet, the one where en fits first: by the timeouts of the
+// jobs it would wait for when they all have one (a bound that only grows
+// on a worker taking new work, never on a draining one), else by their
+// expected ends; ties go to the worker supporting the fewest types, then
+// the lowest ID (placement's order).
 func (e *Engine) earliestFit(en *entry, now time.Time) (reservation, bool) {
 	var best reservation
 	found := false
 	for _, w := range en.grp.fit.set.workers {
-		if w.removed || w.offline || w.Slots <= 0 || !w.Resources.Covers(en.job.Resources) || e.reservedWorker(w) {
+		if !e.canReserve(en, w) {
 			continue
 		}
 		r := e.fitTime(en, w, now)
-		if !found || r.at.Before(best.at) || (r.at.Equal(best.at) && placementBefore(w, 0, best.wk, 0)) {
+		if !found || r.key().Before(best.key()) || (r.key().Equal(best.key()) && placementBefore(w, 0, best.wk, 0)) {
 			best, found = r, true
 		}
 	}
 	return best, found
+}
+
+// key is what earliestFit compares: the timeout bound when known.
+func (r *reservation) key() time.Time {
+	if !r.bound.IsZero() {
+		return r.bound
+	}
+	return r.at
 }
 
 func (e *Engine) reservedWorker(w *worker) bool {
@@ -176,6 +214,9 @@ func (e *Engine) ends(w *worker, now time.Time) []runningEnd {
 		if c := a.end.Compare(b.end); c != 0 {
 			return c
 		}
+		if c := a.en.admittedAt.Compare(b.en.admittedAt); c != 0 {
+			return c
+		}
 		return cmp.Compare(a.en.seq, b.en.seq)
 	})
 	e.endsBuf = out
@@ -191,6 +232,7 @@ func (e *Engine) fitTime(en *entry, w *worker, now time.Time) reservation {
 		return r
 	}
 	r.deadline = now
+	bounded := true
 	for _, x := range e.ends(w, now) {
 		free, slots = free.Add(x.en.job.Resources), slots+1
 		r.at, r.basis = x.end, lessSure(r.basis, x.basis)
@@ -198,9 +240,19 @@ func (e *Engine) fitTime(en *entry, w *worker, now time.Time) reservation {
 		if p := e.predictedEnd(x.en); p.After(r.deadline) {
 			r.deadline = p
 		}
+		if t := x.en.job.Timeout; t > 0 && bounded {
+			if end := x.en.admittedAt.Add(t); end.After(r.bound) {
+				r.bound = end
+			}
+		} else {
+			bounded = false
+		}
 		if slots > 0 && free.Covers(en.job.Resources) {
 			break
 		}
+	}
+	if !bounded {
+		r.bound = time.Time{}
 	}
 	return r
 }
@@ -220,10 +272,11 @@ func (e *Engine) predictedEnd(x *entry) time.Time {
 	return end
 }
 
-// Overrun margin: a running job past its expected end is expected to run
-// on for half the time it has run so far, at least a second. An estimate
-// learned from a few short runs then never says that a job which is
-// visibly still running "should have ended".
+// Overrun margin: a running job past its expected end is expected to end
+// a second from now (never "now": an estimate learned from a few short
+// runs must not say that a job which is visibly still running should
+// have ended). The margin is the same for every overdue job, so that
+// among them the one that started first is still expected to end first.
 const minOverrun = time.Second
 
 // expectedEnd is when a running job is expected to end, and what that
@@ -241,7 +294,11 @@ func (e *Engine) expectedEnd(x *entry, now time.Time) (time.Time, Basis) {
 	if end.After(now) {
 		return end, b
 	}
-	return now.Add(max(minOverrun, now.Sub(x.admittedAt)/2)), b
+	end = now.Add(minOverrun)
+	if t := x.job.Timeout; t > 0 && x.admittedAt.Add(t).Before(end) && x.admittedAt.Add(t).After(now) {
+		end = x.admittedAt.Add(t) // it is stopped by then
+	}
+	return end, b
 }
 
 // runBound is how long en would run if admitted now, when that is known
@@ -298,7 +355,7 @@ func (e *Engine) mayTake(h *entry, score int64, rk *rank, w *worker, now time.Ti
 			fill = true
 			continue
 		}
-		if e.leavesRoom(r, h, now) {
+		if e.leavesRoom(r, h) {
 			fill = true
 			continue
 		}
@@ -308,14 +365,14 @@ func (e *Engine) mayTake(h *entry, score int64, rk *rank, w *worker, now time.Ti
 }
 
 // leavesRoom reports whether r's job would still find its demand and a
-// slot free at r.at on its worker if h ran there until after it.
-func (e *Engine) leavesRoom(r *reservation, h *entry, now time.Time) bool {
-	w := r.wk
-	free, slots := w.free.Sub(h.job.Resources), w.freeSlots-1
-	for _, x := range w.jobs {
-		if end, _ := e.expectedEnd(x, now); !end.After(r.at) {
-			free, slots = free.Add(x.job.Resources), slots+1
-		}
+// slot free when the jobs it waits for have ended, if h ran on its worker
+// for ever: h does not touch the units reserved. Only the waited-for jobs
+// are counted as freeing theirs, whatever their predicted ends, so a
+// guessed run time never makes room.
+func (e *Engine) leavesRoom(r *reservation, h *entry) bool {
+	free, slots := r.wk.free.Sub(h.job.Resources), r.wk.freeSlots-1
+	for _, x := range r.waits {
+		free, slots = free.Add(x.job.Resources), slots+1
 	}
 	return slots > 0 && free.Covers(r.en.job.Resources)
 }
