@@ -3,11 +3,15 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -434,12 +438,27 @@ func (t *tx) commit() error {
 }
 
 // send sends what is queued on t's connection; if that fails, t is rolled
-// back and the error says what failed.
+// back and the error says what failed. A COMMIT whose connection broke
+// after it may have gone out is store.ErrMaybeApplied (ambiguous).
 func (t *tx) send(what string) error {
 	if err := t.w.Send(bg); err != nil {
+		if what == "commit" {
+			err = ambiguous(err)
+		}
 		return errors.Join(fmt.Errorf("postgres: %s: %w", what, err), t.abandon())
 	}
 	return nil
+}
+
+// ambiguous marks a connection failure of a batch that carried COMMIT as
+// store.ErrMaybeApplied, unless pgx knows nothing was sent: the database
+// may have committed before the connection failed, or its answer may
+// have been lost on the way back.
+func ambiguous(err error) error {
+	if !errors.Is(err, store.ErrUnavailable) || pgconn.SafeToRetry(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", store.ErrMaybeApplied, err)
 }
 
 // pipe is t's connection's pipeline.
@@ -494,10 +513,26 @@ func unavailable(err error) error {
 	if err == nil || pgCode(err) != "" {
 		return err
 	}
-	var ce *pgconn.ConnectError
-	if errors.As(err, &ce) || pgconn.SafeToRetry(err) || errors.Is(err, sql.ErrConnDone) ||
-		errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "conn closed") {
+	if errors.Is(err, store.ErrUnavailable) {
+		return err
+	}
+	if connectionFailed(err) {
 		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 	}
 	return err
+}
+
+// connectionFailed reports whether err is a failure of the connection
+// itself rather than the database's answer: a failed dial, a connection
+// closed or reset under a statement (io.ErrUnexpectedEOF, EOF, a network
+// error or timeout), or one database/sql already knows is broken.
+func connectionFailed(err error) bool {
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
+		errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.EOF) || errors.As(err, &ne) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		strings.Contains(err.Error(), "conn closed")
 }

@@ -1,0 +1,113 @@
+package postgres
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fairwayhq/fairway/internal/pgtest"
+	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/store/storetest"
+)
+
+// cutProxy forwards TCP connections to target until cut, which closes
+// every connection it carries (the database host vanishing mid-answer).
+type cutProxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(up, c); up.Close() }()
+			go func() { _, _ = io.Copy(c, up); c.Close() }()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); p.cut() })
+	return p
+}
+
+func (p *cutProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// A connection that breaks while COMMIT runs leaves the outcome unknown:
+// the Write fails with store.ErrMaybeApplied (which the server answers
+// 503 maybe_applied), not an unnamed error.
+func TestAConnectionLostDuringCommitIsMaybeApplied(t *testing.T) {
+	base := pgtest.URL(t)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newCutProxy(t, u.Host)
+	u.Host = proxy.ln.Addr().String()
+	s, err := Open(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	db := pgtest.Open(t, base)
+	// A deferred constraint trigger runs at COMMIT: it holds the commit
+	// long enough for the connection to be cut under it.
+	if _, err := db.ExecContext(ctx, `
+		CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN PERFORM pg_sleep(1); RETURN NULL; END $$;
+		CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON jobs
+			DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()`); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		proxy.cut()
+	}()
+	job := store.Job{ID: "a", Tenant: "t", Type: "x", State: store.StatePending, CreatedAt: storetest.T0}
+	err = s.Write(ctx, func(w store.Writer) error { return w.JobInsertBatched(ctx, job) })
+	if !errors.Is(err, store.ErrMaybeApplied) {
+		t.Fatalf("a write whose COMMIT lost its connection: %v, want store.ErrMaybeApplied", err)
+	}
+	t.Logf("answered: %v", err)
+}
+
+// Errors of the connection are named ErrUnavailable, whatever pgx wraps.
+func TestConnectionFailuresAreUnavailable(t *testing.T) {
+	for _, err := range []error{io.ErrUnexpectedEOF, io.EOF, &net.OpError{Op: "read", Err: errors.New("reset")}} {
+		if !errors.Is(unavailable(err), store.ErrUnavailable) {
+			t.Errorf("unavailable(%v) is not ErrUnavailable", err)
+		}
+		if !errors.Is(ambiguous(unavailable(err)), store.ErrMaybeApplied) {
+			t.Errorf("a commit that failed with %v is not ErrMaybeApplied", err)
+		}
+	}
+	if errors.Is(unavailable(errors.New("syntax")), store.ErrUnavailable) {
+		t.Error("an error that is not the connection's is ErrUnavailable")
+	}
+}
