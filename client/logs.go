@@ -255,7 +255,7 @@ func (f *follower) open(ctx context.Context) (*http.Response, error) {
 	}
 	q.Set("follow", "true")
 	var resp *http.Response
-	_, err := f.c.withFailover(ctx, func(root string) (int, string, error) {
+	_, err := f.c.withFailover(ctx, true, func(root string) (int, string, error) {
 		req, err := f.c.newRequest(ctx, http.MethodGet, root+"/api/v1"+jobPath(f.id, "/logs"), q, nil)
 		if err != nil {
 			return 0, "", err
