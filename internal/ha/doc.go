@@ -15,11 +15,55 @@
 // (jobs, leases, workers, schedules: as after a restart) and serves the
 // API; /readyz answers 200 with role "leader" and the term. When the term
 // ends (the lease could not be renewed, or another instance took it) the
-// server stops and the Node is a standby again; its in-flight requests
-// fail, and nothing it had not committed was acknowledged.
+// server stops and the Node is a standby again; nothing it had not
+// committed was acknowledged.
 //
-// Workers keep running their jobs through a change of leader: their
-// heartbeats and completions carry the attempt (the fencing token), which
-// the new leader finds in the database, so it accepts them as the old one
-// would have.
+// The standby's view of the leader is read from the leadership row every
+// TTL/3 by a watch (with jittered back-off, capped at 2·TTL, while the
+// database cannot be reached) and served from memory: /readyz and
+// forwarding cost no database round trip, and an instance cut off from
+// the database does not dial it for every request.
+//
+// # Partitions: silence, not just crashes
+//
+// A leader cut off from the database by silence (packets dropped,
+// connections left open) must neither stall the fleet nor fail finished
+// work. What bounds it:
+//
+//   - Step-down. The leader stops leading TTL − SkewAllowance (4/5 of
+//     leader_ttl) after it sent its last successful renewal, on its own
+//     clock, whatever a renewal in flight does (package leader); the
+//     others can take the lease only at TTL after that renewal ran, on the
+//     database's clock. /readyz says "standby" from that moment.
+//   - Everything the term started ends with it. Requests served under the
+//     term run under a context that ends with the term; one that has not
+//     reached the dispatcher answers 503 at once. A command already handed
+//     to the dispatcher waits for its commit, and every round trip on a
+//     term's writer connections is bounded by StatementTimeout (2·TTL, at
+//     least 5 s): it answers 503 unavailable, or 503 maybe_applied when its
+//     COMMIT was sent. The database connections also have a connect
+//     timeout, TCP keepalive and TCP_USER_TIMEOUT (postgres.OpenDB).
+//   - Clients and workers move on. The Go client (and so the CLI and the
+//     worker) retries a 503 not_leader or unavailable at once on the next
+//     instance, retries a maybe_applied answer or a request timeout when
+//     the call is safe to repeat (heartbeats, log appends, reads, submits,
+//     which always carry an idempotency key), and gives each attempt a
+//     request timeout (10 s, plus a long poll's wait) as a backstop.
+//
+// The rule: no worker is declared lost, and no attempt failed, for the
+// time the leader could not hear it. A new term counts lease_ttl from its
+// own start for every worker and lease it inherits (the rebuild sets each
+// worker's last contact to the term's start, whatever the old leader last
+// heard); a heartbeat or completion for an attempt that is still the
+// worker's is accepted by the new leader as the old one would have,
+// because the attempt (the fencing token) is in the database.
+//
+// The bound: with the defaults (leader_ttl 2 s, StatementTimeout 5 s), a
+// worker whose calls were held by a leader cut off at time C reaches the
+// new leader by about C + 0.8·leader_ttl + StatementTimeout ≈ C + 7 s,
+// and the new term, which began after C + 0.8·leader_ttl, declares it
+// lost no earlier than lease_ttl after that. So any lease_ttl of at least
+// StatementTimeout plus a heartbeat interval (10 s with the defaults) is
+// never outrun by a partition of the leader; the request timeout (10 s)
+// bounds what no answer comes back for at all.
 package ha

@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"database/sql"
-
-	_ "github.com/jackc/pgx/v5/stdlib" // the pgx database/sql driver
 
 	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/leader"
@@ -37,12 +36,23 @@ type Node struct {
 	pool   *sql.DB // the elector's connections
 	active atomic.Pointer[leading]
 	reads  atomic.Pointer[server.Server] // the standby's read-only server
+	seen   atomic.Pointer[leaderSeen]    // the leadership row as last read (watch)
 }
 
-// leading is the server of the term being led.
+// leading is the server of the term being led, and the term's context:
+// once it ends, the Node no longer serves as leader, even before lead has
+// stopped the server.
 type leading struct {
+	ctx  context.Context
 	term leader.Term
 	srv  *server.Server
+}
+
+// leaderSeen is the leadership row as the watch last read it.
+type leaderSeen struct {
+	cur  leader.Current
+	at   time.Time // when it was read (local clock)
+	live time.Time // until when a live lease read then is taken as live
 }
 
 // New connects the elector; Run campaigns.
@@ -50,7 +60,7 @@ func New(ctx context.Context, opts Options) (*Node, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	pool, err := sql.Open("pgx", opts.URL)
+	pool, err := postgres.OpenDB(opts.URL)
 	if err != nil {
 		return nil, fmt.Errorf("ha: connect: %w", err)
 	}
@@ -70,8 +80,59 @@ func (n *Node) Run(ctx context.Context) {
 	} else {
 		defer closeReads()
 	}
+	go n.watch(ctx)
 	e := &leader.Elector{DB: n.pool, Lease: n.opts.Lease, Log: n.opts.Logger}
 	e.Run(ctx, n.lead)
+}
+
+// watch reads the leadership row every TTL/3 (the standby's view of the
+// leader, served from memory by leaderAddress and /readyz), each read
+// bounded by TTL/3; after failures in a row it waits longer (jittered
+// back-off, capped at 2·TTL), so that an instance cut off from the
+// database does not dial it in a tight loop.
+func (n *Node) watch(ctx context.Context) {
+	every := n.ttl() / 3
+	failures := 0
+	for ctx.Err() == nil {
+		rctx, cancel := context.WithTimeout(ctx, every)
+		at := time.Now()
+		cur, err := leader.Read(rctx, n.pool)
+		cancel()
+		if err != nil {
+			failures++
+			if failures == 1 || failures%10 == 0 {
+				n.opts.Logger.Warn("ha: the leadership row cannot be read", "err", err, "failures", failures)
+			}
+		} else {
+			failures = 0
+			// A live lease runs at most a TTL past the read (the row's
+			// expires_at is on the database's clock, not this one's).
+			n.seen.Store(&leaderSeen{cur: cur, at: at, live: at.Add(n.ttl())})
+		}
+		pause := every
+		for i := 0; i < failures && pause < 2*n.ttl(); i++ {
+			pause *= 2
+		}
+		pause = min(pause, 2*n.ttl())
+		sleep(ctx, pause*3/4+rand.N(pause/2+1))
+	}
+}
+
+// ttl is the leadership lease's length.
+func (n *Node) ttl() time.Duration {
+	if n.opts.Lease.TTL > 0 {
+		return n.opts.Lease.TTL
+	}
+	return leader.DefaultTTL
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // openReads opens the store (unfenced: it is only read) and a read-only
@@ -98,7 +159,8 @@ func (n *Node) openReads(ctx context.Context) (func(), error) {
 func (n *Node) lead(ctx context.Context, t leader.Term) {
 	log := n.opts.Logger.With("term", t.Number)
 	fence := postgres.Fence{SQL: leader.FenceSQL, Args: t.FenceArgs(), Err: leader.FenceError}
-	st, err := postgres.Open(ctx, n.opts.URL, postgres.WithFence(fence), postgres.WithIdleTxTimeout(t.TTL))
+	st, err := postgres.Open(ctx, n.opts.URL, postgres.WithFence(fence), postgres.WithIdleTxTimeout(t.TTL),
+		postgres.WithStatementTimeout(StatementTimeout(t.TTL)))
 	if err != nil {
 		log.Error("ha: open the store for the term", "err", err)
 		return
@@ -114,7 +176,7 @@ func (n *Node) lead(ctx context.Context, t leader.Term) {
 		log.Error("ha: start the server: rebuild failed", "err", err)
 		return
 	}
-	n.active.Store(&leading{term: t, srv: srv})
+	n.active.Store(&leading{ctx: ctx, term: t, srv: srv})
 	log.Info("ha: leading: the dispatcher runs")
 	if n.opts.OnLead != nil {
 		n.opts.OnLead(t)
@@ -130,17 +192,34 @@ func (n *Node) lead(ctx context.Context, t leader.Term) {
 // answers as a standby otherwise.
 func (n *Node) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if l := n.active.Load(); l != nil {
+		if l := n.active.Load(); l != nil && l.ctx.Err() == nil {
 			if r.URL.Path == "/readyz" {
 				n.readyLeader(w, l)
 				return
 			}
-			l.srv.Handler().ServeHTTP(w, r)
+			l.srv.Handler().ServeHTTP(w, r.WithContext(withTerm(r.Context(), l.ctx)))
 			return
 		}
 		n.standby(w, r)
 	})
 }
+
+// withTerm is ctx, ended also when the term's context ends: a request
+// served under a term does not outlive it (a command already handed to
+// the dispatcher still gets its answer: committed, or refused).
+func withTerm(ctx, term context.Context) context.Context {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(term, cancel)
+	context.AfterFunc(ctx, func() { stop() })
+	return ctx
+}
+
+// StatementTimeout bounds each round trip of a term's writer connections
+// (postgres.WithStatementTimeout): 2·TTL, at least 5 s. A database that
+// stops answering fails the term's writes within it, so that requests
+// held by a leader cut off from the database get an answer (503) soon
+// after the term ends, instead of when the network gives up.
+func StatementTimeout(ttl time.Duration) time.Duration { return max(2*ttl, 5*time.Second) }
 
 // readyLeader is /readyz while leading: the server's readiness with the
 // role and the term.
@@ -199,16 +278,27 @@ func servedByStandby(r *http.Request) bool {
 		p == "failures" || p == "successes" || p == "sla-compliance" || p == "series"
 }
 
-// leaderAddress is the live leader's address; "" when none leads, or
-// when the row still names this Node between two of its terms.
+// leaderAddress is the live leader's address as the watch last saw it,
+// from memory (no database round trip): "" when none leads, when the row
+// still names this Node between two of its terms, or when the lease seen
+// has run out since (the database is out of reach).
 func (n *Node) leaderAddress(ctx context.Context) string {
-	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond) // the database may be out of reach
-	defer cancel()
-	cur, err := leader.Read(ctx, n.pool)
-	if err != nil || !cur.Live || cur.Holder == n.opts.Lease.Holder {
+	seen := n.seen.Load()
+	if seen == nil { // the watch has not read the row yet: read it once
+		rctx, cancel := context.WithTimeout(ctx, n.ttl()/3)
+		defer cancel()
+		at := time.Now()
+		cur, err := leader.Read(rctx, n.pool)
+		if err != nil {
+			return ""
+		}
+		seen = &leaderSeen{cur: cur, at: at, live: at.Add(n.ttl())}
+		n.seen.CompareAndSwap(nil, seen)
+	}
+	if seen == nil || !seen.cur.Live || seen.cur.Holder == n.opts.Lease.Holder || time.Now().After(seen.live) {
 		return ""
 	}
-	return cur.Address
+	return seen.cur.Address
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 // every connection it carries (the database host vanishing mid-answer).
 type cutProxy struct {
 	ln    net.Listener
+	hold  atomic.Bool // blackhole: bytes stop flowing, nothing is closed
 	mu    sync.Mutex
 	conns []net.Conn
 }
@@ -42,12 +44,32 @@ func newCutProxy(t *testing.T, target string) *cutProxy {
 			p.mu.Lock()
 			p.conns = append(p.conns, c, up)
 			p.mu.Unlock()
-			go func() { _, _ = io.Copy(up, c); up.Close() }()
-			go func() { _, _ = io.Copy(c, up); c.Close() }()
+			go p.pipe(up, c)
+			go p.pipe(c, up)
 		}
 	}()
-	t.Cleanup(func() { ln.Close(); p.cut() })
+	t.Cleanup(func() { ln.Close(); p.hold.Store(false); p.cut() })
 	return p
+}
+
+// pipe copies src to dst, holding what it read while hold is set.
+func (p *cutProxy) pipe(dst, src net.Conn) {
+	defer dst.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		for p.hold.Load() {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 func (p *cutProxy) cut() {
@@ -109,5 +131,37 @@ func TestConnectionFailuresAreUnavailable(t *testing.T) {
 	}
 	if errors.Is(unavailable(errors.New("syntax")), store.ErrUnavailable) {
 		t.Error("an error that is not the connection's is ErrUnavailable")
+	}
+}
+
+// A database that goes silent (packets held, nothing closed) fails a
+// write within the statement timeout, as maybe applied (its COMMIT was
+// sent), instead of holding the writer until the network gives up.
+func TestASilentDatabaseFailsAWriteWithinTheStatementTimeout(t *testing.T) {
+	base := pgtest.URL(t)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newCutProxy(t, u.Host)
+	u.Host = proxy.ln.Addr().String()
+	s, err := Open(ctx, u.String(), WithStatementTimeout(500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	proxy.hold.Store(true)
+	done := make(chan error, 1)
+	go func() {
+		job := store.Job{ID: "a", Tenant: "t", Type: "x", State: store.StatePending, CreatedAt: storetest.T0}
+		done <- s.Write(ctx, func(w store.Writer) error { return w.JobInsertBatched(ctx, job) })
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, store.ErrMaybeApplied) {
+			t.Errorf("a write to a silent database: %v, want store.ErrMaybeApplied", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a write to a silent database still waits after 30 s")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -23,6 +24,7 @@ import (
 type pipeline struct {
 	conn       *sql.Conn
 	fence      *Fence
+	timeout    time.Duration // bounds each Send (WithStatementTimeout); 0: none
 	batch      *pgx.Batch
 	holdEvents bool
 	held       []heldStatement
@@ -90,6 +92,11 @@ func (p *pipeline) Send(ctx context.Context) error {
 	p.batch = nil
 	if b == nil || b.Len() == 0 {
 		return nil
+	}
+	if p.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.timeout)
+		defer cancel()
 	}
 	err := p.conn.Raw(func(dc any) error {
 		c, ok := dc.(*stdlib.Conn)

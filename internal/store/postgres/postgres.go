@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/fairwayhq/fairway/internal/store"
 	"github.com/fairwayhq/fairway/internal/store/queued"
@@ -104,6 +104,7 @@ type options struct {
 	window    time.Duration
 	fence     *Fence
 	idleTx    time.Duration
+	stmt      time.Duration
 }
 
 // Option changes a setting of Open.
@@ -125,6 +126,14 @@ func WithFence(f Fence) Option { return func(o *options) { o.fence = &f } }
 // leadership row's shared lock, and so hold off the next term, until the
 // database noticed the dead connection.
 func WithIdleTxTimeout(d time.Duration) Option { return func(o *options) { o.idleTx = d } }
+
+// WithStatementTimeout bounds each round trip on a writer connection
+// (a transaction's statements, its COMMIT, a ROLLBACK) to d, measured on
+// this side: a database that stops answering without closing the
+// connection (a partition) fails the write within d, with
+// store.ErrUnavailable, or store.ErrMaybeApplied for a COMMIT, instead of
+// holding the writer until the network gives up.
+func WithStatementTimeout(d time.Duration) Option { return func(o *options) { o.stmt = d } }
 
 // Open connects to the database at url (postgres://...), applies pending
 // migrations and returns the store.
@@ -160,7 +169,7 @@ func (s *Store) open(ctx context.Context, url string) error {
 			return err
 		}
 	}
-	rdb, err := sql.Open("pgx", url)
+	rdb, err := OpenDB(url)
 	if err != nil {
 		_ = s.closeWriters()
 		return fmt.Errorf("postgres: open: %w", err)
@@ -182,7 +191,7 @@ func (s *Store) open(ctx context.Context, url string) error {
 // connectWriter opens c's writer connection (a pool of one, held for the
 // store's life), sets its session and prepares its statements.
 func (s *Store) connectWriter(ctx context.Context, url string, c *sqlstore.Core) error {
-	wdb, err := sql.Open("pgx", url)
+	wdb, err := OpenDB(url)
 	if err != nil {
 		return fmt.Errorf("postgres: open: %w", err)
 	}
@@ -201,7 +210,7 @@ func (s *Store) connectWriter(ctx context.Context, url string, c *sqlstore.Core)
 			return fmt.Errorf("postgres: %s: %w", q, err)
 		}
 	}
-	c.Pipe = &pipeline{conn: c.WConn, fence: s.opts.fence}
+	c.Pipe = &pipeline{conn: c.WConn, fence: s.opts.fence, timeout: s.opts.stmt}
 	if err := c.Prepare(ctx); err != nil {
 		_ = c.CloseWriter()
 		return fmt.Errorf("postgres: prepare: %w", err)
@@ -209,13 +218,46 @@ func (s *Store) connectWriter(ctx context.Context, url string, c *sqlstore.Core)
 	return nil
 }
 
-// closeWriters closes both writer connections.
+// closeWriters closes both writer connections: each session is ended
+// first (bounded by closeTimeout), which drops its prepared statements in
+// the database, so that closing them here costs no round trip, and a
+// database that no longer answers does not hold Close.
 func (s *Store) closeWriters() error {
 	var errs []error
 	for _, wc := range s.writers {
-		errs = append(errs, wc.core.CloseWriter())
+		if wc == nil || wc.core == nil {
+			continue
+		}
+		if err := endSession(wc.core.WConn); err != nil {
+			errs = append(errs, err)
+		}
+		_ = wc.core.CloseWriter() // its statements' and connection's errors say only that the session ended
 	}
 	return errors.Join(errs...)
+}
+
+// closeTimeout bounds the end of a session at Close.
+const closeTimeout = 2 * time.Second
+
+// endSession closes conn's PostgreSQL session (Terminate, then the
+// socket), waiting at most closeTimeout for the database.
+func endSession(conn *sql.Conn) error {
+	if conn == nil {
+		return nil
+	}
+	err := conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(bg, closeTimeout)
+		defer cancel()
+		return c.Conn().PgConn().Close(ctx)
+	})
+	if err != nil && !errors.Is(err, driver.ErrBadConn) && !errors.Is(err, sql.ErrConnDone) && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("postgres: close: %w", err)
+	}
+	return nil
 }
 
 // writerSession is what each writer connection sets for its session: the
@@ -500,8 +542,15 @@ func (t *tx) rollback() error {
 // failed statement the database has aborted it, and ROLLBACK ends it),
 // dropping whatever its pipeline still holds.
 func (t *tx) abandon() error {
-	t.pipe().Reset()
-	if _, err := t.wc.core.WConn.ExecContext(bg, "ROLLBACK"); err != nil {
+	p := t.pipe()
+	p.Reset()
+	ctx := bg
+	if p.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(bg, p.timeout)
+		defer cancel()
+	}
+	if _, err := t.wc.core.WConn.ExecContext(ctx, "ROLLBACK"); err != nil {
 		return fmt.Errorf("postgres: rollback: %w", unavailable(err))
 	}
 	return nil
