@@ -19,15 +19,37 @@ import (
 	"github.com/fairwayhq/fairway/internal/pgtest"
 )
 
-// partitionProxy forwards TCP connections to a target and can cut them
-// all at once the way a network partition does: bytes stop flowing both
-// ways, nobody is told (no FIN, no RST), and they flow again once healed.
+// partitionProxy forwards TCP connections to a target and can fail them
+// all at once in the two ways networks fail:
+//   - blackhole (cut): bytes stop flowing both ways, nobody is told (no
+//     FIN, no RST), and they flow again once healed;
+//   - refuse: every connection is closed, and new ones are closed as soon
+//     as they are accepted, until healed.
 type partitionProxy struct {
 	ln     net.Listener
 	target string
 	cut    atomic.Bool
+	refuse atomic.Bool
 	mu     sync.Mutex
 	conns  []net.Conn
+}
+
+// closeAll closes every connection the proxy carries and refuses new ones
+// until heal.
+func (p *partitionProxy) closeAll() {
+	p.refuse.Store(true)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// heal ends a blackhole or a refusal.
+func (p *partitionProxy) heal() {
+	p.cut.Store(false)
+	p.refuse.Store(false)
 }
 
 func newPartitionProxy(t *testing.T, target string) *partitionProxy {
@@ -46,6 +68,10 @@ func (p *partitionProxy) accept() {
 		c, err := p.ln.Accept()
 		if err != nil {
 			return
+		}
+		if p.refuse.Load() {
+			c.Close()
+			continue
 		}
 		up, err := net.Dial("tcp", p.target)
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -36,7 +35,7 @@ type Node struct {
 	pool   *sql.DB // the elector's connections
 	active atomic.Pointer[leading]
 	reads  atomic.Pointer[server.Server] // the standby's read-only server
-	seen   atomic.Pointer[leaderSeen]    // the leadership row as last read (watch)
+	watch  *leaderWatch                  // the leadership row as last read
 }
 
 // leading is the server of the term being led, and the term's context:
@@ -46,13 +45,6 @@ type leading struct {
 	ctx  context.Context
 	term leader.Term
 	srv  *server.Server
-}
-
-// leaderSeen is the leadership row as the watch last read it.
-type leaderSeen struct {
-	cur  leader.Current
-	at   time.Time // when it was read (local clock)
-	live time.Time // until when a live lease read then is taken as live
 }
 
 // New connects the elector; Run campaigns.
@@ -69,7 +61,9 @@ func New(ctx context.Context, opts Options) (*Node, error) {
 		_ = pool.Close()
 		return nil, err
 	}
-	return &Node{opts: opts, pool: pool}, nil
+	n := &Node{opts: opts, pool: pool}
+	n.watch = newLeaderWatch(pool, n.ttl(), opts.Logger)
+	return n, nil
 }
 
 // Run campaigns and leads until ctx ends, then closes the Node.
@@ -80,42 +74,12 @@ func (n *Node) Run(ctx context.Context) {
 	} else {
 		defer closeReads()
 	}
-	go n.watch(ctx)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { defer close(watched); n.watch.run(watchCtx) }()
+	defer func() { stopWatch(); <-watched }()
 	e := &leader.Elector{DB: n.pool, Lease: n.opts.Lease, Log: n.opts.Logger}
 	e.Run(ctx, n.lead)
-}
-
-// watch reads the leadership row every TTL/3 (the standby's view of the
-// leader, served from memory by leaderAddress and /readyz), each read
-// bounded by TTL/3; after failures in a row it waits longer (jittered
-// back-off, capped at 2·TTL), so that an instance cut off from the
-// database does not dial it in a tight loop.
-func (n *Node) watch(ctx context.Context) {
-	every := n.ttl() / 3
-	failures := 0
-	for ctx.Err() == nil {
-		rctx, cancel := context.WithTimeout(ctx, every)
-		at := time.Now()
-		cur, err := leader.Read(rctx, n.pool)
-		cancel()
-		if err != nil {
-			failures++
-			if failures == 1 || failures%10 == 0 {
-				n.opts.Logger.Warn("ha: the leadership row cannot be read", "err", err, "failures", failures)
-			}
-		} else {
-			failures = 0
-			// A live lease runs at most a TTL past the read (the row's
-			// expires_at is on the database's clock, not this one's).
-			n.seen.Store(&leaderSeen{cur: cur, at: at, live: at.Add(n.ttl())})
-		}
-		pause := every
-		for i := 0; i < failures && pause < 2*n.ttl(); i++ {
-			pause *= 2
-		}
-		pause = min(pause, 2*n.ttl())
-		sleep(ctx, pause*3/4+rand.N(pause/2+1))
-	}
 }
 
 // ttl is the leadership lease's length.
@@ -124,15 +88,6 @@ func (n *Node) ttl() time.Duration {
 		return n.opts.Lease.TTL
 	}
 	return leader.DefaultTTL
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }
 
 // openReads opens the store (unfenced: it is only read) and a read-only
@@ -235,15 +190,15 @@ func (n *Node) readyLeader(w http.ResponseWriter, l *leading) {
 // database, and forwards the rest to the leader (forward.go); with no
 // leader, 503 not_leader.
 func (n *Node) standby(w http.ResponseWriter, r *http.Request) {
-	addr := n.leaderAddress(r.Context())
 	switch r.URL.Path {
 	case "/healthz":
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		return
 	case "/readyz":
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "standby", "role": "standby", "leader": addr})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "standby", "role": "standby", "leader": n.knownLeader()})
 		return
 	}
+	addr := n.leaderAddress(r.Context())
 	if addr != "" {
 		w.Header().Set("X-Fairway-Leader", addr)
 	}
@@ -278,27 +233,27 @@ func servedByStandby(r *http.Request) bool {
 		p == "failures" || p == "successes" || p == "sla-compliance" || p == "series"
 }
 
-// leaderAddress is the live leader's address as the watch last saw it,
-// from memory (no database round trip): "" when none leads, when the row
-// still names this Node between two of its terms, or when the lease seen
-// has run out since (the database is out of reach).
+// leaderAddress is the live leader's address as the watch last saw it
+// (no database round trip when that view is fresh; else it waits up to
+// TTL/3 for a read): "" when none leads, when the row still names this
+// Node between two of its terms, or when the database is out of reach.
 func (n *Node) leaderAddress(ctx context.Context) string {
-	seen := n.seen.Load()
-	if seen == nil { // the watch has not read the row yet: read it once
-		rctx, cancel := context.WithTimeout(ctx, n.ttl()/3)
-		defer cancel()
-		at := time.Now()
-		cur, err := leader.Read(rctx, n.pool)
-		if err != nil {
-			return ""
-		}
-		seen = &leaderSeen{cur: cur, at: at, live: at.Add(n.ttl())}
-		n.seen.CompareAndSwap(nil, seen)
-	}
-	if seen == nil || !seen.cur.Live || seen.cur.Holder == n.opts.Lease.Holder || time.Now().After(seen.live) {
+	return n.addressIn(n.watch.fresh(ctx, n.ttl()/3))
+}
+
+// knownLeader is leaderAddress from memory only (/readyz).
+func (n *Node) knownLeader() string {
+	s, _ := n.watch.current()
+	return n.addressIn(s)
+}
+
+// addressIn is the leader's address in the view s, if it is fresh and
+// names another instance.
+func (n *Node) addressIn(s *leaderSeen) string {
+	if s == nil || !s.cur.Live || s.cur.Holder == n.opts.Lease.Holder || !time.Now().Before(s.until) {
 		return ""
 	}
-	return seen.cur.Address
+	return s.cur.Address
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
