@@ -136,7 +136,14 @@ func (n *Node) lead(ctx context.Context, t leader.Term) {
 	if n.opts.OnLead != nil {
 		n.opts.OnLead(t)
 	}
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-st.Broken():
+		// A writer connection failed (reset, or silent past the statement
+		// timeout): it is not reopened, so the term ends, and the next
+		// one, here or elsewhere, opens the store afresh.
+		log.Warn("ha: a writer connection to the database failed: ending the term")
+	}
 	// Stand by at once: new requests get not_leader while the server
 	// stops (which waits for a transaction the database may not answer).
 	n.active.Store(nil)

@@ -2,9 +2,11 @@ package ha
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -150,4 +152,51 @@ func TestACutOffLeaderStandsBy(t *testing.T) {
 	t.Logf("a stood by %s after the cut", time.Since(cut))
 	waitRole(t, b, "leader")
 	t.Logf("b led %s after the cut", time.Since(cut))
+}
+
+// closeAll closes every connection the proxy carries (the database
+// restarted, or a connection reset), and lets new ones through.
+func (p *holdProxy) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// A leader whose database connections are all reset, for less than its
+// lease, writes again without a restart: a dead writer connection ends the
+// term, and a new term opens the store afresh.
+func TestALeaderWritesAgainAfterItsConnectionsReset(t *testing.T) {
+	base := pgtest.URL(t)
+	u, _ := url.Parse(base)
+	proxy := newHoldProxy(t, u.Host)
+	a := startNode(t, proxy.via(t, base), "a")
+	waitRole(t, a, "leader")
+	submit := func(key string) int {
+		hc := &http.Client{Timeout: 10 * time.Second}
+		resp, err := hc.Post("http://"+a+"/api/v1/jobs", "application/json",
+			strings.NewReader(`{"type":"report","tenant":"acme","idempotency_key":"`+key+`"}`))
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := submit("before"); code != http.StatusCreated {
+		t.Fatalf("submit before the reset: %d", code)
+	}
+	proxy.closeAll()
+	deadline := time.Now().Add(30 * time.Second)
+	var code int
+	for i := 0; time.Now().Before(deadline); i++ {
+		if code = submit(fmt.Sprintf("after-%d", i)); code == http.StatusCreated {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code != http.StatusCreated {
+		t.Fatalf("30 s after the reset submits still get %d", code)
+	}
 }

@@ -117,6 +117,11 @@ func TestAConnectionLostDuringCommitIsMaybeApplied(t *testing.T) {
 		t.Fatalf("a write whose COMMIT lost its connection: %v, want store.ErrMaybeApplied", err)
 	}
 	t.Logf("answered: %v", err)
+	select {
+	case <-s.Broken():
+	default:
+		t.Error("the store is not Broken after its writer connection failed")
+	}
 }
 
 // Errors of the connection are named ErrUnavailable, whatever pgx wraps.

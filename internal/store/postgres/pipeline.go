@@ -25,6 +25,7 @@ type pipeline struct {
 	conn       *sql.Conn
 	fence      *Fence
 	timeout    time.Duration // bounds each Send (WithStatementTimeout); 0: none
+	failed     func(error)   // told of every error of Send and of a ROLLBACK (Store.noteFailure)
 	batch      *pgx.Batch
 	holdEvents bool
 	held       []heldStatement
@@ -113,5 +114,9 @@ func (p *pipeline) Send(ctx context.Context) error {
 			return ferr
 		}
 	}
-	return unavailable(err)
+	err = unavailable(err)
+	if p.failed != nil {
+		p.failed(err)
+	}
+	return err
 }

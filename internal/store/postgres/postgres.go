@@ -34,6 +34,26 @@ type Store struct {
 	writers [queued.Slots]*writerConn // the writer connections; a direct Write runs on 0
 	apply   *queued.Applier           // runs queued Writes
 	ready   *queued.Readiness         // Ready's channel
+
+	broken    chan struct{} // closed once a writer connection has failed (Broken)
+	breakOnce sync.Once
+}
+
+// Broken is closed once a writer connection has failed as a connection
+// (store.ErrUnavailable or store.ErrMaybeApplied: closed, reset, or
+// silent past the statement timeout). A writer connection is held for
+// the store's life and is not reopened: every later write fails, so the
+// owner must close the store and open another (package ha ends the term).
+func (s *Store) Broken() <-chan struct{} { return s.broken }
+
+// markBroken closes Broken's channel, once.
+func (s *Store) markBroken() { s.breakOnce.Do(func() { close(s.broken) }) }
+
+// noteFailure marks the store broken when err is the connection's.
+func (s *Store) noteFailure(err error) {
+	if errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrMaybeApplied) {
+		s.markBroken()
+	}
 }
 
 // writerConn is one writer connection: its statements (a Core of its
@@ -148,7 +168,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if _, err := Migrate(ctx, url); err != nil {
 		return nil, err
 	}
-	s := &Store{Core: &sqlstore.Core{D: dialect, Window: o.window}, opts: o}
+	s := &Store{Core: &sqlstore.Core{D: dialect, Window: o.window}, opts: o, broken: make(chan struct{})}
 	if err := s.open(ctx, url); err != nil {
 		return nil, err
 	}
@@ -210,7 +230,7 @@ func (s *Store) connectWriter(ctx context.Context, url string, c *sqlstore.Core)
 			return fmt.Errorf("postgres: %s: %w", q, err)
 		}
 	}
-	c.Pipe = &pipeline{conn: c.WConn, fence: s.opts.fence, timeout: s.opts.stmt}
+	c.Pipe = &pipeline{conn: c.WConn, fence: s.opts.fence, timeout: s.opts.stmt, failed: s.noteFailure}
 	if err := c.Prepare(ctx); err != nil {
 		_ = c.CloseWriter()
 		return fmt.Errorf("postgres: prepare: %w", err)
@@ -551,7 +571,11 @@ func (t *tx) abandon() error {
 		defer cancel()
 	}
 	if _, err := t.wc.core.WConn.ExecContext(ctx, "ROLLBACK"); err != nil {
-		return fmt.Errorf("postgres: rollback: %w", unavailable(err))
+		err = unavailable(err)
+		if p.failed != nil {
+			p.failed(err)
+		}
+		return fmt.Errorf("postgres: rollback: %w", err)
 	}
 	return nil
 }
