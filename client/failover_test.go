@@ -246,3 +246,40 @@ func TestSomethingElseAtTheURLIsNotFairway(t *testing.T) {
 		}
 	}
 }
+
+// A followed log whose instance goes silent (no data, no ping, nothing
+// closed) is taken for dropped after the idle bound and reopened from
+// where it was, on the next instance if need be: no chunk lost or
+// repeated. Opening it on a silent instance moves on after the request
+// timeout.
+func TestAFollowedLogSurvivesASilentInstance(t *testing.T) {
+	defer func(d time.Duration) { streamIdle = d }(streamIdle)
+	streamIdle = 300 * time.Millisecond
+	var opens atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := startSSE(w)
+		if opens.Add(1) == 1 {
+			s.event("log", api.LogChunk{JobID: "j1", Attempt: 1, Seq: 1, Data: "a"})
+			<-r.Context().Done() // then silence, until the client gives up
+			return
+		}
+		if r.URL.Query().Get("after_seq") != "1" {
+			t.Errorf("reopened at after_seq=%q, want 1", r.URL.Query().Get("after_seq"))
+		}
+		s.event("log", api.LogChunk{JobID: "j1", Attempt: 1, Seq: 2, Data: "b"})
+		s.event("end", api.LogEnd{State: "succeeded"})
+	}))
+	t.Cleanup(srv.Close)
+	silent, _ := silentListener(t)
+	c, _ := New(silent+","+srv.URL, WithRequestTimeout(300*time.Millisecond), WithRetryDeadline(5*time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var got []string
+	end, err := c.FollowLogs(ctx, "j1", LogOptions{}, func(ch api.LogChunk) error {
+		got = append(got, ch.Data)
+		return nil
+	})
+	if err != nil || end.State != "succeeded" || strings.Join(got, "") != "ab" {
+		t.Fatalf("followed %q, end %+v, %v; want ab, succeeded", got, end, err)
+	}
+}
