@@ -14,9 +14,12 @@
 // goroutines can share it without dialling. It sets no overall timeout on
 // the http.Client: each attempt of a call is bounded instead by the
 // request timeout (WithRequestTimeout, default 10 s), to which long polls
-// (Lease, HeartbeatWait, SubmitWait) add their wait and a margin; streams
-// (FollowLogs, Wait) are bounded only by their context. An attempt that
-// runs out of it fails with ErrRequestTimeout.
+// (Lease, HeartbeatWait, SubmitWait) add their wait and a margin. A
+// stream (FollowLogs, Wait) must get its answer's headers within the
+// request timeout, and is then bounded by its context, except that a
+// stream silent for 45 s (the server sends a comment every 15 s) is taken
+// for dropped and reopened. An attempt that runs out of its time fails
+// with ErrRequestTimeout.
 //
 // # Failover, timeouts and retries
 //
