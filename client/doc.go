@@ -13,8 +13,8 @@
 // transport holds a large pool of idle connections per host, so hundreds of
 // goroutines can share it without dialling. It sets no overall timeout on
 // the http.Client: each attempt of a call is bounded instead by the
-// request timeout (WithRequestTimeout, default 10 s), to which long polls
-// (Lease, HeartbeatWait, SubmitWait) add their wait and a margin. A
+// request timeout (WithRequestTimeout, default 10 s); a long poll (Lease,
+// HeartbeatWait, SubmitWait) by its wait plus a margin (5 s). A
 // stream (FollowLogs, Wait) must get its answer's headers within the
 // request timeout, and is then bounded by its context, except that a
 // stream silent for 45 s (the server sends a comment every 15 s) is taken

@@ -75,13 +75,14 @@ const (
 	// DefaultRequestTimeout bounds one attempt of a call against one
 	// instance: an instance that accepts the connection and then says
 	// nothing (cut off from its database, or from the network) is left
-	// after it. Long polls get their wait on top.
+	// after it. A long poll is bounded by its wait plus longPollMargin
+	// instead.
 	DefaultRequestTimeout = 10 * time.Second
 	// DefaultRetryDeadline bounds how long a call keeps trying instances:
 	// a little more than an election and a leader's step-down take.
 	DefaultRetryDeadline = 30 * time.Second
-	// longPollMargin is added to a long poll's wait for its answer to
-	// travel.
+	// longPollMargin is added to a long poll's wait for the server to
+	// answer once the wait has passed.
 	longPollMargin = 5 * time.Second
 	// serverWaitDefault is the server's default hold of a submit with
 	// wait=true and no timeout (docs/api.md).
@@ -97,8 +98,8 @@ const (
 var ErrRequestTimeout = errors.New("client: no answer within the request timeout")
 
 // WithRequestTimeout bounds each attempt of a call against one instance
-// (default DefaultRequestTimeout); long polls (Lease, HeartbeatWait,
-// SubmitWait) get their wait on top. d <= 0: attempts are bounded only by
+// (default DefaultRequestTimeout); a long poll (Lease, HeartbeatWait,
+// SubmitWait) is bounded by its wait plus 5 s (or d, if shorter). d <= 0: attempts are bounded only by
 // the call's context. Streams (FollowLogs, Wait) are not bounded.
 func WithRequestTimeout(d time.Duration) Option {
 	return func(c *Client) { c.requestTimeout = d }
@@ -209,16 +210,16 @@ func (c *Client) retryable(err error, safe bool) bool {
 }
 
 // attemptTimeout is the bound of one attempt of k: the request timeout,
-// plus the wait of a long poll.
+// or for a long poll its wait plus a margin (5 s, or the request timeout
+// if shorter).
 func (c *Client) attemptTimeout(k call) time.Duration {
 	if c.requestTimeout <= 0 {
 		return 0
 	}
-	d := c.requestTimeout
-	if k.wait > 0 {
-		d += k.wait + longPollMargin
+	if k.wait > 0 { // the server answers once the wait has passed, at the latest
+		return k.wait + min(c.requestTimeout, longPollMargin)
 	}
-	return d
+	return c.requestTimeout
 }
 
 // safeToRepeat: a call that may be sent again after an instance may have

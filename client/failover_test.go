@@ -283,3 +283,24 @@ func TestAFollowedLogSurvivesASilentInstance(t *testing.T) {
 		t.Fatalf("followed %q, end %+v, %v; want ab, succeeded", got, end, err)
 	}
 }
+
+// An attempt is bounded by the request timeout; a long poll by its wait
+// plus a margin, not the request timeout on top.
+func TestAttemptTimeouts(t *testing.T) {
+	c, _ := New("http://127.0.0.1:1")
+	for _, tc := range []struct {
+		k    call
+		want time.Duration
+	}{
+		{call{method: "GET"}, DefaultRequestTimeout},
+		{call{method: "POST", wait: 3 * time.Second}, 3*time.Second + longPollMargin},
+	} {
+		if got := c.attemptTimeout(tc.k); got != tc.want {
+			t.Errorf("attemptTimeout(wait %s) = %s, want %s", tc.k.wait, got, tc.want)
+		}
+	}
+	c, _ = New("http://127.0.0.1:1", WithRequestTimeout(time.Second))
+	if got := c.attemptTimeout(call{wait: 3 * time.Second}); got != 4*time.Second {
+		t.Errorf("with a 1 s request timeout a 3 s poll gets %s, want 4s", got)
+	}
+}
