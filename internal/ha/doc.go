@@ -50,7 +50,8 @@
 //     instance, retries a maybe_applied answer or a request timeout when
 //     the call is safe to repeat (heartbeats, log appends, reads, submits,
 //     which always carry an idempotency key), and gives each attempt a
-//     request timeout (10 s, plus a long poll's wait) as a backstop.
+//     request timeout (10 s; a long poll its wait plus 5 s) as a
+//     backstop.
 //
 // The rule: no worker is declared lost, and no attempt failed, for the
 // time the leader could not hear it. A new term counts lease_ttl from its
