@@ -34,7 +34,7 @@ func SkewAllowance(ttl time.Duration) time.Duration { return ttl / 5 }
 // it, resigns the term if it still holds it, and campaigns again (unless
 // ctx has ended). A campaign that fails (the database is out of reach), or
 // a term that ends within a TTL, makes the next campaign wait longer:
-// jittered back-off, capped at 2·TTL.
+// jittered back-off, capped at TTL.
 func (e *Elector) Run(ctx context.Context, lead func(ctx context.Context, t Term)) {
 	if e.Lease.TTL <= 0 {
 		e.Lease.TTL = DefaultTTL
@@ -70,13 +70,16 @@ func (e *Elector) Run(ctx context.Context, lead func(ctx context.Context, t Term
 
 // campaignPause is the wait before the next campaign: about every
 // (jittered by ±1/4) while campaigns succeed, doubling with each failure
-// in a row up to 2·ttl.
+// in a row up to ttl. The cap is low because a campaign also fails (times
+// out) while it waits for the row lock of a cut-off leader's transaction,
+// which the database ends within ttl (idle_in_transaction_session_timeout):
+// a longer pause would delay the takeover itself.
 func campaignPause(every, ttl time.Duration, failures int) time.Duration {
 	d := every
-	for i := 0; i < failures && d < 2*ttl; i++ {
+	for i := 0; i < failures && d < ttl; i++ {
 		d *= 2
 	}
-	d = min(d, 2*ttl)
+	d = min(d, ttl)
 	return d*3/4 + rand.N(d/2+1)
 }
 
