@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,7 +68,7 @@ type blackholeRun struct {
 // worker lost), no slot has two jobs, and the terms' commits never
 // overlap. CI runs one case (15 s, lease_ttl 10 s); FAIRWAY_PARTITION_MATRIX=1
 // runs the matrix: 15 s and 45 s, lease_ttl 10 s and 30 s, three
-// times each, and logs the figures.
+// times each (FAIRWAY_PARTITION_RUNS=N: N times), and logs the figures.
 func TestABlackholedLeaderStallsNothingAndFailsNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("partition test: -short")
@@ -79,6 +80,9 @@ func TestABlackholedLeaderStallsNothingAndFailsNothing(t *testing.T) {
 		cases = []blackholeCase{{15 * time.Second, 10 * time.Second}, {15 * time.Second, 30 * time.Second},
 			{45 * time.Second, 10 * time.Second}, {45 * time.Second, 30 * time.Second}}
 		runs = 3
+		if n, err := strconv.Atoi(os.Getenv("FAIRWAY_PARTITION_RUNS")); err == nil && n > 0 {
+			runs = n
+		}
 	}
 	for _, c := range cases {
 		var firsts, calls []time.Duration
@@ -186,6 +190,11 @@ func blackholeOnce(t *testing.T, cut, ttl time.Duration) blackholeRun {
 	checkTermsInOrder(t, db)
 	longest := timed.longest()
 	t.Logf("%d acknowledged jobs, %d schedule slots; longest submit call %s", len(load.acked), len(bySlot), longest)
+	for i, p := range h.procs {
+		out := p.output()
+		t.Logf("server-%d logged %d failed campaigns, %d failed renewals, %d step-downs", i,
+			strings.Count(out, "campaign failed"), strings.Count(out, "renewal failed"), strings.Count(out, "stepping down"))
+	}
 	for _, w := range workers {
 		out := w.output()
 		t.Logf("%s logged %d lines with \"revoked\", %d with \"stale_attempt\"", w.name,

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -193,6 +194,13 @@ func TestAPartitionedLeaderStopsCommittingBeforeTheNextLeads(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("healed: instance 0 is a standby again after %s", time.Since(cutAt))
+	// Its view of the leader comes back with its next read of the
+	// leadership row (within about leader_ttl: reads back off while they
+	// fail); until then it answers not_leader, which clients retry.
+	eventually(t, 30*time.Second, "the healed standby names the leader", func() bool {
+		return standbyKnowsLeader(h.addrs[0])
+	})
+	t.Logf("healed: instance 0 names the leader after %s", time.Since(cutAt))
 	checkStandbyServesReads(t, "http://"+h.addrs[0])
 	cancel()
 	wg.Wait()
@@ -228,6 +236,18 @@ func TestAPartitionedLeaderStopsCommittingBeforeTheNextLeads(t *testing.T) {
 		return true
 	})
 	t.Logf("%d acknowledged jobs, all succeeded", n)
+}
+
+// standbyKnowsLeader: the standby at addr names a leader in /readyz.
+func standbyKnowsLeader(addr string) bool {
+	resp, err := probeClient.Get("http://" + addr + "/readyz")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var body struct{ Leader string }
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	return body.Leader != ""
 }
 
 // checkStandbyServesReads: a standby answers a job list from the database

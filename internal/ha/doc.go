@@ -19,12 +19,14 @@
 // committed was acknowledged.
 //
 // The standby's view of the leader is read from the leadership row every
-// TTL/3 by a watch (watch.go; with jittered back-off, capped at 2·TTL,
+// TTL/3 by a watch (watch.go; with jittered back-off, capped at TTL,
 // while the database cannot be reached) and served from memory: /readyz
 // never waits for the database, and forwarding does so only when the view
 // is stale or names no live leader (it then asks for a read and waits up
-// to TTL/3 for it; such reads come at most every TTL/10), so an instance
-// cut off from the database does not dial it for every request.
+// to TTL/3 for it; such reads come at most every TTL/10, and not while
+// reads fail), so an instance cut off from the database does not dial it
+// for every request: each failed dial may leave a half-open connection
+// that the database counts against max_connections until its keepalive.
 //
 // # Partitions: silence, not just crashes
 //

@@ -14,11 +14,11 @@ import (
 // leaderWatch keeps the leadership row as last read, so that a standby's
 // /readyz and its forwarding cost no database round trip each. It reads
 // every TTL/3; while reads fail (the database is out of reach) it waits
-// longer between them (jittered, doubling, capped at 2·TTL), so that an
+// longer between them (jittered, doubling, capped at TTL), so that an
 // instance cut off from the database does not dial it in a loop. A
 // request that finds no fresh view (none read within a TTL, or no live
 // leader in it) asks for a read at once and waits a little for it; such
-// reads come at most every TTL/10.
+// reads come at most every TTL/10, and not at all while reads fail.
 type leaderWatch struct {
 	db   leader.DB
 	ttl  time.Duration
@@ -63,15 +63,22 @@ func (w *leaderWatch) run(ctx context.Context) {
 		w.next = make(chan struct{})
 		w.mu.Unlock()
 		pause := every
-		for i := 0; i < failures && pause < 2*w.ttl; i++ {
+		for i := 0; i < failures && pause < w.ttl; i++ {
 			pause *= 2
 		}
-		pause = min(pause, 2*w.ttl)
+		pause = min(pause, w.ttl)
 		t := time.NewTimer(pause*3/4 + rand.N(pause/2+1))
+		kick := w.kick
+		if failures > 0 {
+			// Failing: requests do not hurry the next read. Each failed
+			// read leaves a connection the database may hold half-open
+			// for its keepalive time; they must stay few.
+			kick = nil
+		}
 		select {
 		case <-ctx.Done():
 		case <-t.C:
-		case <-w.kick:
+		case <-kick:
 			sleep(ctx, time.Until(started.Add(minGap)))
 		}
 		t.Stop()

@@ -106,7 +106,7 @@ func (s *Server) classify(err error) *apiError {
 			Message: "this instance stopped leading before the change was committed; nothing was changed: retry (another instance leads)"}, retryAfter: 1}
 	case errors.Is(err, store.ErrMaybeApplied) || connectionLost(err):
 		return maybeApplied()
-	case errors.Is(err, store.ErrUnavailable):
+	case errors.Is(err, store.ErrUnavailable) || databaseRefused(err):
 		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeServerUnavailable,
 			Message: "the database cannot be reached; nothing was changed: retry"}, retryAfter: 1}
 	case errors.Is(err, context.Canceled):
@@ -140,6 +140,24 @@ func connectionLost(err error) bool {
 	var ne net.Error
 	return errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, driver.ErrBadConn)
+}
+
+// databaseRefused reports whether err carries a SQLSTATE by which the
+// database refuses the connection rather than the statement (too many
+// connections, shutting down, starting, a connection exception): a read
+// that met it changed nothing. A write's such error is named by the store
+// (store.ErrUnavailable, or store.ErrMaybeApplied during a commit).
+func databaseRefused(err error) bool {
+	var se interface{ SQLState() string }
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch code := se.SQLState(); code {
+	case "53300", "57P01", "57P02", "57P03":
+		return true
+	default:
+		return strings.HasPrefix(code, "08")
+	}
 }
 
 // decode reads a JSON body strictly: one object, no unknown fields, within

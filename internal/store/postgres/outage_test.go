@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/fairwayhq/fairway/internal/pgtest"
 	"github.com/fairwayhq/fairway/internal/store"
 	"github.com/fairwayhq/fairway/internal/store/storetest"
@@ -133,6 +135,14 @@ func TestConnectionFailuresAreUnavailable(t *testing.T) {
 		if !errors.Is(ambiguous(unavailable(err)), store.ErrMaybeApplied) {
 			t.Errorf("a commit that failed with %v is not ErrMaybeApplied", err)
 		}
+	}
+	for _, code := range []string{"53300", "57P01", "08006"} {
+		if !errors.Is(unavailable(&pgconn.PgError{Code: code}), store.ErrUnavailable) {
+			t.Errorf("SQLSTATE %s is not ErrUnavailable", code)
+		}
+	}
+	if errors.Is(unavailable(&pgconn.PgError{Code: "23505"}), store.ErrUnavailable) {
+		t.Error("a unique violation is ErrUnavailable")
 	}
 	if errors.Is(unavailable(errors.New("syntax")), store.ErrUnavailable) {
 		t.Error("an error that is not the connection's is ErrUnavailable")

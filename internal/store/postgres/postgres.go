@@ -583,7 +583,13 @@ func (t *tx) abandon() error {
 // unavailable marks an error of the connection itself (the database is
 // down or unreachable) as store.ErrUnavailable.
 func unavailable(err error) error {
-	if err == nil || pgCode(err) != "" {
+	if err == nil {
+		return err
+	}
+	if code := pgCode(err); code != "" {
+		if ConnectionState(code) {
+			return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+		}
 		return err
 	}
 	if errors.Is(err, store.ErrUnavailable) {
@@ -593,6 +599,18 @@ func unavailable(err error) error {
 		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 	}
 	return err
+}
+
+// ConnectionState reports whether a SQLSTATE says the database cannot
+// serve this connection now, rather than refusing the statement: class 08
+// (connection exception), 53300 (too many connections) and 57P01-57P03
+// (the server shutting down, crashed, or starting).
+func ConnectionState(code string) bool {
+	switch code {
+	case "53300", "57P01", "57P02", "57P03":
+		return true
+	}
+	return strings.HasPrefix(code, "08")
 }
 
 // connectionFailed reports whether err is a failure of the connection
