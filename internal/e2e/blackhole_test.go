@@ -139,10 +139,22 @@ func blackholeOnce(t *testing.T, cut, ttl time.Duration) blackholeRun {
 	victim, before := h.leader(0, 10*time.Second)
 	proxies[victim].cut.Store(true)
 	cutAt := time.Now()
+	samples := sampleLeadership(db, 30*time.Second)
 	next, newTerm := h.leader(before, 30*time.Second)
 	firstLease := firstLeaseAfter(t, db, cutAt).Sub(cutAt)
 	t.Logf("blackholed instance %d (term %d); instance %d leads term %d after %s; first lease after %s",
 		victim, before, next, newTerm, time.Since(cutAt), firstLease)
+	sampled := samples()
+	if firstLease > 5*time.Second { // what the database and the new leader did meanwhile
+		for _, line := range sampled {
+			t.Log(line)
+		}
+		for _, line := range strings.Split(h.procs[next].output(), "\n") {
+			if strings.Contains(line, "leader") || strings.Contains(line, "ha:") || strings.Contains(line, "dispatcher") {
+				t.Logf("server-%d: %s", next, line)
+			}
+		}
+	}
 	time.Sleep(time.Until(cutAt.Add(cut)))
 	proxies[victim].heal()
 	t.Logf("healed after %s", time.Since(cutAt))
@@ -201,6 +213,51 @@ func blackholeOnce(t *testing.T, cut, ttl time.Duration) blackholeRun {
 			strings.Count(out, "revoked"), strings.Count(out, "stale_attempt"))
 	}
 	return blackholeRun{firstLease: firstLease, longestCall: longest, acked: len(load.acked)}
+}
+
+// sampleLeadership records, every 250 ms for up to d, the leadership row
+// and the sessions that wait for a lock or sit in a transaction; the
+// returned function stops and returns the samples.
+func sampleLeadership(db *sql.DB, d time.Duration) func() []string {
+	var mu sync.Mutex
+	var out []string
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		began := time.Now()
+		for time.Since(began) < d {
+			var row string
+			_ = db.QueryRow(`SELECT format('term %s holder %s expires in %s', term, holder, expires_at - clock_timestamp()) FROM leadership WHERE id = 1`).Scan(&row)
+			rows, err := db.Query(`SELECT format('pid %s %s wait %s/%s xact %s: %s', pid, state, wait_event_type, wait_event,
+				clock_timestamp() - xact_start, left(query, 60)) FROM pg_stat_activity
+				WHERE datname = current_database() AND pid <> pg_backend_pid() AND (wait_event_type = 'Lock' OR state LIKE 'idle in%' OR state = 'active')`)
+			var sess []string
+			if err == nil {
+				for rows.Next() {
+					var s string
+					_ = rows.Scan(&s)
+					sess = append(sess, s)
+				}
+				rows.Close()
+			}
+			mu.Lock()
+			out = append(out, fmt.Sprintf("+%s %s; %d sessions: %s", time.Since(began).Round(time.Millisecond), row, len(sess), strings.Join(sess, " | ")))
+			mu.Unlock()
+			select {
+			case <-stop:
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}()
+	return func() []string {
+		close(stop)
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return out
+	}
 }
 
 // checkNothingLostForSilence: no lease expired and no worker was lost

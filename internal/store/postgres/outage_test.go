@@ -179,4 +179,13 @@ func TestASilentDatabaseFailsAWriteWithinTheStatementTimeout(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("a write to a silent database still waits after 30 s")
 	}
+	// The store is Broken: the next write does not wait for the dead
+	// connection again, and says nothing was sent.
+	s.Resume() // as the dispatcher does once it has rebuilt its state
+	job := store.Job{ID: "b", Tenant: "t", Type: "x", State: store.StatePending, CreatedAt: storetest.T0}
+	err = s.Write(ctx, func(w store.Writer) error { return w.JobInsertBatched(ctx, job) })
+	var eb errBroken
+	if !errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrMaybeApplied) || !errors.As(err, &eb) {
+		t.Errorf("a write after the store broke: %v, want ErrUnavailable from errBroken, not maybe applied", err)
+	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/fairwayhq/fairway/internal/store"
 )
 
 // pipeline is sqlstore.Pipeline on the writer connection: a pgx.Batch,
@@ -26,6 +28,7 @@ type pipeline struct {
 	fence      *Fence
 	timeout    time.Duration // bounds each Send (WithStatementTimeout); 0: none
 	failed     func(error)   // told of every error of Send and of a ROLLBACK (Store.noteFailure)
+	dead       func() bool   // the store is Broken: Send fails at once
 	batch      *pgx.Batch
 	holdEvents bool
 	held       []heldStatement
@@ -93,6 +96,9 @@ func (p *pipeline) Send(ctx context.Context) error {
 	p.batch = nil
 	if b == nil || b.Len() == 0 {
 		return nil
+	}
+	if p.dead != nil && p.dead() {
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, errBroken{})
 	}
 	if p.timeout > 0 {
 		var cancel context.CancelFunc

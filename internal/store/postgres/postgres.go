@@ -46,6 +46,27 @@ type Store struct {
 // owner must close the store and open another (package ha ends the term).
 func (s *Store) Broken() <-chan struct{} { return s.broken }
 
+// isBroken reports whether Broken's channel is closed.
+func (s *Store) isBroken() bool {
+	select {
+	case <-s.broken:
+		return true
+	default:
+		return false
+	}
+}
+
+// errBroken is what a broken store's writers answer without sending
+// anything: a second wait for a connection known dead would only hold the
+// requests longer. Nothing was sent, so a COMMIT refused so is not
+// ambiguous (SafeToRetry).
+type errBroken struct{}
+
+func (errBroken) Error() string {
+	return "postgres: a writer connection of this store failed earlier: nothing was sent"
+}
+func (errBroken) SafeToRetry() bool { return true }
+
 // markBroken closes Broken's channel, once.
 func (s *Store) markBroken() { s.breakOnce.Do(func() { close(s.broken) }) }
 
@@ -230,7 +251,7 @@ func (s *Store) connectWriter(ctx context.Context, url string, c *sqlstore.Core)
 			return fmt.Errorf("postgres: %s: %w", q, err)
 		}
 	}
-	c.Pipe = &pipeline{conn: c.WConn, fence: s.opts.fence, timeout: s.opts.stmt, failed: s.noteFailure}
+	c.Pipe = &pipeline{conn: c.WConn, fence: s.opts.fence, timeout: s.opts.stmt, failed: s.noteFailure, dead: s.isBroken}
 	if err := c.Prepare(ctx); err != nil {
 		_ = c.CloseWriter()
 		return fmt.Errorf("postgres: prepare: %w", err)
@@ -564,6 +585,9 @@ func (t *tx) rollback() error {
 func (t *tx) abandon() error {
 	p := t.pipe()
 	p.Reset()
+	if p.dead != nil && p.dead() {
+		return nil // the store is discarded; the database ends the session's transaction
+	}
 	ctx := bg
 	if p.timeout > 0 {
 		var cancel context.CancelFunc
