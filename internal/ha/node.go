@@ -115,7 +115,7 @@ func (n *Node) lead(ctx context.Context, t leader.Term) {
 	log := n.opts.Logger.With("term", t.Number)
 	fence := postgres.Fence{SQL: leader.FenceSQL, Args: t.FenceArgs(), Err: leader.FenceError}
 	st, err := postgres.Open(ctx, n.opts.URL, postgres.WithFence(fence), postgres.WithIdleTxTimeout(t.TTL),
-		postgres.WithStatementTimeout(StatementTimeout(t.TTL)))
+		postgres.WithStatementTimeout(StatementTimeout(t.TTL)), postgres.WithLifetime(ctx))
 	if err != nil {
 		log.Error("ha: open the store for the term", "err", err)
 		return

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -187,5 +188,40 @@ func TestASilentDatabaseFailsAWriteWithinTheStatementTimeout(t *testing.T) {
 	var eb errBroken
 	if !errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrMaybeApplied) || !errors.As(err, &eb) {
 		t.Errorf("a write after the store broke: %v, want ErrUnavailable from errBroken, not maybe applied", err)
+	}
+}
+
+// A store's lifetime (a leader's term) ends its round trips at once: a
+// write waiting on a silent database is given up when the lifetime ends,
+// long before the statement timeout.
+func TestTheLifetimeEndsAWriteWaitingOnASilentDatabase(t *testing.T) {
+	base := pgtest.URL(t)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newCutProxy(t, u.Host)
+	u.Host = proxy.ln.Addr().String()
+	life, end := context.WithCancel(context.Background())
+	s, err := Open(ctx, u.String(), WithStatementTimeout(10*time.Minute), WithLifetime(life))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	proxy.hold.Store(true)
+	done := make(chan error, 1)
+	go func() {
+		job := store.Job{ID: "a", Tenant: "t", Type: "x", State: store.StatePending, CreatedAt: storetest.T0}
+		done <- s.Write(ctx, func(w store.Writer) error { return w.JobInsertBatched(ctx, job) })
+	}()
+	time.Sleep(200 * time.Millisecond)
+	end()
+	select {
+	case err := <-done:
+		if !errors.Is(err, store.ErrMaybeApplied) && !errors.Is(err, store.ErrUnavailable) {
+			t.Errorf("a write given up at the end of the lifetime: %v, want maybe applied or unavailable", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a write to a silent database still waits 30 s after its store's lifetime ended")
 	}
 }

@@ -26,9 +26,10 @@ import (
 type pipeline struct {
 	conn       *sql.Conn
 	fence      *Fence
-	timeout    time.Duration // bounds each Send (WithStatementTimeout); 0: none
-	failed     func(error)   // told of every error of Send and of a ROLLBACK (Store.noteFailure)
-	dead       func() bool   // the store is Broken: Send fails at once
+	timeout    time.Duration   // bounds each Send (WithStatementTimeout); 0: none
+	failed     func(error)     // told of every error of Send and of a ROLLBACK (Store.noteFailure)
+	dead       func() bool     // the store is Broken: Send fails at once
+	life       context.Context // ends every round trip when it ends (WithLifetime); nil: none
 	batch      *pgx.Batch
 	holdEvents bool
 	held       []heldStatement
@@ -100,11 +101,8 @@ func (p *pipeline) Send(ctx context.Context) error {
 	if p.dead != nil && p.dead() {
 		return fmt.Errorf("%w: %w", store.ErrUnavailable, errBroken{})
 	}
-	if p.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.timeout)
-		defer cancel()
-	}
+	ctx, cancel := p.bound(ctx)
+	defer cancel()
 	err := p.conn.Raw(func(dc any) error {
 		c, ok := dc.(*stdlib.Conn)
 		if !ok {
@@ -125,4 +123,20 @@ func (p *pipeline) Send(ctx context.Context) error {
 		p.failed(err)
 	}
 	return err
+}
+
+// bound is ctx ended also by the statement timeout and the lifetime.
+func (p *pipeline) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	cancel := context.CancelFunc(func() {})
+	if p.timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, p.timeout)
+	}
+	if p.life != nil {
+		var cancelLife context.CancelFunc
+		ctx, cancelLife = context.WithCancel(ctx)
+		stop := context.AfterFunc(p.life, cancelLife)
+		inner := cancel
+		cancel = func() { stop(); cancelLife(); inner() }
+	}
+	return ctx, cancel
 }

@@ -146,6 +146,7 @@ type options struct {
 	fence     *Fence
 	idleTx    time.Duration
 	stmt      time.Duration
+	life      context.Context
 }
 
 // Option changes a setting of Open.
@@ -175,6 +176,14 @@ func WithIdleTxTimeout(d time.Duration) Option { return func(o *options) { o.idl
 // store.ErrUnavailable, or store.ErrMaybeApplied for a COMMIT, instead of
 // holding the writer until the network gives up.
 func WithStatementTimeout(d time.Duration) Option { return func(o *options) { o.stmt = d } }
+
+// WithLifetime ends every round trip on a writer connection when ctx
+// ends (the leader's term): a transaction waiting for a database that no
+// longer answers is given up at once (store.ErrUnavailable, or
+// store.ErrMaybeApplied for a COMMIT) rather than at the statement
+// timeout, so that the requests it holds are answered and the store can
+// be closed. Writes after that fail: the store is for that lifetime only.
+func WithLifetime(ctx context.Context) Option { return func(o *options) { o.life = ctx } }
 
 // Open connects to the database at url (postgres://...), applies pending
 // migrations and returns the store.
@@ -251,7 +260,8 @@ func (s *Store) connectWriter(ctx context.Context, url string, c *sqlstore.Core)
 			return fmt.Errorf("postgres: %s: %w", q, err)
 		}
 	}
-	c.Pipe = &pipeline{conn: c.WConn, fence: s.opts.fence, timeout: s.opts.stmt, failed: s.noteFailure, dead: s.isBroken}
+	c.Pipe = &pipeline{conn: c.WConn, fence: s.opts.fence, timeout: s.opts.stmt, failed: s.noteFailure, dead: s.isBroken,
+		life: s.opts.life}
 	if err := c.Prepare(ctx); err != nil {
 		_ = c.CloseWriter()
 		return fmt.Errorf("postgres: prepare: %w", err)
@@ -588,12 +598,8 @@ func (t *tx) abandon() error {
 	if p.dead != nil && p.dead() {
 		return nil // the store is discarded; the database ends the session's transaction
 	}
-	ctx := bg
-	if p.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(bg, p.timeout)
-		defer cancel()
-	}
+	ctx, cancel := p.bound(bg)
+	defer cancel()
 	if _, err := t.wc.core.WConn.ExecContext(ctx, "ROLLBACK"); err != nil {
 		err = unavailable(err)
 		if p.failed != nil {
@@ -640,13 +646,14 @@ func ConnectionState(code string) bool {
 // connectionFailed reports whether err is a failure of the connection
 // itself rather than the database's answer: a failed dial, a connection
 // closed or reset under a statement (io.ErrUnexpectedEOF, EOF, a network
-// error or timeout), or one database/sql already knows is broken.
+// error or timeout), a round trip given up (its context ended: pgx then
+// closes the connection), or one database/sql already knows is broken.
 func connectionFailed(err error) bool {
 	var ce *pgconn.ConnectError
 	var ne net.Error
 	return errors.As(err, &ce) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
 		errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) ||
-		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, io.EOF) || errors.As(err, &ne) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		strings.Contains(err.Error(), "conn closed")
