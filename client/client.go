@@ -147,14 +147,18 @@ type call struct {
 	// out to be closed.
 	idemKey string
 	// idempotent: sending the call twice has the effect of sending it
-	// once (a worker's heartbeat), so it is retried like a read.
+	// once (a worker's log chunks, by attempt and seq), so it is retried
+	// like a read.
 	idempotent bool
+	// snapshot: the body is the caller's state when it was made (a
+	// heartbeat): see retryPolicy.
+	snapshot bool
 	// wait is how long the server may hold the answer (a long poll).
 	wait time.Duration
 }
 
 func (c *Client) do(ctx context.Context, k call) (int, error) {
-	return c.withFailover(ctx, safeToRepeat(k), func(root string) (int, string, error) { return c.doAt(ctx, root, k) })
+	return c.withFailover(ctx, policyOf(k), func(root string) (int, string, error) { return c.doAt(ctx, root, k) })
 }
 
 // doAt sends one call to the instance at root, bounded by the attempt

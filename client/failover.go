@@ -120,7 +120,8 @@ func WithRetryDeadline(d time.Duration) Option {
 // instance may have acted on it (a read, or a submit with an idempotency
 // key): only such calls are retried after a timeout, a dropped
 // connection or a maybe_applied answer.
-func (c *Client) withFailover(ctx context.Context, safe bool, call func(root string) (int, string, error)) (int, error) {
+func (c *Client) withFailover(ctx context.Context, p retryPolicy, call func(root string) (int, string, error)) (int, error) {
+	safe := p.safe
 	deadline := time.Now().Add(c.retryDeadline)
 	var answered error // the last retried error, kept if ctx ends during the next call
 	for tries := 1; ; tries++ {
@@ -129,7 +130,8 @@ func (c *Client) withFailover(ctx context.Context, safe bool, call func(root str
 		if ctx.Err() != nil && answered != nil && !c.retryable(err, safe) {
 			return status, fmt.Errorf("%w; before that: %w", err, answered)
 		}
-		if !c.retryable(err, safe) || ctx.Err() != nil || !time.Now().Before(deadline) {
+		if !c.retryable(err, safe) || ctx.Err() != nil || !time.Now().Before(deadline) ||
+			(p.snapshot && tries >= len(c.ends.roots)) {
 			if ctx.Err() == nil && instanceTrouble(err) {
 				c.ends.moveOn(root, leader) // the caller's own retry goes elsewhere
 			}
@@ -145,6 +147,18 @@ func (c *Client) withFailover(ctx context.Context, safe bool, call func(root str
 			return status, err
 		}
 	}
+}
+
+// retryPolicy is how a call may be sent again.
+type retryPolicy struct {
+	// safe: it may be sent again after an instance may have acted on it.
+	safe bool
+	// snapshot: its body describes the caller's state when it was made
+	// (a worker's heartbeat lists the attempts it holds then), so it is
+	// tried on each instance at most once, without pausing, and never
+	// after a timeout: a copy delivered late would tell the leader
+	// something no longer true. The caller sends a fresh one.
+	snapshot bool
 }
 
 // backoff is the pause after round n (1-based) of the instances:
@@ -222,9 +236,17 @@ func (c *Client) attemptTimeout(k call) time.Duration {
 	return c.requestTimeout
 }
 
+// policyOf is k's retry policy.
+func policyOf(k call) retryPolicy {
+	return retryPolicy{safe: safeToRepeat(k), snapshot: k.snapshot}
+}
+
 // safeToRepeat: a call that may be sent again after an instance may have
 // acted on it.
 func safeToRepeat(k call) bool {
+	if k.snapshot {
+		return false
+	}
 	switch k.method {
 	case http.MethodGet, http.MethodHead, http.MethodPut:
 		return true

@@ -304,3 +304,32 @@ func TestAttemptTimeouts(t *testing.T) {
 		t.Errorf("with a 1 s request timeout a 3 s poll gets %s, want 4s", got)
 	}
 }
+
+// A heartbeat lists what the worker holds when it is made: it is never
+// sent again after a pause, a timeout or a maybe_applied answer (a late
+// copy would make the leader hand back attempts leased since), only at
+// once to another instance when the first did nothing.
+func TestAHeartbeatIsNotResentLate(t *testing.T) {
+	for _, code := range []string{api.CodeMaybeApplied, api.CodeServerUnavailable} {
+		var hits atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"error":{"code":"` + code + `","message":"x"}}`))
+		}))
+		c, _ := New(srv.URL, WithRetryDeadline(5*time.Second))
+		_, err := c.HeartbeatWait(context.Background(), "w1", []api.JobAttempt{{JobID: "j1", Attempt: 1}}, 0)
+		srv.Close()
+		if err == nil || hits.Load() != 1 {
+			t.Errorf("%s: a heartbeat sent %d times (%v), want once", code, hits.Load(), err)
+		}
+	}
+	a, b := newInstance(t), newInstance(t)
+	a.standBy("")
+	c, _ := New(a.srv.URL + "," + b.srv.URL)
+	if _, err := c.HeartbeatWait(context.Background(), "w1", nil, 0); err != nil || b.hits.Load() != 1 {
+		t.Errorf("a heartbeat that met a standby: %v, %d on the next instance; want it sent there at once", err, b.hits.Load())
+	}
+}

@@ -305,7 +305,7 @@ func (f *follower) open(ctx context.Context) (*http.Response, error) {
 	}
 	q.Set("follow", "true")
 	var resp *http.Response
-	_, err := f.c.withFailover(ctx, true, func(root string) (int, string, error) {
+	_, err := f.c.withFailover(ctx, retryPolicy{safe: true}, func(root string) (int, string, error) {
 		// The answer's headers are due within the request timeout; the
 		// stream itself then lasts as long as the job (streamIdle guards it).
 		sctx, cancel := context.WithCancel(ctx)

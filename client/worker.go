@@ -51,12 +51,15 @@ func (c *Client) Heartbeat(ctx context.Context, workerID string, jobs []api.JobA
 // HeartbeatWait is Heartbeat that lets the server hold the answer up to
 // wait while it has nothing new for the worker (see api.HeartbeatRequest):
 // the worker's heartbeat loop then learns of a cancel as soon as it is
-// made. ctx must allow for the wait.
+// made. ctx must allow for the wait. A heartbeat lists what the worker
+// holds when it is made, so it is not retried after a pause or a timeout
+// (a late copy would make the leader hand back attempts leased since):
+// it is tried once on each instance, and the caller sends a fresh one.
 func (c *Client) HeartbeatWait(ctx context.Context, workerID string, jobs []api.JobAttempt, wait time.Duration) (api.HeartbeatResponse, error) {
 	var out api.HeartbeatResponse
 	in := api.HeartbeatRequest{Jobs: jobs, WaitMS: wait.Milliseconds()}
 	_, err := c.do(ctx, call{method: http.MethodPost, path: workerPath(workerID, "heartbeat"), in: &in, out: &out,
-		idempotent: true, wait: wait})
+		snapshot: true, wait: wait})
 	return out, wrap("heartbeat", err)
 }
 
