@@ -35,7 +35,9 @@
 //   - 503 maybe_applied, a proxy's 502/503/504, a request timeout or a
 //     connection that broke after the request went out: only for calls
 //     that are safe to send again (reads, PUT, submits, which always carry
-//     an idempotency key, a worker's heartbeats and logs).
+//     an idempotency key, a worker's log appends). A heartbeat is never
+//     resent after a pause or a timeout: its list of held attempts would
+//     be stale (HeartbeatWait).
 //
 // Another instance is tried at once; after each round of them the client
 // pauses with jittered back-off (50 ms doubling to 2 s). Submit,

@@ -54,10 +54,11 @@
 //   - Clients and workers move on. The Go client (and so the CLI and the
 //     worker) retries a 503 not_leader or unavailable at once on the next
 //     instance, retries a maybe_applied answer or a request timeout when
-//     the call is safe to repeat (heartbeats, log appends, reads, submits,
-//     which always carry an idempotency key), and gives each attempt a
+//     the call is safe to repeat (log appends, reads, submits, which
+//     always carry an idempotency key; not a heartbeat, whose list of held
+//     attempts a late copy would make stale), and gives each attempt a
 //     request timeout (10 s; a long poll its wait plus 5 s) as a
-//     backstop.
+//     backstop; after a failed call the next goes to another instance.
 //
 // The rule: no worker is declared lost, and no attempt failed, for the
 // time the leader could not hear it. A new term counts lease_ttl from its
