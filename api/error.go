@@ -20,7 +20,8 @@ const (
 	CodeMethodNotAllowed  = "method_not_allowed"
 	CodeDeadlineExceeded  = "deadline_exceeded"
 	CodeServerUnavailable = "unavailable"
-	CodeNotLeader         = "not_leader" // 503: a standby instance; X-Fairway-Leader names the leader
+	CodeNotLeader         = "not_leader"    // 503: a standby instance; X-Fairway-Leader names the leader
+	CodeMaybeApplied      = "maybe_applied" // 503: the outcome is unknown (connection lost during the commit): retry with the same idempotency key
 	CodeInvalidUTF8       = "invalid_utf8"
 	CodeUnknownParameter  = "unknown_parameter"
 	CodeBatchTooLarge     = "batch_exceeds_burst"

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -24,6 +26,10 @@ type Client struct {
 	hc   *http.Client
 	auth string // "Bearer <key>", or empty
 	ua   string
+	// requestTimeout bounds one attempt; retryDeadline all of a call's
+	// attempts (failover.go).
+	requestTimeout time.Duration
+	retryDeadline  time.Duration
 }
 
 // Option configures a Client.
@@ -65,7 +71,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{ends: ends, ua: DefaultUserAgent}
+	c := &Client{ends: ends, ua: DefaultUserAgent, requestTimeout: DefaultRequestTimeout, retryDeadline: DefaultRetryDeadline}
 	for _, o := range opts {
 		o(c)
 	}
@@ -140,16 +146,33 @@ type call struct {
 	// lets net/http resend the request on a pooled connection that turned
 	// out to be closed.
 	idemKey string
+	// idempotent: sending the call twice has the effect of sending it
+	// once (a worker's log chunks, by attempt and seq), so it is retried
+	// like a read.
+	idempotent bool
+	// snapshot: the body is the caller's state when it was made (a
+	// heartbeat): see retryPolicy.
+	snapshot bool
+	// wait is how long the server may hold the answer (a long poll).
+	wait time.Duration
 }
 
 func (c *Client) do(ctx context.Context, k call) (int, error) {
-	return c.withFailover(ctx, func(root string) (int, string, error) { return c.doAt(ctx, root, k) })
+	return c.withFailover(ctx, policyOf(k), func(root string) (int, string, error) { return c.doAt(ctx, root, k) })
 }
 
-// doAt sends one call to the instance at root; it returns the status, the
-// leader a standby named (X-Fairway-Leader) and the error.
+// doAt sends one call to the instance at root, bounded by the attempt
+// timeout; it returns the status, the leader a standby named
+// (X-Fairway-Leader) and the error.
 func (c *Client) doAt(ctx context.Context, root string, k call) (int, string, error) {
-	req, err := c.newRequest(ctx, k.method, root+"/api/v1"+k.path, k.query, k.in)
+	actx := ctx
+	limit := c.attemptTimeout(k)
+	if limit > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	req, err := c.newRequest(actx, k.method, root+"/api/v1"+k.path, k.query, k.in)
 	if err != nil {
 		return 0, "", err
 	}
@@ -158,13 +181,36 @@ func (c *Client) doAt(ctx context.Context, root string, k call) (int, string, er
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return 0, "", err
+		return 0, "", attemptError(ctx, actx, root, limit, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return resp.StatusCode, resp.Header.Get("X-Fairway-Leader"), decodeError(resp)
+		return resp.StatusCode, resp.Header.Get("X-Fairway-Leader"), attemptError(ctx, actx, root, limit, decodeError(resp))
 	}
-	return resp.StatusCode, "", decodeBody(resp.Body, k.out)
+	if err := decodeBody(resp.Body, k.out); err != nil {
+		if errors.Is(err, errUndecodable) && isHTML(resp) {
+			return resp.StatusCode, "", notFairwayAnswer(resp)
+		}
+		return resp.StatusCode, "", attemptError(ctx, actx, root, limit, err)
+	}
+	return resp.StatusCode, "", nil
+}
+
+// attemptError names an attempt that ran out of its own time (not the
+// call's) ErrRequestTimeout, so that it is told apart from the caller's
+// deadline and retried elsewhere.
+func attemptError(ctx, actx context.Context, root string, limit time.Duration, err error) error {
+	if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w (%s from %s)", ErrRequestTimeout, limit, root)
+	}
+	return err
+}
+
+// isHTML reports whether resp says its body is a web page: what a web
+// server that is not fairway answers.
+func isHTML(resp *http.Response) bool {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt == "text/html" || mt == "application/xhtml+xml"
 }
 
 func (c *Client) newRequest(ctx context.Context, method, u string, q url.Values, in any) (*http.Request, error) {
@@ -212,10 +258,13 @@ func decodeBody(r io.Reader, out any) error {
 		return nil
 	}
 	if err := json.Unmarshal(buf.Bytes(), out); err != nil {
-		return fmt.Errorf("client: decode response: %w", err)
+		return fmt.Errorf("client: decode response: %w: %w", errUndecodable, err)
 	}
 	return nil
 }
+
+// errUndecodable marks a 2xx answer whose body is not the JSON expected.
+var errUndecodable = errors.New("not the JSON expected")
 
 // jobPath is /jobs/{id}[suffix] with id escaped.
 func jobPath(id, suffix string) string {

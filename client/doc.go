@@ -11,9 +11,41 @@
 //
 // A Client is safe for concurrent use and keeps one http.Client whose
 // transport holds a large pool of idle connections per host, so hundreds of
-// goroutines can share it without dialling. It sets no overall timeout:
-// long polls (Lease, SubmitWait, FollowLogs, Wait) legitimately answer late.
-// Bound every call with its context instead.
+// goroutines can share it without dialling. It sets no overall timeout on
+// the http.Client: each attempt of a call is bounded instead by the
+// request timeout (WithRequestTimeout, default 10 s); a long poll (Lease,
+// HeartbeatWait, SubmitWait) by its wait plus a margin (5 s). A
+// stream (FollowLogs, Wait) must get its answer's headers within the
+// request timeout, and is then bounded by its context, except that a
+// stream silent for 45 s (the server sends a comment every 15 s) is taken
+// for dropped and reopened. An attempt that runs out of its time fails
+// with ErrRequestTimeout.
+//
+// # Failover, timeouts and retries
+//
+// New takes one URL or several (the instances of one server on
+// PostgreSQL). A call is tried again, for up to the retry deadline
+// (WithRetryDeadline, default 30 s; ctx may end it sooner), when it failed
+// in a way another attempt may not:
+//
+//   - 503 not_leader or unavailable (nothing was changed): always; a
+//     standby's X-Fairway-Leader is followed, else the next instance is
+//     tried;
+//   - a refused connection (nothing was sent): with several instances;
+//   - 503 maybe_applied, a proxy's 502/503/504, a request timeout or a
+//     connection that broke after the request went out: only for calls
+//     that are safe to send again (reads, PUT, submits, which always carry
+//     an idempotency key, a worker's log appends). A heartbeat is never
+//     resent after a pause or a timeout: its list of held attempts would
+//     be stale (HeartbeatWait).
+//
+// Another instance is tried at once; after each round of them the client
+// pauses with jittered back-off (50 ms doubling to 2 s). Submit,
+// SubmitWait and SubmitBatch give every spec without an idempotency key
+// one of their own (GeneratedKeyPrefix), so that their retries never run
+// a job twice. overloaded and rate_limited are returned to the caller,
+// with RetryAfter. After a call fails for want of an answer, the next call
+// goes to another instance.
 //
 // # Errors
 //
@@ -21,8 +53,9 @@
 // errors.As, or APIError) carrying the HTTP status, the API's stable error
 // code, its message and field, and Retry-After in seconds. IsNotFound,
 // IsStaleAttempt and IsRetryable answer the usual questions; a network
-// failure is retryable, a cancelled context is not. The client never
-// retries on its own, except that FollowLogs reopens a dropped stream.
+// failure is retryable, a cancelled context is not. A URL at which
+// something other than fairway answers (a web page where the API's JSON
+// was due) gives ErrNotFairway, naming the URL.
 //
 // # Waiting for a job
 //

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -28,8 +29,11 @@ var ErrNoEventStream = errors.New("client: server did not answer with an event s
 const maxErrorBody = 64 << 10
 
 // decodeError turns a non-2xx answer into *api.Error. An answer that is not
-// the API's error JSON (a proxy's page, say) keeps its status and gets a
-// code derived from it.
+// the API's error JSON is either a proxy's (502, 503, 504 and the like:
+// it keeps its status and gets a code derived from it, as a
+// *foreignAnswer) or, for a status a fairway server always answers with
+// its JSON (400, 404, 405, 501), the sign of something else listening at
+// the URL: ErrNotFairway.
 func decodeError(resp *http.Response) error {
 	e := &api.Error{Status: resp.StatusCode, RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
@@ -39,13 +43,58 @@ func decodeError(resp *http.Response) error {
 		e.ErrorBody = er.Error
 		return e
 	}
+	switch resp.StatusCode {
+	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented:
+		return notFairwayAnswer(resp)
+	}
 	e.Code = codeForStatus(resp.StatusCode)
 	e.Message = strings.TrimSpace(string(body))
 	if e.Message == "" {
 		e.Message = http.StatusText(resp.StatusCode)
 	}
-	return e
+	return &foreignAnswer{e}
 }
+
+// ErrNotFairway is returned (wrapped) when the server at the URL answered
+// with something other than fairway's API: another program listens there.
+// It is a configuration error; the message names the URL.
+var ErrNotFairway = errors.New("does not look like a fairway server")
+
+// notFairway is ErrNotFairway with where and what was answered.
+type notFairway struct {
+	root   string
+	status int
+	ctype  string
+}
+
+func (e *notFairway) Error() string {
+	what := e.ctype
+	if what == "" {
+		what = "no content type"
+	}
+	return fmt.Sprintf("%s at %s (it answered HTTP %d with %s, not fairway's JSON API)", ErrNotFairway, e.root, e.status, what)
+}
+
+func (e *notFairway) Is(target error) bool { return target == ErrNotFairway }
+
+// notFairwayAnswer is the ErrNotFairway of resp.
+func notFairwayAnswer(resp *http.Response) error {
+	root := ""
+	if resp.Request != nil && resp.Request.URL != nil {
+		u := *resp.Request.URL
+		u.Path, u.RawQuery, u.RawPath = "", "", ""
+		root = u.String()
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return &notFairway{root: root, status: resp.StatusCode, ctype: ct}
+}
+
+// foreignAnswer is an error answer that did not come from fairway's API
+// (a proxy's page): an *api.Error with a code derived from its status.
+type foreignAnswer struct{ e *api.Error }
+
+func (f *foreignAnswer) Error() string { return f.e.Error() }
+func (f *foreignAnswer) Unwrap() error { return f.e }
 
 // retryAfter parses a Retry-After header: seconds or an HTTP date.
 func retryAfter(h string) int {
@@ -171,7 +220,7 @@ func IsNetworkError(err error) bool {
 	}
 	var ue *url.Error
 	var ne net.Error
-	return errors.As(err, &ue) || errors.As(err, &ne) ||
+	return errors.As(err, &ue) || errors.As(err, &ne) || errors.Is(err, ErrRequestTimeout) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errStreamDropped)
 }
 

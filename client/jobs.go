@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,9 +15,12 @@ import (
 )
 
 // Submit submits one job. A duplicate idempotency key answers the original
-// job with Deduplicated set.
+// job with Deduplicated set. A spec without an idempotency key gets one
+// made up by the client (GeneratedKeyPrefix), so that a submit whose
+// answer was lost can be sent again without running the job twice.
 func (c *Client) Submit(ctx context.Context, spec api.JobSpec) (api.SubmitResponse, error) {
 	var out api.SubmitResponse
+	ensureKey(&spec)
 	_, err := c.do(ctx, call{method: http.MethodPost, path: "/jobs", in: &spec, out: &out, idemKey: spec.IdempotencyKey})
 	return out, wrap("submit", err)
 }
@@ -31,7 +36,13 @@ func (c *Client) SubmitWait(ctx context.Context, spec api.JobSpec, timeout time.
 		q.Set("timeout_ms", strconv.FormatInt(timeout.Milliseconds(), 10))
 	}
 	var out api.SubmitResponse
-	status, err := c.do(ctx, call{method: http.MethodPost, path: "/jobs", query: q, in: &spec, out: &out, idemKey: spec.IdempotencyKey})
+	ensureKey(&spec)
+	wait := timeout
+	if wait <= 0 {
+		wait = serverWaitDefault
+	}
+	status, err := c.do(ctx, call{method: http.MethodPost, path: "/jobs", query: q, in: &spec, out: &out,
+		idemKey: spec.IdempotencyKey, wait: wait})
 	if err != nil {
 		return api.Job{}, wrap("submit and wait", err)
 	}
@@ -42,11 +53,33 @@ func (c *Client) SubmitWait(ctx context.Context, spec api.JobSpec, timeout time.
 }
 
 // SubmitBatch submits up to 1000 specs atomically: either all are
-// committed or none (the error's Field names jobs[i].field).
+// committed or none (the error's Field names jobs[i].field). Like Submit,
+// it gives every spec without an idempotency key one (on a copy of
+// specs), so that the batch may be sent again.
 func (c *Client) SubmitBatch(ctx context.Context, specs []api.JobSpec) (api.BatchResponse, error) {
 	var out api.BatchResponse
-	_, err := c.do(ctx, call{method: http.MethodPost, path: "/jobs/batch", in: &api.BatchRequest{Jobs: specs}, out: &out})
+	keyed := make([]api.JobSpec, len(specs))
+	copy(keyed, specs)
+	for i := range keyed {
+		ensureKey(&keyed[i])
+	}
+	_, err := c.do(ctx, call{method: http.MethodPost, path: "/jobs/batch", in: &api.BatchRequest{Jobs: keyed}, out: &out,
+		idempotent: len(keyed) > 0})
 	return out, wrap("submit batch", err)
+}
+
+// GeneratedKeyPrefix starts the idempotency keys the client makes up for
+// submits that have none.
+const GeneratedKeyPrefix = "fwc-"
+
+// ensureKey gives spec a random idempotency key if it has none.
+func ensureKey(spec *api.JobSpec) {
+	if spec.IdempotencyKey != "" {
+		return
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	spec.IdempotencyKey = GeneratedKeyPrefix + hex.EncodeToString(b[:])
 }
 
 // Get returns one job with its latest execution.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,7 +54,13 @@ func TestSubmit(t *testing.T) {
 	}
 	s := f.last(t)
 	wantReq(t, s, "POST", "/api/v1/jobs", nil)
-	if diff := cmp.Diff(spec, decodeSeen[api.JobSpec](t, s)); diff != "" {
+	sent := decodeSeen[api.JobSpec](t, s)
+	if !strings.HasPrefix(sent.IdempotencyKey, GeneratedKeyPrefix) || s.Header.Get("Idempotency-Key") != sent.IdempotencyKey {
+		t.Errorf("a submit without a key was sent with key %q (header %q), want one the client made up",
+			sent.IdempotencyKey, s.Header.Get("Idempotency-Key"))
+	}
+	sent.IdempotencyKey = ""
+	if diff := cmp.Diff(spec, sent); diff != "" {
 		t.Errorf("body (-want +got)\n%s", diff)
 	}
 }
@@ -89,7 +96,13 @@ func TestSubmitBatch(t *testing.T) {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
 	wantReq(t, f.last(t), "POST", "/api/v1/jobs/batch", nil)
-	if diff := cmp.Diff(api.BatchRequest{Jobs: specs}, decodeSeen[api.BatchRequest](t, f.last(t))); diff != "" {
+	sent := decodeSeen[api.BatchRequest](t, f.last(t))
+	if !strings.HasPrefix(sent.Jobs[0].IdempotencyKey, GeneratedKeyPrefix) || specs[0].IdempotencyKey != "" {
+		t.Errorf("keys sent %q, caller's spec %q: want a made-up key sent, the caller's spec untouched",
+			sent.Jobs[0].IdempotencyKey, specs[0].IdempotencyKey)
+	}
+	sent.Jobs[0].IdempotencyKey = ""
+	if diff := cmp.Diff(api.BatchRequest{Jobs: specs}, sent); diff != "" {
 		t.Errorf("body (-want +got)\n%s", diff)
 	}
 }

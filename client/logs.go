@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
@@ -203,6 +205,52 @@ func (f *follower) backoff(ctx context.Context, cause error) error {
 	return sleep(ctx, min(d, followRetryMax))
 }
 
+// streamIdle is how long a followed stream may stay silent before it is
+// taken for dropped and reopened (elsewhere, if its instance is gone): the
+// server sends a comment every 15 s.
+var streamIdle = 45 * time.Second
+
+// idleBody is a stream's body: it cancels the stream's request when
+// closed, and, once watched, closes itself after a silence of the idle
+// bound (a host that went silent: no FIN, no RST), so that the read
+// fails as a dropped stream instead of waiting for ever.
+type idleBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+	timer  *time.Timer
+	idle   time.Duration
+	silent atomic.Bool
+}
+
+func (b *idleBody) watch(idle time.Duration) {
+	b.idle = idle
+	b.timer = time.AfterFunc(idle, func() {
+		b.silent.Store(true)
+		b.cancel()
+		_ = b.ReadCloser.Close()
+	})
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 && b.timer != nil {
+		b.timer.Reset(b.idle)
+	}
+	if err != nil && b.silent.Load() {
+		return n, fmt.Errorf("%w: nothing for %s", errStreamDropped, b.idle)
+	}
+	return n, err
+}
+
+func (b *idleBody) Close() error {
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
+
 // stream opens the stream once and reads it. done says the outcome is
 // final (the end event, an error of fn, ctx); otherwise err says why the
 // stream ended.
@@ -216,7 +264,9 @@ func (f *follower) stream(ctx context.Context) (api.LogEnd, bool, error) {
 	opened := time.Now()
 	var end api.LogEnd
 	ended := false
-	err = readEvents(resp.Body, func(ev sseEvent) error {
+	body := resp.Body.(*idleBody)
+	body.watch(streamIdle)
+	err = readEvents(body, func(ev sseEvent) error {
 		switch ev.name {
 		case "log":
 			return f.chunk(ev.data)
@@ -255,20 +305,35 @@ func (f *follower) open(ctx context.Context) (*http.Response, error) {
 	}
 	q.Set("follow", "true")
 	var resp *http.Response
-	_, err := f.c.withFailover(ctx, func(root string) (int, string, error) {
-		req, err := f.c.newRequest(ctx, http.MethodGet, root+"/api/v1"+jobPath(f.id, "/logs"), q, nil)
+	_, err := f.c.withFailover(ctx, retryPolicy{safe: true}, func(root string) (int, string, error) {
+		// The answer's headers are due within the request timeout; the
+		// stream itself then lasts as long as the job (streamIdle guards it).
+		sctx, cancel := context.WithCancel(ctx)
+		req, err := f.c.newRequest(sctx, http.MethodGet, root+"/api/v1"+jobPath(f.id, "/logs"), q, nil)
 		if err != nil {
+			cancel()
 			return 0, "", err
 		}
 		req.Header.Set("Accept", "text/event-stream")
+		var late *time.Timer
+		if f.c.requestTimeout > 0 {
+			late = time.AfterFunc(f.c.requestTimeout, cancel)
+		}
 		r, err := f.c.hc.Do(req)
+		if late != nil && !late.Stop() && err != nil && ctx.Err() == nil {
+			cancel()
+			return 0, "", fmt.Errorf("%w (%s from %s)", ErrRequestTimeout, f.c.requestTimeout, root)
+		}
 		if err != nil {
+			cancel()
 			return 0, "", err
 		}
 		if r.StatusCode < 200 || r.StatusCode > 299 {
+			defer cancel()
 			defer r.Body.Close()
 			return r.StatusCode, r.Header.Get("X-Fairway-Leader"), decodeError(r)
 		}
+		r.Body = &idleBody{ReadCloser: r.Body, cancel: cancel}
 		resp = r
 		return r.StatusCode, "", nil
 	})

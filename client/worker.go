@@ -23,12 +23,12 @@ func (c *Client) Register(ctx context.Context, req api.RegisterRequest) (api.Reg
 
 // Lease asks for up to maxJobs jobs, waiting up to wait (the server caps it at
 // 60 s) for at least one. It answers as soon as one is assigned, or with
-// none when wait passes. ctx must allow for wait: no client-side timeout
-// applies.
+// none when wait passes. ctx must allow for wait; the request timeout
+// applies on top of it.
 func (c *Client) Lease(ctx context.Context, workerID string, maxJobs int, wait time.Duration) ([]api.Lease, error) {
 	var out api.LeaseResponse
 	in := api.LeaseRequest{Max: maxJobs, WaitMS: wait.Milliseconds()}
-	_, err := c.do(ctx, call{method: http.MethodPost, path: workerPath(workerID, "lease"), in: &in, out: &out})
+	_, err := c.do(ctx, call{method: http.MethodPost, path: workerPath(workerID, "lease"), in: &in, out: &out, wait: wait})
 	return out.Leases, wrap("lease", err)
 }
 
@@ -51,11 +51,15 @@ func (c *Client) Heartbeat(ctx context.Context, workerID string, jobs []api.JobA
 // HeartbeatWait is Heartbeat that lets the server hold the answer up to
 // wait while it has nothing new for the worker (see api.HeartbeatRequest):
 // the worker's heartbeat loop then learns of a cancel as soon as it is
-// made. ctx must allow for the wait.
+// made. ctx must allow for the wait. A heartbeat lists what the worker
+// holds when it is made, so it is not retried after a pause or a timeout
+// (a late copy would make the leader hand back attempts leased since):
+// it is tried once on each instance, and the caller sends a fresh one.
 func (c *Client) HeartbeatWait(ctx context.Context, workerID string, jobs []api.JobAttempt, wait time.Duration) (api.HeartbeatResponse, error) {
 	var out api.HeartbeatResponse
 	in := api.HeartbeatRequest{Jobs: jobs, WaitMS: wait.Milliseconds()}
-	_, err := c.do(ctx, call{method: http.MethodPost, path: workerPath(workerID, "heartbeat"), in: &in, out: &out})
+	_, err := c.do(ctx, call{method: http.MethodPost, path: workerPath(workerID, "heartbeat"), in: &in, out: &out,
+		snapshot: true, wait: wait})
 	return out, wrap("heartbeat", err)
 }
 
@@ -81,7 +85,7 @@ func (c *Client) CompleteAndLease(ctx context.Context, workerID string, results 
 func (c *Client) AppendLogs(ctx context.Context, workerID string, chunks []api.LogChunk) (int, error) {
 	var out api.LogAppendResponse
 	in := api.LogAppendRequest{Chunks: chunks}
-	_, err := c.do(ctx, call{method: http.MethodPost, path: workerPath(workerID, "logs"), in: &in, out: &out})
+	_, err := c.do(ctx, call{method: http.MethodPost, path: workerPath(workerID, "logs"), in: &in, out: &out, idempotent: true})
 	return out.Accepted, wrap("append logs", err)
 }
 

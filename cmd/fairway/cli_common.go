@@ -31,9 +31,13 @@ const (
 
 // Defaults of the common flags.
 const (
-	envServer     = "FAIRWAY_SERVER"
-	envAPIKey     = "FAIRWAY_API_KEY"
-	defaultServer = "http://127.0.0.1:7070"
+	envServer = "FAIRWAY_SERVER"
+	envAPIKey = "FAIRWAY_API_KEY"
+	// envRequestTimeout and envRetryDeadline override the client's
+	// bounds (client.WithRequestTimeout, client.WithRetryDeadline).
+	envRequestTimeout = "FAIRWAY_REQUEST_TIMEOUT"
+	envRetryDeadline  = "FAIRWAY_RETRY_DEADLINE"
+	defaultServer     = "http://127.0.0.1:7070"
 )
 
 // cli is one run of an API command: its flags (the common ones plus its
@@ -132,7 +136,22 @@ func (c *cli) oneID(args []string, what string) (string, *client.Client, int) {
 func (c *cli) client() (*client.Client, int) {
 	server := firstNonEmpty(c.server, os.Getenv(envServer), defaultServer)
 	key := firstNonEmpty(c.apiKey, os.Getenv(envAPIKey))
-	cl, err := client.New(server, client.WithAPIKey(key), client.WithUserAgent("fairway-cli/1"))
+	opts := []client.Option{client.WithAPIKey(key), client.WithUserAgent("fairway-cli/1")}
+	for _, bound := range []struct {
+		env string
+		opt func(time.Duration) client.Option
+	}{{envRequestTimeout, client.WithRequestTimeout}, {envRetryDeadline, client.WithRetryDeadline}} {
+		v := os.Getenv(bound.env)
+		if v == "" {
+			continue
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, c.usageErr("$%s: want a duration such as 10s, got %q", bound.env, v)
+		}
+		opts = append(opts, bound.opt(d))
+	}
+	cl, err := client.New(server, opts...)
 	if err != nil {
 		return nil, c.usageErr("--server: %v", err)
 	}
@@ -149,6 +168,10 @@ func (c *cli) fail(err error) int {
 	case exitInterrupted:
 		fmt.Fprintln(c.stderr, "fairway: interrupted")
 	case exitUnavailable:
+		if errors.Is(err, client.ErrNotFairway) {
+			fmt.Fprintf(c.stderr, "fairway: %v; check --server / %s\n", err, envServer)
+			break
+		}
 		if _, isAPI := client.APIError(err); !isAPI {
 			fmt.Fprintf(c.stderr, "fairway: cannot reach the server at %s: %v\n", c.server, err)
 			break

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fairwayhq/fairway/api"
 )
@@ -93,6 +95,7 @@ func TestCLIExitCodes(t *testing.T) {
 		"proxy page":      {func(w http.ResponseWriter, r *http.Request) { http.Error(w, "bad gateway", http.StatusBadGateway) }, exitUnavailable, "unavailable (502): bad gateway"},
 		"malformed JSON":  {func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("{")) }, exitUnavailable, "decode response"},
 	}
+	t.Setenv(envRetryDeadline, "0s") // a proxy's 502 would be retried
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			f := newAPIFake(t, map[string]http.HandlerFunc{"GET /api/v1/jobs/{id}": tc.h})
@@ -129,4 +132,59 @@ func TestCLIEnvDefaults(t *testing.T) {
 	if got := f.requests()[1].Header.Get("Authorization"); code != 0 || got != "Bearer flag-key" {
 		t.Errorf("--api-key does not win over the environment: %q", got)
 	}
+}
+
+// Something other than fairway at the URL (a static web server) is named
+// as such, exit 5, without its HTML.
+func TestCLISomethingElseAtTheURL(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		if r.Method == http.MethodGet {
+			w.WriteHeader(http.StatusNotFound)
+		} else {
+			w.WriteHeader(http.StatusNotImplemented)
+		}
+		_, _ = w.Write([]byte("<!DOCTYPE HTML>\n<html><body>Error response</body></html>\n"))
+	}))
+	defer srv.Close()
+	for _, args := range [][]string{{"status", "j1"}, {"submit", "report", "--", "true"}, {"list"}} {
+		code, out, errOut := runCLI(t, srv.URL, args[0], args[1:]...)
+		want := "does not look like a fairway server at " + srv.URL
+		if code != exitUnavailable || out != "" || !strings.Contains(errOut, want) ||
+			!strings.Contains(errOut, "check --server / FAIRWAY_SERVER") || strings.Contains(errOut, "DOCTYPE") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 5 and %q", args[0], code, out, errOut, want)
+		}
+	}
+}
+
+// A submit against three instances, the first silent (it accepts the
+// connection and never answers), goes through the second within the
+// client's deadline.
+func TestCLISubmitFailsOverFromASilentInstance(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c) // never answered
+		}
+	}()
+	defer ln.Close()
+	f := newAPIFake(t, map[string]http.HandlerFunc{"POST /api/v1/jobs": replyWith(201, api.SubmitResponse{Job: testJob("j1", api.StatePending)})})
+	t.Setenv(envRequestTimeout, "500ms")
+	began := time.Now()
+	code, out, errOut := runCLI(t, "http://"+ln.Addr().String()+","+f.URL+","+f.URL, "submit", "report", "--", "true")
+	if code != exitOK || !strings.Contains(out, "j1") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if req := f.only(t); !strings.HasPrefix(req.Header.Get("Idempotency-Key"), "fwc-") {
+		t.Errorf("the submit carried key %q, want one the client made up", req.Header.Get("Idempotency-Key"))
+	}
+	t.Logf("through the second instance after %s", time.Since(began))
 }

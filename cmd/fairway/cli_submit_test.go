@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/client"
 )
 
 func TestCLISubmitSpec(t *testing.T) {
@@ -65,6 +66,10 @@ func TestCLISubmitMinimal(t *testing.T) {
 		t.Errorf("run_at %v, want now+10m", got.RunAt)
 	}
 	got.RunAt = nil
+	if !strings.HasPrefix(got.IdempotencyKey, client.GeneratedKeyPrefix) {
+		t.Errorf("idempotency key %q, want one the client made up (its retries are safe)", got.IdempotencyKey)
+	}
+	got.IdempotencyKey = ""
 	if diff := cmp.Diff(api.JobSpec{Type: "report"}, got); diff != "" {
 		t.Errorf("a minimal submit sends defaults (-want +got)\n%s", diff)
 	}

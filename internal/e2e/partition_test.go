@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -19,15 +20,37 @@ import (
 	"github.com/fairwayhq/fairway/internal/pgtest"
 )
 
-// partitionProxy forwards TCP connections to a target and can cut them
-// all at once the way a network partition does: bytes stop flowing both
-// ways, nobody is told (no FIN, no RST), and they flow again once healed.
+// partitionProxy forwards TCP connections to a target and can fail them
+// all at once in the two ways networks fail:
+//   - blackhole (cut): bytes stop flowing both ways, nobody is told (no
+//     FIN, no RST), and they flow again once healed;
+//   - refuse: every connection is closed, and new ones are closed as soon
+//     as they are accepted, until healed.
 type partitionProxy struct {
 	ln     net.Listener
 	target string
 	cut    atomic.Bool
+	refuse atomic.Bool
 	mu     sync.Mutex
 	conns  []net.Conn
+}
+
+// closeAll closes every connection the proxy carries and refuses new ones
+// until heal.
+func (p *partitionProxy) closeAll() {
+	p.refuse.Store(true)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// heal ends a blackhole or a refusal.
+func (p *partitionProxy) heal() {
+	p.cut.Store(false)
+	p.refuse.Store(false)
 }
 
 func newPartitionProxy(t *testing.T, target string) *partitionProxy {
@@ -46,6 +69,10 @@ func (p *partitionProxy) accept() {
 		c, err := p.ln.Accept()
 		if err != nil {
 			return
+		}
+		if p.refuse.Load() {
+			c.Close()
+			continue
 		}
 		up, err := net.Dial("tcp", p.target)
 		if err != nil {
@@ -167,6 +194,13 @@ func TestAPartitionedLeaderStopsCommittingBeforeTheNextLeads(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("healed: instance 0 is a standby again after %s", time.Since(cutAt))
+	// Its view of the leader comes back with its next read of the
+	// leadership row (within about leader_ttl: reads back off while they
+	// fail); until then it answers not_leader, which clients retry.
+	eventually(t, 30*time.Second, "the healed standby names the leader", func() bool {
+		return standbyKnowsLeader(h.addrs[0])
+	})
+	t.Logf("healed: instance 0 names the leader after %s", time.Since(cutAt))
 	checkStandbyServesReads(t, "http://"+h.addrs[0])
 	cancel()
 	wg.Wait()
@@ -202,6 +236,18 @@ func TestAPartitionedLeaderStopsCommittingBeforeTheNextLeads(t *testing.T) {
 		return true
 	})
 	t.Logf("%d acknowledged jobs, all succeeded", n)
+}
+
+// standbyKnowsLeader: the standby at addr names a leader in /readyz.
+func standbyKnowsLeader(addr string) bool {
+	resp, err := probeClient.Get("http://" + addr + "/readyz")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var body struct{ Leader string }
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	return body.Leader != ""
 }
 
 // checkStandbyServesReads: a standby answers a job list from the database

@@ -25,8 +25,8 @@ import (
 // the leader cannot be dialled, nothing was sent, and the answer is 503
 // not_leader, which a client may retry anywhere. If the connection fails
 // after the request went out, the leader may have acted on it: the answer
-// is 503 unavailable, which clients do not retry on their own (a submit
-// with an idempotency key may be sent again safely).
+// is 503 maybe_applied, which clients retry only when the request is safe
+// to repeat (a read, or a submit with an idempotency key).
 
 // ForwardedByHeader names the standby that forwarded a request.
 const ForwardedByHeader = "X-Fairway-Forwarded-By"
@@ -85,9 +85,9 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, addr string) {
 			}
 			w.Header().Set("Retry-After", "1")
 			writeJSON(w, http.StatusServiceUnavailable, api.ErrorResponse{Error: api.ErrorBody{
-				Code: api.CodeServerUnavailable,
-				Message: "the leader at " + addr + " did not answer this forwarded request; it may have been applied " +
-					"(check before sending it again, or send it with an idempotency key)"}})
+				Code: api.CodeMaybeApplied,
+				Message: "the leader at " + addr + " did not answer this forwarded request; it may have been applied: " +
+					"retry with the same idempotency key (or check before sending it again)"}})
 		},
 	}
 	p.ServeHTTP(w, r)

@@ -12,8 +12,6 @@ import (
 
 	"database/sql"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the pgx database/sql driver
-
 	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/leader"
 	"github.com/fairwayhq/fairway/internal/server"
@@ -41,10 +39,14 @@ type Node struct {
 	// the leader (a worker's heartbeat, a lease poll) are cut then, so
 	// that the HTTP server's shutdown does not wait for them.
 	stopping chan struct{}
+	watch    *leaderWatch // the leadership row as last read
 }
 
-// leading is the server of the term being led.
+// leading is the server of the term being led, and the term's context:
+// once it ends, the Node no longer serves as leader, even before lead has
+// stopped the server.
 type leading struct {
+	ctx  context.Context
 	term leader.Term
 	srv  *server.Server
 }
@@ -54,7 +56,7 @@ func New(ctx context.Context, opts Options) (*Node, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	pool, err := sql.Open("pgx", opts.URL)
+	pool, err := postgres.OpenDB(opts.URL)
 	if err != nil {
 		return nil, fmt.Errorf("ha: connect: %w", err)
 	}
@@ -63,7 +65,9 @@ func New(ctx context.Context, opts Options) (*Node, error) {
 		_ = pool.Close()
 		return nil, err
 	}
-	return &Node{opts: opts, pool: pool, stopping: make(chan struct{})}, nil
+	n := &Node{opts: opts, pool: pool, stopping: make(chan struct{})}
+	n.watch = newLeaderWatch(pool, n.ttl(), opts.Logger)
+	return n, nil
 }
 
 // Run campaigns and leads until ctx ends, then closes the Node.
@@ -76,8 +80,20 @@ func (n *Node) Run(ctx context.Context) {
 	} else {
 		defer closeReads()
 	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { defer close(watched); n.watch.run(watchCtx) }()
+	defer func() { stopWatch(); <-watched }()
 	e := &leader.Elector{DB: n.pool, Lease: n.opts.Lease, Log: n.opts.Logger}
 	e.Run(ctx, n.lead)
+}
+
+// ttl is the leadership lease's length.
+func (n *Node) ttl() time.Duration {
+	if n.opts.Lease.TTL > 0 {
+		return n.opts.Lease.TTL
+	}
+	return leader.DefaultTTL
 }
 
 // openReads opens the store (unfenced: it is only read) and a read-only
@@ -104,7 +120,8 @@ func (n *Node) openReads(ctx context.Context) (func(), error) {
 func (n *Node) lead(ctx context.Context, t leader.Term) {
 	log := n.opts.Logger.With("term", t.Number)
 	fence := postgres.Fence{SQL: leader.FenceSQL, Args: t.FenceArgs(), Err: leader.FenceError}
-	st, err := postgres.Open(ctx, n.opts.URL, postgres.WithFence(fence), postgres.WithIdleTxTimeout(t.TTL))
+	st, err := postgres.Open(ctx, n.opts.URL, postgres.WithFence(fence), postgres.WithIdleTxTimeout(t.TTL),
+		postgres.WithStatementTimeout(StatementTimeout(t.TTL)), postgres.WithLifetime(ctx))
 	if err != nil {
 		log.Error("ha: open the store for the term", "err", err)
 		return
@@ -120,12 +137,19 @@ func (n *Node) lead(ctx context.Context, t leader.Term) {
 		log.Error("ha: start the server: rebuild failed", "err", err)
 		return
 	}
-	n.active.Store(&leading{term: t, srv: srv})
+	n.active.Store(&leading{ctx: ctx, term: t, srv: srv})
 	log.Info("ha: leading: the dispatcher runs")
 	if n.opts.OnLead != nil {
 		n.opts.OnLead(t)
 	}
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-st.Broken():
+		// A writer connection failed (reset, or silent past the statement
+		// timeout): it is not reopened, so the term ends, and the next
+		// one, here or elsewhere, opens the store afresh.
+		log.Warn("ha: a writer connection to the database failed: ending the term")
+	}
 	// Stand by at once: new requests get not_leader while the server
 	// stops (which waits for a transaction the database may not answer).
 	n.active.Store(nil)
@@ -136,17 +160,34 @@ func (n *Node) lead(ctx context.Context, t leader.Term) {
 // answers as a standby otherwise.
 func (n *Node) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if l := n.active.Load(); l != nil {
+		if l := n.active.Load(); l != nil && l.ctx.Err() == nil {
 			if r.URL.Path == "/readyz" {
 				n.readyLeader(w, l)
 				return
 			}
-			l.srv.Handler().ServeHTTP(w, r)
+			l.srv.Handler().ServeHTTP(w, r.WithContext(withTerm(r.Context(), l.ctx)))
 			return
 		}
 		n.standby(w, r)
 	})
 }
+
+// withTerm is ctx, ended also when the term's context ends: a request
+// served under a term does not outlive it (a command already handed to
+// the dispatcher still gets its answer: committed, or refused).
+func withTerm(ctx, term context.Context) context.Context {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(term, cancel)
+	context.AfterFunc(ctx, func() { stop() })
+	return ctx
+}
+
+// StatementTimeout bounds each round trip of a term's writer connections
+// (postgres.WithStatementTimeout): 2·TTL, at least 5 s. A database that
+// stops answering fails the term's writes within it, so that requests
+// held by a leader cut off from the database get an answer (503) soon
+// after the term ends, instead of when the network gives up.
+func StatementTimeout(ttl time.Duration) time.Duration { return max(2*ttl, 5*time.Second) }
 
 // readyLeader is /readyz while leading: the server's readiness with the
 // role and the term.
@@ -162,15 +203,15 @@ func (n *Node) readyLeader(w http.ResponseWriter, l *leading) {
 // database, and forwards the rest to the leader (forward.go); with no
 // leader, 503 not_leader.
 func (n *Node) standby(w http.ResponseWriter, r *http.Request) {
-	addr := n.leaderAddress(r.Context())
 	switch r.URL.Path {
 	case "/healthz":
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		return
 	case "/readyz":
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "standby", "role": "standby", "leader": addr})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "standby", "role": "standby", "leader": n.knownLeader()})
 		return
 	}
+	addr := n.leaderAddress(r.Context())
 	if addr != "" {
 		w.Header().Set("X-Fairway-Leader", addr)
 	}
@@ -205,16 +246,27 @@ func servedByStandby(r *http.Request) bool {
 		p == "failures" || p == "successes" || p == "sla-compliance" || p == "series"
 }
 
-// leaderAddress is the live leader's address; "" when none leads, or
-// when the row still names this Node between two of its terms.
+// leaderAddress is the live leader's address as the watch last saw it
+// (no database round trip when that view is fresh; else it waits up to
+// TTL/3 for a read): "" when none leads, when the row still names this
+// Node between two of its terms, or when the database is out of reach.
 func (n *Node) leaderAddress(ctx context.Context) string {
-	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond) // the database may be out of reach
-	defer cancel()
-	cur, err := leader.Read(ctx, n.pool)
-	if err != nil || !cur.Live || cur.Holder == n.opts.Lease.Holder {
+	return n.addressIn(n.watch.fresh(ctx, n.ttl()/3))
+}
+
+// knownLeader is leaderAddress from memory only (/readyz).
+func (n *Node) knownLeader() string {
+	s, _ := n.watch.current()
+	return n.addressIn(s)
+}
+
+// addressIn is the leader's address in the view s, if it is fresh and
+// names another instance.
+func (n *Node) addressIn(s *leaderSeen) string {
+	if s == nil || !s.cur.Live || s.cur.Holder == n.opts.Lease.Holder || !time.Now().Before(s.until) {
 		return ""
 	}
-	return cur.Address
+	return s.cur.Address
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

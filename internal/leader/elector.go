@@ -3,6 +3,7 @@ package leader
 import (
 	"context"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 )
 
@@ -17,11 +18,23 @@ type Elector struct {
 // standby takes over within it after the leader dies without resigning.
 const DefaultTTL = 2 * time.Second
 
+// SkewAllowance is how much of a lease a leader leaves unused: it stops
+// leading at TTL − SkewAllowance after it sent its last successful
+// campaign or renewal, on its own clock, while the others count the TTL on
+// the database's clock from when the statement ran (later). The allowance
+// absorbs the two clocks running at different rates and the time between
+// the step-down decision and the last request stopping.
+func SkewAllowance(ttl time.Duration) time.Duration { return ttl / 5 }
+
 // Run campaigns until ctx ends. Each won term runs lead with a context
-// that ends when the term does: ctx ends, or a renewal fails or cannot be
-// made before the lease would run out. lead must return once its context
-// ends; Run waits for it, resigns the term if it still holds it, and
-// campaigns again (unless ctx has ended).
+// that ends when the term does: ctx ends, the term is deposed, or the
+// local bound passes (TTL − SkewAllowance after the last renewal that
+// succeeded was sent; renewals are tried every TTL/3, each bounded by
+// that deadline). lead must return once its context ends; Run waits for
+// it, resigns the term if it still holds it, and campaigns again (unless
+// ctx has ended). A campaign that fails (the database is out of reach), or
+// a term that ends within a TTL, makes the next campaign wait longer:
+// jittered back-off, capped at TTL.
 func (e *Elector) Run(ctx context.Context, lead func(ctx context.Context, t Term)) {
 	if e.Lease.TTL <= 0 {
 		e.Lease.TTL = DefaultTTL
@@ -30,31 +43,61 @@ func (e *Elector) Run(ctx context.Context, lead func(ctx context.Context, t Term
 		e.Log = slog.New(slog.DiscardHandler)
 	}
 	every := e.Lease.TTL / 3
+	failures := 0
 	for ctx.Err() == nil {
-		t, ok, err := e.Lease.Campaign(ctx, e.DB)
+		sent := time.Now()
+		cctx, cancel := context.WithTimeout(ctx, every)
+		t, ok, err := e.Lease.Campaign(cctx, e.DB)
+		cancel()
 		switch {
 		case err != nil && ctx.Err() == nil:
-			e.Log.Warn("leader: campaign failed", "err", err)
+			failures++
+			e.Log.Warn("leader: campaign failed", "err", err, "failures", failures)
 		case ok:
 			e.Log.Info("leader: elected", "term", t.Number, "holder", t.Holder)
-			e.tenure(ctx, t, lead)
-			continue
+			e.tenure(ctx, t, sent, lead)
+			if time.Now().Sub(sent) >= e.Lease.TTL {
+				failures = 0
+				continue // led a while: campaign again at once
+			}
+			failures++ // the term ended at once (the store could not be opened)
+		default:
+			failures = 0
 		}
-		sleep(ctx, every)
+		sleep(ctx, campaignPause(every, e.Lease.TTL, failures))
 	}
 }
 
-// tenure leads one term: lead runs while the term is renewed.
-func (e *Elector) tenure(ctx context.Context, t Term, lead func(ctx context.Context, t Term)) {
+// campaignPause is the wait before the next campaign: about every
+// (jittered by ±1/4) while campaigns succeed, doubling with each failure
+// in a row up to ttl. The cap is low because a campaign also fails (times
+// out) while it waits for the row lock of a cut-off leader's transaction,
+// which the database ends within ttl (idle_in_transaction_session_timeout):
+// a longer pause would delay the takeover itself.
+func campaignPause(every, ttl time.Duration, failures int) time.Duration {
+	d := every
+	for i := 0; i < failures && d < ttl; i++ {
+		d *= 2
+	}
+	d = min(d, ttl)
+	return d*3/4 + rand.N(d/2+1)
+}
+
+// tenure leads one term, won by a campaign sent at sent: lead runs while
+// the term is renewed in time.
+func (e *Elector) tenure(ctx context.Context, t Term, sent time.Time, lead func(ctx context.Context, t Term)) {
 	termCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	allowed := t.TTL - SkewAllowance(t.TTL)
+	deadline := sent.Add(allowed)
+	stepDown := time.AfterFunc(deadline.Sub(time.Now()), cancel) // whatever a renewal in flight does
+	defer stepDown.Stop()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		lead(termCtx, t)
 	}()
 	every := t.TTL / 3
-	renewed := time.Now()
 	ticker := time.NewTicker(every)
 	defer ticker.Stop()
 	for {
@@ -62,23 +105,28 @@ func (e *Elector) tenure(ctx context.Context, t Term, lead func(ctx context.Cont
 		case <-done:
 			e.resign(t)
 			return
-		case <-ctx.Done():
-			cancel()
+		case <-termCtx.Done():
+			if ctx.Err() == nil {
+				e.Log.Warn("leader: stepping down: the lease was not renewed in time", "term", t.Number,
+					"allowed", allowed)
+			}
 			<-done
 			e.resign(t)
 			return
 		case <-ticker.C:
 		}
-		rctx, rcancel := context.WithTimeout(ctx, every)
+		rsent := time.Now()
+		rctx, rcancel := context.WithDeadline(termCtx, minTime(rsent.Add(every), deadline))
 		ok, err := t.Renew(rctx, e.DB)
 		rcancel()
 		switch {
 		case ok:
-			renewed = time.Now()
+			deadline = rsent.Add(allowed)
+			stepDown.Reset(deadline.Sub(time.Now()))
 			continue
 		case err == nil:
 			e.Log.Warn("leader: deposed", "term", t.Number)
-		case time.Since(renewed) < t.TTL-every:
+		case time.Now().Before(deadline):
 			e.Log.Warn("leader: renewal failed, retrying", "term", t.Number, "err", err)
 			continue
 		default:
@@ -88,6 +136,13 @@ func (e *Elector) tenure(ctx context.Context, t Term, lead func(ctx context.Cont
 		<-done
 		return
 	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // resign gives the term up at once, bounded.

@@ -263,3 +263,51 @@ func TestThePreviousReleasesFenceStillCommits(t *testing.T) {
 		t.Fatalf("terms %+v (%v)", terms, err)
 	}
 }
+
+// silentDB is a DB whose statements stop being answered once silent is
+// set, whatever their context says (a driver stuck on a partitioned
+// network), until healed.
+type silentDB struct {
+	DB
+	silent atomic.Bool
+	healed chan struct{}
+}
+
+func (s *silentDB) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if s.silent.Load() {
+		<-s.healed
+		return nil, errors.New("healed")
+	}
+	return s.DB.ExecContext(ctx, q, args...)
+}
+
+// A leader whose renewals go unanswered stops leading while its lease is
+// still live in the database: before any other instance could take over.
+func TestALeaderCutOffStepsDownBeforeItsLeaseRunsOut(t *testing.T) {
+	db, _ := testDB(t)
+	sdb := &silentDB{DB: db, healed: make(chan struct{})}
+	defer close(sdb.healed)
+	e := &Elector{DB: sdb, Lease: lease("a", time.Second)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stepped := make(chan Current, 1)
+	go e.Run(ctx, func(tctx context.Context, term Term) {
+		sdb.silent.Store(true)
+		<-tctx.Done()
+		cur, err := Read(context.Background(), db)
+		if err != nil {
+			t.Error(err)
+		}
+		stepped <- cur
+		cancel()
+	})
+	select {
+	case cur := <-stepped:
+		if !cur.Live || cur.Holder != "a" {
+			t.Errorf("at the step-down the lease row is %+v: it ran out first", cur)
+		}
+		t.Logf("stepped down with %s of the lease left", time.Until(cur.ExpiresAt))
+	case <-time.After(30 * time.Second):
+		t.Fatal("the cut-off leader still leads after 30 s")
+	}
+}

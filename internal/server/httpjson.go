@@ -3,16 +3,19 @@ package server
 import (
 	"bytes"
 	"context"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/fairwayhq/fairway/api"
@@ -104,7 +107,9 @@ func (s *Server) classify(err error) *apiError {
 	case errors.Is(err, store.ErrFenced):
 		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeNotLeader,
 			Message: "this instance stopped leading before the change was committed; nothing was changed: retry (another instance leads)"}, retryAfter: 1}
-	case errors.Is(err, store.ErrUnavailable):
+	case errors.Is(err, store.ErrMaybeApplied) || connectionLost(err):
+		return maybeApplied()
+	case errors.Is(err, store.ErrUnavailable) || databaseRefused(err):
 		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeServerUnavailable,
 			Message: "the database cannot be reached; nothing was changed: retry"}, retryAfter: 1}
 	case errors.Is(err, context.Canceled):
@@ -116,6 +121,46 @@ func (s *Server) classify(err error) *apiError {
 		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeServerUnavailable, Message: "the server is shutting down"}, retryAfter: 1}
 	}
 	return errf(http.StatusInternalServerError, api.CodeInternal, "internal error; see the server log")
+}
+
+// maybeApplied is the answer when the database connection failed while a
+// commit was on its way: the change may or may not have been applied.
+func maybeApplied() *apiError {
+	return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeMaybeApplied,
+		Message: "the database connection was lost while the change was being committed: it may have been applied; " +
+			"retry with the same idempotency key (a retry without one may apply it twice)"}, retryAfter: 1}
+}
+
+// connectionLost reports whether err is a broken connection to the
+// database that the store did not name (store.ErrUnavailable or
+// store.ErrMaybeApplied): a database outage is never a 500. Since the
+// server cannot tell whether the change went through, it is answered as
+// maybe applied.
+func connectionLost(err error) bool {
+	if errors.Is(err, store.ErrUnavailable) {
+		return false
+	}
+	var ne net.Error
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, driver.ErrBadConn)
+}
+
+// databaseRefused reports whether err carries a SQLSTATE by which the
+// database refuses the connection rather than the statement (too many
+// connections, shutting down, starting, a connection exception): a read
+// that met it changed nothing. A write's such error is named by the store
+// (store.ErrUnavailable, or store.ErrMaybeApplied during a commit).
+func databaseRefused(err error) bool {
+	var se interface{ SQLState() string }
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch code := se.SQLState(); code {
+	case "53300", "57P01", "57P02", "57P03":
+		return true
+	default:
+		return strings.HasPrefix(code, "08")
+	}
 }
 
 // decode reads a JSON body strictly: one object, no unknown fields, within

@@ -32,6 +32,12 @@ var (
 	// ErrUnavailable: the database cannot be reached; nothing was
 	// committed. The operation may be retried.
 	ErrUnavailable = errors.New("store: database unavailable")
+	// ErrMaybeApplied: the connection to the database failed while the
+	// COMMIT was on its way or its answer was: the transaction may or may
+	// not have committed, and nobody can tell until the database is
+	// reached again. A retry is safe only if it is idempotent (a submit
+	// with the same idempotency key).
+	ErrMaybeApplied = errors.New("store: database connection lost during commit: the change may have been applied")
 )
 
 // DuplicateError is returned by JobInsert when (Tenant, Key) is held by the

@@ -134,7 +134,22 @@
 // microseconds, JSON as text), so list cursors mean the same on both
 // drivers.
 //
-// Errors of the connection itself (the database down or unreachable) are
-// wrapped as store.ErrUnavailable; the server answers them 503 with
-// Retry-After, never a 2xx.
+// Errors of the connection itself (the database down or unreachable, a
+// connection closed or reset under a statement: io.ErrUnexpectedEOF, a
+// network error or timeout) are wrapped as store.ErrUnavailable; the
+// server answers them 503 with Retry-After, never a 2xx and never a 500.
+// A connection that fails while a COMMIT is on its way (or its answer is)
+// leaves the outcome unknown: that is store.ErrMaybeApplied, answered 503
+// maybe_applied, to be retried only with the same idempotency key.
+//
+// # Silent networks
+//
+// A database that stops answering without closing anything (a partition)
+// must not hold a writer forever. Every connection is opened by OpenDB
+// with a connect timeout, TCP keepalive (probes after 5 s idle) and, on
+// Linux, TCP_USER_TIMEOUT (10 s of unacknowledged data); with
+// WithStatementTimeout each round trip on a writer connection (a
+// transaction's statements, its COMMIT, a ROLLBACK) is bounded on this
+// side too. Close ends each writer session with a bounded Terminate, so
+// that it costs no round trip per prepared statement.
 package postgres

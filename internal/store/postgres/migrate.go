@@ -45,7 +45,7 @@ func Migrate(ctx context.Context, url string) (applied int, err error) {
 	if err != nil {
 		return 0, err
 	}
-	db, err := sql.Open("pgx", url)
+	db, err := OpenDB(url)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: open: %w", err)
 	}
@@ -104,7 +104,7 @@ func SchemaStatus(ctx context.Context, url string) (current, latest int, err err
 	if err := checkURL(url); err != nil {
 		return 0, latest, err
 	}
-	db, err := sql.Open("pgx", url)
+	db, err := OpenDB(url)
 	if err != nil {
 		return 0, latest, fmt.Errorf("postgres: open: %w", err)
 	}

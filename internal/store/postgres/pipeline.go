@@ -4,9 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/fairwayhq/fairway/internal/store"
 )
 
 // pipeline is sqlstore.Pipeline on the writer connection: a pgx.Batch,
@@ -23,6 +26,10 @@ import (
 type pipeline struct {
 	conn       *sql.Conn
 	fence      *Fence
+	timeout    time.Duration   // bounds each Send (WithStatementTimeout); 0: none
+	failed     func(error)     // told of every error of Send and of a ROLLBACK (Store.noteFailure)
+	dead       func() bool     // the store is Broken: Send fails at once
+	life       context.Context // ends every round trip when it ends (WithLifetime); nil: none
 	batch      *pgx.Batch
 	holdEvents bool
 	held       []heldStatement
@@ -91,6 +98,11 @@ func (p *pipeline) Send(ctx context.Context) error {
 	if b == nil || b.Len() == 0 {
 		return nil
 	}
+	if p.dead != nil && p.dead() {
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, errBroken{})
+	}
+	ctx, cancel := p.bound(ctx)
+	defer cancel()
 	err := p.conn.Raw(func(dc any) error {
 		c, ok := dc.(*stdlib.Conn)
 		if !ok {
@@ -106,5 +118,25 @@ func (p *pipeline) Send(ctx context.Context) error {
 			return ferr
 		}
 	}
-	return unavailable(err)
+	err = unavailable(err)
+	if p.failed != nil {
+		p.failed(err)
+	}
+	return err
+}
+
+// bound is ctx ended also by the statement timeout and the lifetime.
+func (p *pipeline) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	cancel := context.CancelFunc(func() {})
+	if p.timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, p.timeout)
+	}
+	if p.life != nil {
+		var cancelLife context.CancelFunc
+		ctx, cancelLife = context.WithCancel(ctx)
+		stop := context.AfterFunc(p.life, cancelLife)
+		inner := cancel
+		cancel = func() { stop(); cancelLife(); inner() }
+	}
+	return ctx, cancel
 }

@@ -3,15 +3,19 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/fairwayhq/fairway/internal/store"
 	"github.com/fairwayhq/fairway/internal/store/queued"
@@ -30,6 +34,47 @@ type Store struct {
 	writers [queued.Slots]*writerConn // the writer connections; a direct Write runs on 0
 	apply   *queued.Applier           // runs queued Writes
 	ready   *queued.Readiness         // Ready's channel
+
+	broken    chan struct{} // closed once a writer connection has failed (Broken)
+	breakOnce sync.Once
+}
+
+// Broken is closed once a writer connection has failed as a connection
+// (store.ErrUnavailable or store.ErrMaybeApplied: closed, reset, or
+// silent past the statement timeout). A writer connection is held for
+// the store's life and is not reopened: every later write fails, so the
+// owner must close the store and open another (package ha ends the term).
+func (s *Store) Broken() <-chan struct{} { return s.broken }
+
+// isBroken reports whether Broken's channel is closed.
+func (s *Store) isBroken() bool {
+	select {
+	case <-s.broken:
+		return true
+	default:
+		return false
+	}
+}
+
+// errBroken is what a broken store's writers answer without sending
+// anything: a second wait for a connection known dead would only hold the
+// requests longer. Nothing was sent, so a COMMIT refused so is not
+// ambiguous (SafeToRetry).
+type errBroken struct{}
+
+func (errBroken) Error() string {
+	return "postgres: a writer connection of this store failed earlier: nothing was sent"
+}
+func (errBroken) SafeToRetry() bool { return true }
+
+// markBroken closes Broken's channel, once.
+func (s *Store) markBroken() { s.breakOnce.Do(func() { close(s.broken) }) }
+
+// noteFailure marks the store broken when err is the connection's.
+func (s *Store) noteFailure(err error) {
+	if errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrMaybeApplied) {
+		s.markBroken()
+	}
 }
 
 // writerConn is one writer connection: its statements (a Core of its
@@ -100,6 +145,8 @@ type options struct {
 	window    time.Duration
 	fence     *Fence
 	idleTx    time.Duration
+	stmt      time.Duration
+	life      context.Context
 }
 
 // Option changes a setting of Open.
@@ -122,6 +169,22 @@ func WithFence(f Fence) Option { return func(o *options) { o.fence = &f } }
 // database noticed the dead connection.
 func WithIdleTxTimeout(d time.Duration) Option { return func(o *options) { o.idleTx = d } }
 
+// WithStatementTimeout bounds each round trip on a writer connection
+// (a transaction's statements, its COMMIT, a ROLLBACK) to d, measured on
+// this side: a database that stops answering without closing the
+// connection (a partition) fails the write within d, with
+// store.ErrUnavailable, or store.ErrMaybeApplied for a COMMIT, instead of
+// holding the writer until the network gives up.
+func WithStatementTimeout(d time.Duration) Option { return func(o *options) { o.stmt = d } }
+
+// WithLifetime ends every round trip on a writer connection when ctx
+// ends (the leader's term): a transaction waiting for a database that no
+// longer answers is given up at once (store.ErrUnavailable, or
+// store.ErrMaybeApplied for a COMMIT) rather than at the statement
+// timeout, so that the requests it holds are answered and the store can
+// be closed. Writes after that fail: the store is for that lifetime only.
+func WithLifetime(ctx context.Context) Option { return func(o *options) { o.life = ctx } }
+
 // Open connects to the database at url (postgres://...), applies pending
 // migrations and returns the store.
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
@@ -135,7 +198,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if _, err := Migrate(ctx, url); err != nil {
 		return nil, err
 	}
-	s := &Store{Core: &sqlstore.Core{D: dialect, Window: o.window}, opts: o}
+	s := &Store{Core: &sqlstore.Core{D: dialect, Window: o.window}, opts: o, broken: make(chan struct{})}
 	if err := s.open(ctx, url); err != nil {
 		return nil, err
 	}
@@ -156,7 +219,7 @@ func (s *Store) open(ctx context.Context, url string) error {
 			return err
 		}
 	}
-	rdb, err := sql.Open("pgx", url)
+	rdb, err := OpenDB(url)
 	if err != nil {
 		_ = s.closeWriters()
 		return fmt.Errorf("postgres: open: %w", err)
@@ -178,7 +241,7 @@ func (s *Store) open(ctx context.Context, url string) error {
 // connectWriter opens c's writer connection (a pool of one, held for the
 // store's life), sets its session and prepares its statements.
 func (s *Store) connectWriter(ctx context.Context, url string, c *sqlstore.Core) error {
-	wdb, err := sql.Open("pgx", url)
+	wdb, err := OpenDB(url)
 	if err != nil {
 		return fmt.Errorf("postgres: open: %w", err)
 	}
@@ -197,7 +260,8 @@ func (s *Store) connectWriter(ctx context.Context, url string, c *sqlstore.Core)
 			return fmt.Errorf("postgres: %s: %w", q, err)
 		}
 	}
-	c.Pipe = &pipeline{conn: c.WConn, fence: s.opts.fence}
+	c.Pipe = &pipeline{conn: c.WConn, fence: s.opts.fence, timeout: s.opts.stmt, failed: s.noteFailure, dead: s.isBroken,
+		life: s.opts.life}
 	if err := c.Prepare(ctx); err != nil {
 		_ = c.CloseWriter()
 		return fmt.Errorf("postgres: prepare: %w", err)
@@ -205,13 +269,46 @@ func (s *Store) connectWriter(ctx context.Context, url string, c *sqlstore.Core)
 	return nil
 }
 
-// closeWriters closes both writer connections.
+// closeWriters closes both writer connections: each session is ended
+// first (bounded by closeTimeout), which drops its prepared statements in
+// the database, so that closing them here costs no round trip, and a
+// database that no longer answers does not hold Close.
 func (s *Store) closeWriters() error {
 	var errs []error
 	for _, wc := range s.writers {
-		errs = append(errs, wc.core.CloseWriter())
+		if wc == nil || wc.core == nil {
+			continue
+		}
+		if err := endSession(wc.core.WConn); err != nil {
+			errs = append(errs, err)
+		}
+		_ = wc.core.CloseWriter() // its statements' and connection's errors say only that the session ended
 	}
 	return errors.Join(errs...)
+}
+
+// closeTimeout bounds the end of a session at Close.
+const closeTimeout = 2 * time.Second
+
+// endSession closes conn's PostgreSQL session (Terminate, then the
+// socket), waiting at most closeTimeout for the database.
+func endSession(conn *sql.Conn) error {
+	if conn == nil {
+		return nil
+	}
+	err := conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(bg, closeTimeout)
+		defer cancel()
+		return c.Conn().PgConn().Close(ctx)
+	})
+	if err != nil && !errors.Is(err, driver.ErrBadConn) && !errors.Is(err, sql.ErrConnDone) && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("postgres: close: %w", err)
+	}
+	return nil
 }
 
 // writerSession is what each writer connection sets for its session: the
@@ -434,12 +531,27 @@ func (t *tx) commit() error {
 }
 
 // send sends what is queued on t's connection; if that fails, t is rolled
-// back and the error says what failed.
+// back and the error says what failed. A COMMIT whose connection broke
+// after it may have gone out is store.ErrMaybeApplied (ambiguous).
 func (t *tx) send(what string) error {
 	if err := t.w.Send(bg); err != nil {
+		if what == "commit" {
+			err = ambiguous(err)
+		}
 		return errors.Join(fmt.Errorf("postgres: %s: %w", what, err), t.abandon())
 	}
 	return nil
+}
+
+// ambiguous marks a connection failure of a batch that carried COMMIT as
+// store.ErrMaybeApplied, unless pgx knows nothing was sent: the database
+// may have committed before the connection failed, or its answer may
+// have been lost on the way back.
+func ambiguous(err error) error {
+	if !errors.Is(err, store.ErrUnavailable) || pgconn.SafeToRetry(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", store.ErrMaybeApplied, err)
 }
 
 // pipe is t's connection's pipeline.
@@ -481,9 +593,19 @@ func (t *tx) rollback() error {
 // failed statement the database has aborted it, and ROLLBACK ends it),
 // dropping whatever its pipeline still holds.
 func (t *tx) abandon() error {
-	t.pipe().Reset()
-	if _, err := t.wc.core.WConn.ExecContext(bg, "ROLLBACK"); err != nil {
-		return fmt.Errorf("postgres: rollback: %w", unavailable(err))
+	p := t.pipe()
+	p.Reset()
+	if p.dead != nil && p.dead() {
+		return nil // the store is discarded; the database ends the session's transaction
+	}
+	ctx, cancel := p.bound(bg)
+	defer cancel()
+	if _, err := t.wc.core.WConn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		err = unavailable(err)
+		if p.failed != nil {
+			p.failed(err)
+		}
+		return fmt.Errorf("postgres: rollback: %w", err)
 	}
 	return nil
 }
@@ -491,13 +613,48 @@ func (t *tx) abandon() error {
 // unavailable marks an error of the connection itself (the database is
 // down or unreachable) as store.ErrUnavailable.
 func unavailable(err error) error {
-	if err == nil || pgCode(err) != "" {
+	if err == nil {
 		return err
 	}
-	var ce *pgconn.ConnectError
-	if errors.As(err, &ce) || pgconn.SafeToRetry(err) || errors.Is(err, sql.ErrConnDone) ||
-		errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "conn closed") {
+	if code := pgCode(err); code != "" {
+		if ConnectionState(code) {
+			return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+		}
+		return err
+	}
+	if errors.Is(err, store.ErrUnavailable) {
+		return err
+	}
+	if connectionFailed(err) {
 		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 	}
 	return err
+}
+
+// ConnectionState reports whether a SQLSTATE says the database cannot
+// serve this connection now, rather than refusing the statement: class 08
+// (connection exception), 53300 (too many connections) and 57P01-57P03
+// (the server shutting down, crashed, or starting).
+func ConnectionState(code string) bool {
+	switch code {
+	case "53300", "57P01", "57P02", "57P03":
+		return true
+	}
+	return strings.HasPrefix(code, "08")
+}
+
+// connectionFailed reports whether err is a failure of the connection
+// itself rather than the database's answer: a failed dial, a connection
+// closed or reset under a statement (io.ErrUnexpectedEOF, EOF, a network
+// error or timeout), a round trip given up (its context ended: pgx then
+// closes the connection), or one database/sql already knows is broken.
+func connectionFailed(err error) bool {
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
+		errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.EOF) || errors.As(err, &ne) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		strings.Contains(err.Error(), "conn closed")
 }

@@ -113,4 +113,9 @@ func TestAFenceThatRefusesCommitsNothing(t *testing.T) {
 			t.Errorf("the fenced-off job %s was stored: %v", job.ID, err)
 		}
 	}
+	select {
+	case <-s.Broken():
+		t.Error("a fence's refusal marked the store Broken: its connections are fine")
+	default:
+	}
 }
