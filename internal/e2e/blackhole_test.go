@@ -19,13 +19,14 @@ import (
 
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/client"
+	"github.com/fairwayhq/fairway/internal/faultproxy"
 	"github.com/fairwayhq/fairway/internal/leader"
 	"github.com/fairwayhq/fairway/internal/pgtest"
 )
 
 // newPartitionedCluster starts n instances on one PostgreSQL schema, each
-// reaching it through a partitionProxy of its own, with lease_ttl ttl.
-func newPartitionedCluster(t *testing.T, n int, ttl time.Duration) (*haCluster, []*partitionProxy) {
+// reaching it through a faultproxy.Proxy of its own, with lease_ttl ttl.
+func newPartitionedCluster(t *testing.T, n int, ttl time.Duration) (*haCluster, []*faultproxy.Proxy) {
 	t.Helper()
 	store := pgtest.URL(t)
 	u, err := url.Parse(store)
@@ -38,12 +39,12 @@ func newPartitionedCluster(t *testing.T, n int, ttl time.Duration) (*haCluster, 
 	if err := os.WriteFile(h.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var proxies []*partitionProxy
+	var proxies []*faultproxy.Proxy
 	for i := range n {
-		p := newPartitionProxy(t, u.Host)
+		p := faultproxy.Start(t, u.Host)
 		proxies = append(proxies, p)
 		v := *u
-		v.Host = p.ln.Addr().String()
+		v.Host = p.Addr()
 		h.via[i] = v.String()
 		h.addrs = append(h.addrs, freeAddr(t))
 		h.procs = append(h.procs, nil)
@@ -137,7 +138,7 @@ func blackholeOnce(t *testing.T, cut, ttl time.Duration) blackholeRun {
 	}
 	time.Sleep(5 * time.Second)
 	victim, before := h.leader(0, 10*time.Second)
-	proxies[victim].cut.Store(true)
+	proxies[victim].Blackhole()
 	cutAt := time.Now()
 	samples := sampleLeadership(db, 30*time.Second)
 	next, newTerm := h.leader(before, 30*time.Second)
@@ -156,7 +157,7 @@ func blackholeOnce(t *testing.T, cut, ttl time.Duration) blackholeRun {
 		}
 	}
 	time.Sleep(time.Until(cutAt.Add(cut)))
-	proxies[victim].heal()
+	proxies[victim].Heal()
 	t.Logf("healed after %s", time.Since(cutAt))
 	time.Sleep(5 * time.Second) // the load runs on across the heal
 	cancel()
@@ -379,11 +380,11 @@ func TestADatabaseOutageOfEveryInstanceIsAnswered503AndRecovers(t *testing.T) {
 	}
 	time.Sleep(3 * time.Second)
 	for _, p := range proxies {
-		p.closeAll()
+		p.Refuse()
 	}
 	time.Sleep(10 * time.Second)
 	for _, p := range proxies {
-		p.heal()
+		p.Heal()
 	}
 	_, again := h.leader(term, 60*time.Second)
 	time.Sleep(3 * time.Second)

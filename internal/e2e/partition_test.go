@@ -5,132 +5,32 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/client"
+	"github.com/fairwayhq/fairway/internal/faultproxy"
 	"github.com/fairwayhq/fairway/internal/leader"
 	"github.com/fairwayhq/fairway/internal/pgtest"
 )
 
-// partitionProxy forwards TCP connections to a target and can fail them
-// all at once in the two ways networks fail:
-//   - blackhole (cut): bytes stop flowing both ways, nobody is told (no
-//     FIN, no RST), and they flow again once healed;
-//   - refuse: every connection is closed, and new ones are closed as soon
-//     as they are accepted, until healed.
-type partitionProxy struct {
-	ln     net.Listener
-	target string
-	cut    atomic.Bool
-	refuse atomic.Bool
-	mu     sync.Mutex
-	conns  []net.Conn
-}
-
-// closeAll closes every connection the proxy carries and refuses new ones
-// until heal.
-func (p *partitionProxy) closeAll() {
-	p.refuse.Store(true)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
-
-// heal ends a blackhole or a refusal.
-func (p *partitionProxy) heal() {
-	p.cut.Store(false)
-	p.refuse.Store(false)
-}
-
-func newPartitionProxy(t *testing.T, target string) *partitionProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &partitionProxy{ln: ln, target: target}
-	go p.accept()
-	t.Cleanup(p.close)
-	return p
-}
-
-func (p *partitionProxy) accept() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		if p.refuse.Load() {
-			c.Close()
-			continue
-		}
-		up, err := net.Dial("tcp", p.target)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, c, up)
-		p.mu.Unlock()
-		go p.pipe(up, c)
-		go p.pipe(c, up)
-	}
-}
-
-// pipe copies src to dst, holding what it read while the link is cut.
-func (p *partitionProxy) pipe(dst, src net.Conn) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		for p.cut.Load() {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if n > 0 {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			if err != io.EOF {
-				dst.Close()
-			}
-			return
-		}
-	}
-}
-
-func (p *partitionProxy) close() {
-	p.ln.Close()
-	p.cut.Store(false)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-}
-
 // newProxiedCluster starts one instance on store that reaches PostgreSQL
 // through a partitionProxy.
-func newProxiedCluster(t *testing.T, store string) (*haCluster, *partitionProxy) {
+func newProxiedCluster(t *testing.T, store string) (*haCluster, *faultproxy.Proxy) {
 	t.Helper()
 	u, err := url.Parse(store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newPartitionProxy(t, u.Host)
+	proxy := faultproxy.Start(t, u.Host)
 	h := newHAClusterVia(t, 1, store, func(raw string) string {
 		v, _ := url.Parse(raw)
-		v.Host = proxy.ln.Addr().String()
+		v.Host = proxy.Addr()
 		return v.String()
 	})
 	return h, proxy
@@ -180,12 +80,12 @@ func TestAPartitionedLeaderStopsCommittingBeforeTheNextLeads(t *testing.T) {
 	}()
 	time.Sleep(3 * time.Second)
 	_, before := h.role(0)
-	proxy.cut.Store(true)
+	proxy.Blackhole()
 	cutAt := time.Now()
 	_, term := h.leader(before, 30*time.Second)
 	t.Logf("cut at term %d; term %d leads after %s", before, term, time.Since(cutAt))
 	time.Sleep(2 * time.Second)
-	proxy.cut.Store(false)
+	proxy.Heal()
 	deadline := time.Now().Add(30 * time.Second)
 	for role, _ := h.role(0); role != "standby"; role, _ = h.role(0) {
 		if time.Now().After(deadline) {
@@ -302,7 +202,7 @@ func TestTheDatabaseOutOfReachThenBack(t *testing.T) {
 	if code, body := submit("before"); code != http.StatusCreated {
 		t.Fatalf("submit before the outage: %d %s", code, body)
 	}
-	proxy.cut.Store(true)
+	proxy.Blackhole()
 	for i := range 5 {
 		code, body := submit(fmt.Sprintf("during-%d", i))
 		if code != 0 && code != http.StatusServiceUnavailable { // 0: the request timed out
@@ -311,7 +211,7 @@ func TestTheDatabaseOutOfReachThenBack(t *testing.T) {
 		t.Logf("during the outage: %d %.120s", code, body)
 		time.Sleep(time.Second)
 	}
-	proxy.cut.Store(false)
+	proxy.Heal()
 	_, again := h.leader(term, 30*time.Second)
 	t.Logf("back: term %d leads", again)
 	code, body := submit("after")

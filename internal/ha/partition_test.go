@@ -3,89 +3,23 @@ package ha
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/fairwayhq/fairway/internal/faultproxy"
 	"github.com/fairwayhq/fairway/internal/pgtest"
 )
 
-// holdProxy forwards TCP connections to target; while hold is set, bytes
-// stop flowing both ways and nothing is closed (a partition).
-type holdProxy struct {
-	ln    net.Listener
-	hold  atomic.Bool
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func newHoldProxy(t *testing.T, target string) *holdProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &holdProxy{ln: ln}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, up)
-			p.mu.Unlock()
-			go p.pipe(up, c)
-			go p.pipe(c, up)
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		p.hold.Store(false)
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		for _, c := range p.conns {
-			c.Close()
-		}
-	})
-	return p
-}
-
-func (p *holdProxy) pipe(dst, src net.Conn) {
-	defer dst.Close()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		for p.hold.Load() {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if n > 0 {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
 // via is url with its host replaced by the proxy's.
-func (p *holdProxy) via(t *testing.T, raw string) string {
+func via(t *testing.T, p *faultproxy.Proxy, raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.Host = p.ln.Addr().String()
+	u.Host = p.Addr()
 	return u.String()
 }
 
@@ -124,13 +58,13 @@ func TestAStandbyAnswersReadyzFromMemory(t *testing.T) {
 	u, _ := url.Parse(base)
 	a := startNode(t, base, "a")
 	waitRole(t, a, "leader")
-	proxy := newHoldProxy(t, u.Host)
-	b := startNode(t, proxy.via(t, base), "b")
+	proxy := faultproxy.Start(t, u.Host)
+	b := startNode(t, via(t, proxy, base), "b")
 	waitRole(t, b, "standby")
 	for ready(t, b).Leader != a {
 		time.Sleep(20 * time.Millisecond)
 	}
-	proxy.hold.Store(true)
+	proxy.Blackhole()
 	if r := ready(t, b); r.Role != "standby" || r.Leader != a {
 		t.Errorf("the cut-off standby's /readyz: %+v, want standby naming %s", r, a)
 	}
@@ -141,28 +75,17 @@ func TestAStandbyAnswersReadyzFromMemory(t *testing.T) {
 func TestACutOffLeaderStandsBy(t *testing.T) {
 	base := pgtest.URL(t)
 	u, _ := url.Parse(base)
-	proxy := newHoldProxy(t, u.Host)
-	a := startNode(t, proxy.via(t, base), "a")
+	proxy := faultproxy.Start(t, u.Host)
+	a := startNode(t, via(t, proxy, base), "a")
 	waitRole(t, a, "leader")
 	b := startNode(t, base, "b")
 	waitRole(t, b, "standby")
-	proxy.hold.Store(true)
+	proxy.Blackhole()
 	cut := time.Now()
 	waitRole(t, a, "standby")
 	t.Logf("a stood by %s after the cut", time.Since(cut))
 	waitRole(t, b, "leader")
 	t.Logf("b led %s after the cut", time.Since(cut))
-}
-
-// closeAll closes every connection the proxy carries (the database
-// restarted, or a connection reset), and lets new ones through.
-func (p *holdProxy) closeAll() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
 }
 
 // A leader whose database connections are all reset, for less than its
@@ -171,8 +94,8 @@ func (p *holdProxy) closeAll() {
 func TestALeaderWritesAgainAfterItsConnectionsReset(t *testing.T) {
 	base := pgtest.URL(t)
 	u, _ := url.Parse(base)
-	proxy := newHoldProxy(t, u.Host)
-	a := startNode(t, proxy.via(t, base), "a")
+	proxy := faultproxy.Start(t, u.Host)
+	a := startNode(t, via(t, proxy, base), "a")
 	waitRole(t, a, "leader")
 	submit := func(key string) int {
 		hc := &http.Client{Timeout: 10 * time.Second}
@@ -187,7 +110,7 @@ func TestALeaderWritesAgainAfterItsConnectionsReset(t *testing.T) {
 	if code := submit("before"); code != http.StatusCreated {
 		t.Fatalf("submit before the reset: %d", code)
 	}
-	proxy.closeAll()
+	proxy.Cut()
 	deadline := time.Now().Add(30 * time.Second)
 	var code int
 	for i := 0; time.Now().Before(deadline); i++ {

@@ -644,12 +644,6 @@ func (m *refModel) admissible(lane string, now time.Time) []*refJob {
 func (m *refModel) place(j *refJob) *refWorker {
 	var best *refWorker
 	var bestLeft float64
-	vers := func(w *refWorker) int {
-		if w.types == nil {
-			return math.MaxInt
-		}
-		return len(w.types)
-	}
 	left := func(w *refWorker) float64 {
 		var s float64
 		if c := w.Resources.MilliCPU; c > 0 {
@@ -670,8 +664,8 @@ func (m *refModel) place(j *refJob) *refWorker {
 		l := left(w)
 		switch {
 		case best == nil:
-		case vers(w) != vers(best):
-			if vers(w) > vers(best) {
+		case refVersatility(w) != refVersatility(best):
+			if refVersatility(w) > refVersatility(best) {
 				continue
 			}
 		case l >= bestLeft:
@@ -806,12 +800,6 @@ func (m *refModel) earliestFit(j *refJob, now time.Time, taken []refReservation)
 	var best refReservation
 	var bestKey time.Time
 	found := false
-	vers := func(w *refWorker) int {
-		if w.types == nil {
-			return math.MaxInt
-		}
-		return len(w.types)
-	}
 	for _, w := range m.sortedWorkers() {
 		if !w.supports(j.Type, j.Labels) || w.Slots <= 0 || !w.Resources.Covers(j.Resources) || refReserved(taken, w) {
 			continue
@@ -821,7 +809,7 @@ func (m *refModel) earliestFit(j *refJob, now time.Time, taken []refReservation)
 		if !bound.IsZero() {
 			key = bound
 		}
-		if !found || key.Before(bestKey) || (key.Equal(bestKey) && vers(w) < vers(best.w)) {
+		if !found || key.Before(bestKey) || (key.Equal(bestKey) && refVersatility(w) < refVersatility(best.w)) {
 			best, bestKey, found = refReservation{job: j, w: w, at: at, deadline: deadline, waits: waits}, key, true
 		}
 	}
@@ -937,12 +925,6 @@ func (m *refModel) placeAround(j *refJob, now time.Time, res []refReservation) (
 	var best *refWorker
 	var bestLeft float64
 	bestFill := false
-	vers := func(w *refWorker) int {
-		if w.types == nil {
-			return math.MaxInt
-		}
-		return len(w.types)
-	}
 	for _, w := range m.sortedWorkers() {
 		if !w.supports(j.Type, j.Labels) || w.freeSlots == 0 || !w.free.Covers(j.Resources) {
 			continue
@@ -954,8 +936,8 @@ func (m *refModel) placeAround(j *refJob, now time.Time, res []refReservation) (
 		l := m.leftover(w, j)
 		switch {
 		case best == nil:
-		case vers(w) != vers(best):
-			if vers(w) > vers(best) {
+		case refVersatility(w) != refVersatility(best):
+			if refVersatility(w) > refVersatility(best) {
 				continue
 			}
 		case l >= bestLeft:
@@ -1062,4 +1044,13 @@ func (m *refModel) addTier(t TierConfig) bool {
 	m.cfg.Tiers = append(m.cfg.Tiers, t)
 	sort.SliceStable(m.cfg.Tiers, func(a, b int) bool { return m.cfg.Tiers[a].MinPriority > m.cfg.Tiers[b].MinPriority })
 	return true
+}
+
+// refVersatility is the number of types a worker takes, every type
+// counting as the most.
+func refVersatility(w *refWorker) int {
+	if w.types == nil {
+		return math.MaxInt
+	}
+	return len(w.types)
 }

@@ -30,21 +30,7 @@ func (h *minHeap[T]) pop() T {
 	var zero T
 	h.items[n] = zero
 	h.items = h.items[:n]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && h.less(h.items[r], h.items[l]) {
-			m = r
-		}
-		if !h.less(h.items[m], h.items[i]) {
-			break
-		}
-		h.items[i], h.items[m] = h.items[m], h.items[i]
-		i = m
-	}
+	h.down(0)
 	return top
 }
 

@@ -6,83 +6,16 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/fairwayhq/fairway/internal/faultproxy"
 	"github.com/fairwayhq/fairway/internal/pgtest"
 	"github.com/fairwayhq/fairway/internal/store"
 	"github.com/fairwayhq/fairway/internal/store/storetest"
 )
-
-// cutProxy forwards TCP connections to target until cut, which closes
-// every connection it carries (the database host vanishing mid-answer).
-type cutProxy struct {
-	ln    net.Listener
-	hold  atomic.Bool // blackhole: bytes stop flowing, nothing is closed
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func newCutProxy(t *testing.T, target string) *cutProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, up)
-			p.mu.Unlock()
-			go p.pipe(up, c)
-			go p.pipe(c, up)
-		}
-	}()
-	t.Cleanup(func() { ln.Close(); p.hold.Store(false); p.cut() })
-	return p
-}
-
-// pipe copies src to dst, holding what it read while hold is set.
-func (p *cutProxy) pipe(dst, src net.Conn) {
-	defer dst.Close()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		for p.hold.Load() {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if n > 0 {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (p *cutProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
 
 // A connection that breaks while COMMIT runs leaves the outcome unknown:
 // the Write fails with store.ErrMaybeApplied (which the server answers
@@ -93,8 +26,8 @@ func TestAConnectionLostDuringCommitIsMaybeApplied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newCutProxy(t, u.Host)
-	u.Host = proxy.ln.Addr().String()
+	proxy := faultproxy.Start(t, u.Host)
+	u.Host = proxy.Addr()
 	s, err := Open(ctx, u.String())
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +45,7 @@ func TestAConnectionLostDuringCommitIsMaybeApplied(t *testing.T) {
 	}
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		proxy.cut()
+		proxy.Cut()
 	}()
 	job := store.Job{ID: "a", Tenant: "t", Type: "x", State: store.StatePending, CreatedAt: storetest.T0}
 	err = s.Write(ctx, func(w store.Writer) error { return w.JobInsertBatched(ctx, job) })
@@ -159,14 +92,14 @@ func TestASilentDatabaseFailsAWriteWithinTheStatementTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newCutProxy(t, u.Host)
-	u.Host = proxy.ln.Addr().String()
+	proxy := faultproxy.Start(t, u.Host)
+	u.Host = proxy.Addr()
 	s, err := Open(ctx, u.String(), WithStatementTimeout(500*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	proxy.hold.Store(true)
+	proxy.Blackhole()
 	done := make(chan error, 1)
 	go func() {
 		job := store.Job{ID: "a", Tenant: "t", Type: "x", State: store.StatePending, CreatedAt: storetest.T0}
@@ -200,15 +133,15 @@ func TestTheLifetimeEndsAWriteWaitingOnASilentDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newCutProxy(t, u.Host)
-	u.Host = proxy.ln.Addr().String()
+	proxy := faultproxy.Start(t, u.Host)
+	u.Host = proxy.Addr()
 	life, end := context.WithCancel(context.Background())
 	s, err := Open(ctx, u.String(), WithStatementTimeout(10*time.Minute), WithLifetime(life))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	proxy.hold.Store(true)
+	proxy.Blackhole()
 	done := make(chan error, 1)
 	go func() {
 		job := store.Job{ID: "a", Tenant: "t", Type: "x", State: store.StatePending, CreatedAt: storetest.T0}
