@@ -164,7 +164,11 @@ func (d *Dispatcher) recordSLAViolation(tx *txn, rec *jobRec, ran time.Duration)
 	}
 	j := &rec.job
 	rec.slaViolated = true
-	tx.event(j.ID, j.Attempt, j.Tenant, store.EventSLAViolation, "system",
+	ev := store.EventSLAViolation
+	if j.SLAPolicy == store.SLAWarningOnly {
+		ev = store.EventSLAWarning // warning_only: warnings, never a violation (docs/operations.md)
+	}
+	tx.event(j.ID, j.Attempt, j.Tenant, ev, "system",
 		map[string]any{"running_ms": ran.Milliseconds(), "timeout_ms": j.Timeout.Milliseconds(), "policy": j.SLAPolicy})
 }
 
