@@ -136,6 +136,13 @@ func (c *cli) oneID(args []string, what string) (string, *client.Client, int) {
 func (c *cli) client() (*client.Client, int) {
 	server := firstNonEmpty(c.server, os.Getenv(envServer), defaultServer)
 	key := firstNonEmpty(c.apiKey, os.Getenv(envAPIKey))
+	if err := checkAPIKey(key); err != nil {
+		source := "--api-key"
+		if c.apiKey == "" {
+			source = "$" + envAPIKey
+		}
+		return nil, c.usageErr("%s: %v", source, err)
+	}
 	opts := []client.Option{client.WithAPIKey(key), client.WithUserAgent("fairway-cli/1")}
 	for _, bound := range []struct {
 		env string
@@ -157,6 +164,18 @@ func (c *cli) client() (*client.Client, int) {
 	}
 	c.server = cl.BaseURL()
 	return cl, -1
+}
+
+// checkAPIKey refuses a key that cannot be sent in an HTTP header: one
+// with a control character, typically the newline of a second line
+// captured along with the secret.
+func checkAPIKey(key string) error {
+	for i, r := range key {
+		if r < ' ' || r == 0x7f {
+			return fmt.Errorf("the key holds a control character (%q at byte %d); pass the secret alone, on one line", r, i)
+		}
+	}
+	return nil
 }
 
 // fail prints err and returns the exit code for it: 3 for not found, 4

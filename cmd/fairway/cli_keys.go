@@ -20,7 +20,10 @@ const keysAbout = `Manages the API keys kept in the store (admin keys):
   fairway keys list [--tenant NAME]
   fairway keys revoke ID
 
-The secret is printed once, by create: only its hash is stored. A revoked
+The secret is printed once, by create, alone on stdout (so that
+k=$(fairway keys create ...) holds just the key); the key's id goes to
+stderr. Only its hash is stored. On a server in open mode (no keys
+configured, as fairway dev), create warns that keys are not enforced. A revoked
 or expired key is refused from its next request on, on every instance.
 Keys in the configuration file keep working; they are revoked by removing
 them there.`
@@ -60,10 +63,24 @@ func keysCreate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return c.fail(err)
 	}
 	if c.json {
-		return c.done(c.printJSON(r))
+		err = c.printJSON(r)
+	} else {
+		// The secret alone on stdout, so that k=$(fairway keys create ...)
+		// holds just the key; the rest on stderr.
+		if _, err = fmt.Fprintln(c.stdout, r.Secret); err == nil {
+			fmt.Fprintf(c.stderr, "key %s (%s) created; its secret, printed on stdout, is shown this once: keep it now\n", r.Key.ID, keyRoleText(r.Key))
+		}
 	}
-	_, err = fmt.Fprintf(c.stdout, "%s\nkey %s (%s) created; the secret above is shown this once: keep it now\n", r.Secret, r.Key.ID, keyRoleText(r.Key))
+	c.warnIfOpen(r.Key)
 	return c.done(err)
+}
+
+// warnIfOpen warns when k was created by a server in open mode, where no
+// key is checked.
+func (c *cli) warnIfOpen(k api.Key) {
+	if k.CreatedBy == openActor {
+		fmt.Fprintf(c.stderr, "fairway: warning: %s runs in open mode (no API keys configured): keys are stored but not enforced; every request acts as admin\n", c.server)
+	}
 }
 
 func keysList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -116,6 +133,10 @@ func keysRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	_, err := fmt.Fprintf(c.stdout, "key %s revoked: it is refused from its next request on\n", pos[0])
 	return c.done(err)
 }
+
+// openActor is the actor a server without keys (open mode, fairway dev)
+// records: the created_by of a key it creates (docs/api.md, GET /events).
+const openActor = "open"
 
 func keyRoleText(k api.Key) string {
 	if k.Tenant != "" {

@@ -19,8 +19,10 @@ func TestCLIKeys(t *testing.T) {
 		"GET /api/v1/keys":         replyWith(200, list),
 		"DELETE /api/v1/keys/{id}": replyWith(200, map[string]api.Key{"key": created.Key}),
 	})
+	// The secret alone on stdout, so that k=$(fairway keys create ...)
+	// holds just the key; the confirmation on stderr.
 	code, out, errOut := runCmd(t, "keys", "create", "--role", "tenant", "--tenant", "acme", "--expires-in", "24h", "--server", f.URL)
-	if code != 0 || !strings.HasPrefix(out, "fwk_secret\nkey 0123456789abcdef (tenant of acme) created") || errOut != "" {
+	if code != 0 || out != "fwk_secret\n" || !strings.HasPrefix(errOut, "key 0123456789abcdef (tenant of acme) created") || strings.Contains(errOut, "not enforced") {
 		t.Errorf("create: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	var req api.KeyRequest
@@ -39,5 +41,49 @@ func TestCLIKeys(t *testing.T) {
 		if code, _, _ := runCmd(t, append(args, "--server", f.URL)...); code != exitUsage {
 			t.Errorf("%v: exit %d, want a usage error", args, code)
 		}
+	}
+}
+
+// TestCLIKeysCreateOpen: on a server without keys (fairway dev), a created
+// key is stored but not enforced, and create says so on stderr.
+func TestCLIKeysCreateOpen(t *testing.T) {
+	url, _ := realServer(t)
+	code, out, errOut := runCmd(t, "keys", "create", "--role", "admin", "--server", url)
+	if code != 0 || !strings.HasPrefix(out, "fwk_") || strings.Count(out, "\n") != 1 {
+		t.Fatalf("create: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "created") || !strings.Contains(errOut, "open mode") || !strings.Contains(errOut, "not enforced") {
+		t.Errorf("create on an open server: stderr %q, want the confirmation and an open-mode warning", errOut)
+	}
+	// The secret as captured by $(...) works as --api-key.
+	key := strings.TrimSuffix(out, "\n")
+	if code, _, errOut := runCmd(t, "keys", "list", "--server", url, "--api-key", key); code != 0 {
+		t.Errorf("list with the new key: exit %d, stderr %q", code, errOut)
+	}
+	code, out, errOut = runCmd(t, "keys", "create", "--role", "worker", "--json", "--server", url)
+	if code != 0 || decodeJSON[api.KeyCreated](t, out).Secret == "" || !strings.Contains(errOut, "not enforced") {
+		t.Errorf("create --json on an open server: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestCLIAPIKeyControlChars: a key that cannot go in an HTTP header (a
+// newline, as when $(...) captured two lines) is a local usage error, not
+// "cannot reach the server".
+func TestCLIAPIKeyControlChars(t *testing.T) {
+	t.Setenv(envRetryDeadline, "1s") // before the fix: a client error, retried
+	f := newAPIFake(t, nil)
+	for _, key := range []string{"fwk_secret\nkey 0123 created", "fwk_\rx", "fwk_\x00x", "fwk_\x7fx"} {
+		code, _, errOut := runCmd(t, "keys", "list", "--server", f.URL, "--api-key", key)
+		if code != exitUsage || !strings.Contains(errOut, "--api-key") || !strings.Contains(errOut, "control character") {
+			t.Errorf("--api-key %q: exit %d, stderr %q, want a usage error naming --api-key", key, code, errOut)
+		}
+	}
+	t.Setenv(envAPIKey, "fwk_secret\nkey 0123 created")
+	code, _, errOut := runCmd(t, "keys", "list", "--server", f.URL)
+	if code != exitUsage || !strings.Contains(errOut, "$"+envAPIKey) {
+		t.Errorf("$%s with a newline: exit %d, stderr %q, want a usage error naming it", envAPIKey, code, errOut)
+	}
+	if n := len(f.requests()); n != 0 {
+		t.Errorf("%d request(s) sent with a bad key, want none", n)
 	}
 }
