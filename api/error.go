@@ -25,7 +25,7 @@ const (
 	CodeInvalidUTF8       = "invalid_utf8"
 	CodeUnknownParameter  = "unknown_parameter"
 	CodeBatchTooLarge     = "batch_exceeds_burst"
-	CodeBadFraming        = "bad_framing"
+	CodeBadFraming        = "bad_framing"     // no longer sent: chunked request bodies are accepted (issue 28)
 	CodeUnrunnable        = "unrunnable"      // 422: no registered worker could ever run the job
 	CodeCursorMismatch    = "cursor_mismatch" // 400: a list cursor sent with filters other than its list's
 )

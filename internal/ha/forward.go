@@ -60,6 +60,12 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, addr string) {
 		}
 	}()
 	r = r.WithContext(ctx)
+	if len(r.TransferEncoding) > 0 {
+		// The leader closes the connection of a chunked request after
+		// its answer (RFC 9112 §6.3: it may carry Content-Length too);
+		// the proxy drops that hop-by-hop header, so close the client's.
+		w.Header().Set("Connection", "close")
+	}
 	target := &url.URL{Scheme: "http", Host: addr}
 	p := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {

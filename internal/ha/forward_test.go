@@ -1,8 +1,11 @@
 package ha
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -69,13 +72,12 @@ func role(t *testing.T, addr string) string {
 	return body.Role
 }
 
-// A standby forwards a write to the leader and copies its answer back, so
-// that a plain HTTP client may use any instance; a request that was
-// forwarded already is not forwarded again.
-func TestAStandbyForwardsWritesToTheLeader(t *testing.T) {
+// leaderAndStandby starts instance a, waits for it to lead, then starts
+// instance b and waits for it to stand by; it returns their addresses.
+func leaderAndStandby(t *testing.T) (leaderAddr, standbyAddr string) {
+	t.Helper()
 	url := pgtest.URL(t)
 	a := startNode(t, url, "a")
-	var leaderAddr, standbyAddr string
 	deadline := time.Now().Add(15 * time.Second)
 	for leaderAddr == "" && time.Now().Before(deadline) {
 		if role(t, a) == "leader" {
@@ -93,6 +95,60 @@ func TestAStandbyForwardsWritesToTheLeader(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	return leaderAddr, standbyAddr
+}
+
+// A standby forwards a chunked request and closes the client's connection
+// after the answer, as the leader does (RFC 9112 §6.3, docs/api.md): a
+// request with both Content-Length and Transfer-Encoding is framed by the
+// chunked coding, and the bytes after it are not read as another request.
+func TestAStandbyClosesTheConnectionOfAChunkedRequest(t *testing.T) {
+	leaderAddr, standbyAddr := leaderAndStandby(t)
+	job := `{"type":"report","tenant":"acme"}`
+	smuggled := `{"type":"smuggled","tenant":"acme"}`
+	req := "POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+		"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(job), job) +
+		"POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+		fmt.Sprint(len(smuggled)) + "\r\n\r\n" + smuggled
+	c, err := net.Dial("tcp", standbyAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := c.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(c)
+	resp, err := http.ReadResponse(rd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || !resp.Close {
+		t.Fatalf("chunked submit through the standby: %s (close %v) %s, want 201 and Connection: close", resp.Status, resp.Close, body)
+	}
+	if rest, err := io.ReadAll(rd); err != nil || len(rest) != 0 {
+		t.Fatalf("after the answer the connection gave %q (%v), want it closed", rest, err)
+	}
+	resp, err = http.Get("http://" + leaderAddr + "/api/v1/jobs?type=smuggled")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list api.JobList
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Jobs) != 0 {
+		t.Fatalf("smuggled jobs: %+v (%v)", list.Jobs, err)
+	}
+}
+
+// A standby forwards a write to the leader and copies its answer back, so
+// that a plain HTTP client may use any instance; a request that was
+// forwarded already is not forwarded again.
+func TestAStandbyForwardsWritesToTheLeader(t *testing.T) {
+	leaderAddr, standbyAddr := leaderAndStandby(t)
 
 	resp, err := http.Post("http://"+standbyAddr+"/api/v1/jobs", "application/json",
 		strings.NewReader(`{"type":"report","tenant":"acme","idempotency_key":"k1"}`))

@@ -9,23 +9,25 @@ import (
 	"github.com/fairwayhq/fairway/api"
 )
 
-// refuseChunkedBodies answers 400 bad_framing to a request that frames its
-// body with Transfer-Encoding, and closes the connection. Every fairway
-// client sends Content-Length. A request carrying both Content-Length and
-// Transfer-Encoding is the request-smuggling shape RFC 9112 §6.3 says a
-// server ought to treat as an error; Go's HTTP server drops the
-// Content-Length header of such a request before a handler sees it, so the
-// one check that catches it is to refuse Transfer-Encoding framing.
-func refuseChunkedBodies(next http.Handler) http.Handler {
+// closeAfterChunked lets a request whose body is framed with
+// Transfer-Encoding: chunked through (HTTP/1.1 clients stream bodies so:
+// curl -T -, a Go io.Pipe body, Python requests with a generator; the
+// handlers' body limits bound it as they bound a Content-Length body), and
+// closes the connection after the answer.
+//
+// A request carrying both Content-Length and Transfer-Encoding is the
+// request-smuggling shape of RFC 9112 §6.3: a server may answer it by the
+// chunked framing alone, and must then close the connection. Go's HTTP
+// server does the first (it drops the Content-Length header before a
+// handler sees the request), so a handler cannot tell such a request from
+// a plain chunked one: every chunked request's connection is closed. The
+// bytes after the chunked body are never read as another request.
+func closeAfterChunked(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if len(r.TransferEncoding) == 0 {
-			next.ServeHTTP(w, r)
-			return
+		if len(r.TransferEncoding) > 0 {
+			w.Header().Set("Connection", "close")
 		}
-		w.Header().Set("Connection", "close")
-		writeJSON(w, http.StatusBadRequest, api.ErrorResponse{Error: api.ErrorBody{Code: api.CodeBadFraming,
-			Message: "Transfer-Encoding " + strings.Join(r.TransferEncoding, ", ") +
-				" is not accepted: send the body with a Content-Length header (and never both)"}})
+		next.ServeHTTP(w, r)
 	})
 }
 

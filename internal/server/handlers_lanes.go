@@ -14,10 +14,8 @@ const maxPauseNote = 1000
 
 func (s *Server) handleLanePause(w http.ResponseWriter, r *http.Request, p principal) error {
 	var req api.PauseLaneRequest
-	if r.ContentLength != 0 {
-		if err := decode(w, r, maxBody, &req); err != nil {
-			return err
-		}
+	if err := decodeOptional(w, r, maxBody, &req); err != nil {
+		return err
 	}
 	if len(req.Note) > maxPauseNote {
 		return badField("note", "must be at most %d bytes, got %d", maxPauseNote, len(req.Note))

@@ -307,10 +307,8 @@ func (s *Server) handleScheduleResume(w http.ResponseWriter, r *http.Request, p 
 // resumed schedule's slots missed while paused meet its catch-up window.
 func (s *Server) scheduleNote(w http.ResponseWriter, r *http.Request, p principal, enabled bool) error {
 	var req api.ScheduleNoteRequest
-	if r.ContentLength != 0 {
-		if err := decode(w, r, maxBody, &req); err != nil {
-			return err
-		}
+	if err := decodeOptional(w, r, maxBody, &req); err != nil {
+		return err
 	}
 	if len(req.Note) > 1024 {
 		return badField("note", "longer than 1024 characters")

@@ -235,10 +235,8 @@ func storeChunks(in []api.LogChunk) ([]store.LogChunk, *fieldError) {
 
 func (s *Server) handleDeregister(w http.ResponseWriter, r *http.Request, p principal) error {
 	var req struct{}
-	if r.ContentLength != 0 {
-		if err := decode(w, r, maxBody, &req); err != nil {
-			return err
-		}
+	if err := decodeOptional(w, r, maxBody, &req); err != nil {
+		return err
 	}
 	if err := mayWork(p); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"database/sql/driver"
@@ -175,12 +176,47 @@ func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) *apiErro
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
+		if r.ContentLength < 0 {
+			discardRest(r.Body)
+		}
 		return errf(http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, "body larger than %d bytes", limit)
 	}
 	if err != nil {
 		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "read body: %v", err)
 	}
 	return decodeBytes(body, v)
+}
+
+// maxDiscard bounds the bytes of a refused chunked body read past the body
+// limit and dropped.
+const maxDiscard = 16 << 20
+
+// discardRest reads a refused body of unknown length (chunked) to its end,
+// up to maxDiscard bytes, before the 413 goes out. A client streaming its
+// body does not read the answer until it has sent the body: if the server
+// closed the connection while the client was still sending, the client
+// would see the connection reset, not the 413. A body longer than that
+// still meets the reset; the body deadline bounds the time spent.
+func discardRest(body io.Reader) {
+	_, _ = io.CopyN(io.Discard, body, maxDiscard)
+}
+
+// decodeOptional is decode for a body that may be left out: an empty body,
+// whether framed by Content-Length: 0 or as an empty chunked body, leaves v
+// as it is.
+func decodeOptional(w http.ResponseWriter, r *http.Request, limit int64, v any) *apiError {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	rd := bufio.NewReader(r.Body)
+	if _, err := rd.Peek(1); err == io.EOF {
+		return nil
+	}
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{rd, r.Body}
+	return decode(w, r, limit, v)
 }
 
 func decodeBytes(body []byte, v any) *apiError {

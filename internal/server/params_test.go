@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -78,26 +79,47 @@ func rawRequest(t *testing.T, addr, req string) (string, string) {
 	return resp.Status, body.String()
 }
 
-func TestContentLengthWithChunkedIsRefused(t *testing.T) {
+// A request with both Content-Length and Transfer-Encoding: chunked (the
+// request-smuggling shape of RFC 9112 §6.3) is framed by the chunked
+// coding alone and answered, and the connection is closed after the
+// answer: bytes after the chunked body, which a front end that trusted
+// Content-Length would take for a second request, are never read as one.
+func TestContentLengthWithChunkedIsAnsweredThenClosed(t *testing.T) {
 	h := newHarness(t, defaultConfig())
 	addr := strings.TrimPrefix(h.http.URL, "http://")
 	job := `{"type":"a"}`
 	chunked := fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(job), job)
+	smuggled := "POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+		fmt.Sprint(len(`{"type":"smuggled"}`)) + "\r\n\r\n" + `{"type":"smuggled"}`
 	req := "POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
-		"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked
-	status, body := rawRequest(t, addr, req)
-	if !strings.HasPrefix(status, "400") || !strings.Contains(body, api.CodeBadFraming) {
-		t.Fatalf("CL + TE: %s %s, want 400 bad_framing", status, body)
+		"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked + smuggled
+
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(c)
+	resp, err := http.ReadResponse(rd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || !resp.Close {
+		t.Fatalf("CL + TE: %s (close %v) %s, want 201 and Connection: close", resp.Status, resp.Close, body)
+	}
+	if rest, err := io.ReadAll(rd); err != nil || len(rest) != 0 {
+		t.Fatalf("after the answer the connection gave %q (%v), want it closed", rest, err)
 	}
 	var list api.JobList
 	h.do("GET", "/jobs", nil, &list)
-	if len(list.Jobs) != 0 {
-		t.Fatalf("the refused job was stored: %+v", list.Jobs)
-	}
-	plain := "POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
-		fmt.Sprint(len(job)) + "\r\nConnection: close\r\n\r\n" + job
-	if status, body := rawRequest(t, addr, plain); !strings.HasPrefix(status, "201") {
-		t.Fatalf("Content-Length only: %s %s", status, body)
+	if len(list.Jobs) != 1 || list.Jobs[0].Type != "a" {
+		t.Fatalf("stored jobs: %+v, want the one of type a", list.Jobs)
 	}
 }
 

@@ -89,7 +89,7 @@ func (s *Server) routes() http.Handler {
 	} {
 		mux.Handle(rt.pattern, s.wrap(rt.pattern, rt.h, rt.params))
 	}
-	return s.recoverer(refuseChunkedBodies(jsonMuxErrors(mux)))
+	return s.recoverer(closeAfterChunked(jsonMuxErrors(mux)))
 }
 
 // wrap authenticates, refuses query parameters the route does not read,
