@@ -261,7 +261,7 @@ func timeText(t *time.Time) string {
 	if t == nil || t.IsZero() {
 		return "-"
 	}
-	return t.UTC().Format("2006-01-02 15:04:05")
+	return t.UTC().Format("2006-01-02 15:04:05 UTC") // always name the zone
 }
 
 // msText shows a millisecond count as a duration.

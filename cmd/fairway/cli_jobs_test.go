@@ -43,8 +43,8 @@ attempts:      2 of 3
 timeout:       10m0s
 sla policy:    strict
 depends on:    j0:success
-created:       2026-11-21 06:00:00
-started:       2026-11-21 06:01:00
+created:       2026-11-21 06:00:00 UTC
+started:       2026-11-21 06:01:00 UTC
 worker:        w1
 last attempt:  attempt 2 on w1: (in progress)
 `
@@ -88,9 +88,9 @@ func TestCLIList(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	want := `ID  STATE    REASON        TYPE    TENANT  LANE   PRIO  ATTEMPT  CREATED              NAME
-j2  failed   -             report  acme    batch  500   1        2026-11-21 06:00:00  nightly
-j1  pending  no_free_slot  report  acme    batch  500   0        2026-11-21 06:00:00  -
+	want := `ID  STATE    REASON        TYPE    TENANT  LANE   PRIO  ATTEMPT  CREATED                  NAME
+j2  failed   -             report  acme    batch  500   1        2026-11-21 06:00:00 UTC  nightly
+j1  pending  no_free_slot  report  acme    batch  500   0        2026-11-21 06:00:00 UTC  -
 `
 	if out != want {
 		t.Errorf("stdout\n%s\nwant\n%s", out, want)
@@ -222,7 +222,7 @@ message:          tier background is at its cap of 4 running jobs
 blocked by:       tier background
 position:         3 of 9 queued in its lane
 score:            512
-estimated start:  2026-11-21 06:05:00
+estimated start:  2026-11-21 06:05:00 UTC
 `
 	if code != 0 || out != want || errOut != "" {
 		t.Errorf("exit %d, stderr %q, stdout\n%s\nwant\n%s", code, errOut, out, want)

@@ -418,7 +418,7 @@ func TestJobTrailLines(t *testing.T) {
 			"pending (attempt 1 handed back uncharged: worker shut down while it ran; it does not count against max_attempts)"},
 		{api.Event{Type: "leased", Attempt: 2, Detail: json.RawMessage(`{"worker":"w2"}`)}, "leased (attempt 2 of 4 on worker w2)"},
 		{api.Event{Type: "retry_scheduled", Attempt: 2, At: at, Detail: json.RawMessage(`{"class":"exit_code","error":"exit code 3","run_at":"` + runAt.Format(time.RFC3339) + `"}`)},
-			"retry_wait (attempt 2 of 4 failed: exit code 3; attempt 3 at 2026-11-21 06:01:30, in 1m30s)"},
+			"retry_wait (attempt 2 of 4 failed: exit code 3; attempt 3 at 2026-11-21 06:01:30 UTC, in 1m30s)"},
 		{api.Event{Type: "held", Attempt: 2, Actor: "admin"}, "held by admin"},
 		{api.Event{Type: "succeeded", Attempt: 3}, ""},
 	} {

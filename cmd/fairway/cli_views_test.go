@@ -107,8 +107,8 @@ func TestCLIWorkers(t *testing.T) {
 	f := newAPIFake(t, map[string]http.HandlerFunc{"GET /api/v1/workers": replyWith(200, list)})
 	code, out, errOut := runCLI(t, f.URL, "workers")
 	want := `ID  NAME    STATE     RUNNING  SLOTS  CPU  MEM_MB  GPU  TYPES     LABELS  LAST_SEEN
-w1  host-1  active    3        4      8    16384   0    pdf,xlsx  ssd     2026-11-21 06:00:00
-w2  host-2  draining  0        1      0.5  0       0    *         -       2026-11-21 06:00:00
+w1  host-1  active    3        4      8    16384   0    pdf,xlsx  ssd     2026-11-21 06:00:00 UTC
+w2  host-2  draining  0        1      0.5  0       0    *         -       2026-11-21 06:00:00 UTC
 `
 	if code != 0 || out != want || errOut != "" {
 		t.Errorf("exit %d, stderr %q, stdout\n%s\nwant\n%s", code, errOut, out, want)
