@@ -94,9 +94,11 @@ type ListOptions struct {
 	States        []string // any of these states
 	Type          string
 	Lane          string
-	Tenant        string // admin keys only
-	Tag           string // jobs that carry this tag
-	ScheduleID    string // the jobs of this schedule
+	Types         []string // any of these types (Type counts too)
+	Lanes         []string // any of these lanes (Lane counts too)
+	Tenant        string   // admin keys only
+	Tag           string   // jobs that carry this tag
+	ScheduleID    string   // the jobs of this schedule
 	CreatedAfter  time.Time
 	CreatedBefore time.Time
 	Limit         int    // 1..1000; 0: the server's default (100)
@@ -110,6 +112,12 @@ func (o ListOptions) query() url.Values {
 	}
 	setIf(q, "type", o.Type)
 	setIf(q, "lane", o.Lane)
+	for _, t := range o.Types {
+		q.Add("type", t)
+	}
+	for _, l := range o.Lanes {
+		q.Add("lane", l)
+	}
 	setIf(q, "tenant", o.Tenant)
 	setIf(q, "tag", o.Tag)
 	setIf(q, "schedule_id", o.ScheduleID)

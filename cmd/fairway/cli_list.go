@@ -32,8 +32,8 @@ type listFlags struct {
 
 func (f *listFlags) register(c *cli) {
 	f.states = c.filter("state", "only jobs in these `states` (any of them: repeat the flag or separate them with commas)", jobStates...)
-	f.typ = c.filter("type", "only jobs of this `type` (one)")
-	f.lane = c.filter("lane", "only jobs in this `lane` (one)")
+	f.typ = c.filter("type", "only jobs of these `types` (any of them)")
+	f.lane = c.filter("lane", "only jobs in these `lanes` (any of them)")
 	f.tenant = c.filter("tenant", "only jobs of this `tenant` (one; admin keys)")
 	f.tag = c.filter("tag", "only jobs that carry this `tag` (one)")
 	f.schedule = c.filter("schedule", "only the jobs of this schedule `ID` (one)")
@@ -48,8 +48,13 @@ func (f *listFlags) options() error {
 	if f.opts.States, err = f.states.list(); err != nil {
 		return err
 	}
-	return singles(map[*filterFlag]*string{f.typ: &f.opts.Type, f.lane: &f.opts.Lane, f.tenant: &f.opts.Tenant,
-		f.tag: &f.opts.Tag, f.schedule: &f.opts.ScheduleID})
+	if f.opts.Types, err = f.typ.list(); err != nil {
+		return err
+	}
+	if f.opts.Lanes, err = f.lane.list(); err != nil {
+		return err
+	}
+	return singles(map[*filterFlag]*string{f.tenant: &f.opts.Tenant, f.tag: &f.opts.Tag, f.schedule: &f.opts.ScheduleID})
 }
 
 func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -92,8 +97,8 @@ func (f *listFlags) nextPage(cursor string) string {
 		}
 	}
 	add("--state", strings.Join(f.opts.States, ","))
-	add("--type", f.opts.Type)
-	add("--lane", f.opts.Lane)
+	add("--type", strings.Join(f.opts.Types, ","))
+	add("--lane", strings.Join(f.opts.Lanes, ","))
 	add("--tenant", f.opts.Tenant)
 	add("--tag", f.opts.Tag)
 	add("--schedule", f.opts.ScheduleID)

@@ -247,7 +247,7 @@ func boolParam(v, field string) (bool, error) {
 
 func listParams(r *http.Request, p principal) (store.JobListParams, error) {
 	q := r.URL.Query()
-	lp := store.JobListParams{Type: q.Get("type"), Lane: q.Get("lane"), Tenant: q.Get("tenant"), Cursor: q.Get("cursor"),
+	lp := store.JobListParams{Types: splitValues(q["type"]), Lanes: splitValues(q["lane"]), Tenant: q.Get("tenant"), Cursor: q.Get("cursor"),
 		Tag: q.Get("tag"), ScheduleID: q.Get("schedule_id")}
 	if p.role == roleTenant {
 		if lp.Tenant != "" && lp.Tenant != p.tenant {

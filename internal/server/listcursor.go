@@ -29,7 +29,7 @@ func filterDigest(lp store.JobListParams) string {
 	slices.Sort(states)
 	states = slices.Compact(states)
 	canonical := strings.Join([]string{
-		strings.Join(states, ","), lp.Type, lp.Lane, lp.Tenant,
+		strings.Join(states, ","), sortedSet(lp.Types, lp.Type), sortedSet(lp.Lanes, lp.Lane), lp.Tenant,
 		timeKey(lp.CreatedAfter), timeKey(lp.CreatedBefore), lp.Tag, lp.ScheduleID,
 	}, "\x00")
 	sum := sha256.Sum256([]byte(canonical))
@@ -68,4 +68,14 @@ func openCursor(cursor string, lp store.JobListParams) (string, error) {
 		return "", e
 	}
 	return storeCursor, nil
+}
+
+// sortedSet is vals and one, sorted, without duplicates, joined by commas.
+func sortedSet(vals []string, one string) string {
+	all := slices.Clone(vals)
+	if one != "" {
+		all = append(all, one)
+	}
+	slices.Sort(all)
+	return strings.Join(slices.Compact(all), ",")
 }

@@ -323,6 +323,8 @@ type JobListParams struct {
 	States        []State
 	Type          string
 	Lane          string
+	Types         []string // any of these types (with Type: Type too)
+	Lanes         []string // any of these lanes (with Lane: Lane too)
 	ScheduleID    string
 	Tag           string       // jobs that carry this tag
 	FailureClass  FailureClass // jobs whose last attempt failed so

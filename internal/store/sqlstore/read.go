@@ -36,6 +36,14 @@ func in[T ~string](w *where, col string, vals []T) {
 	}
 }
 
+// withOne is vals plus one when one is set, without duplicates.
+func withOne(vals []string, one string) []string {
+	if one == "" || slices.Contains(vals, one) {
+		return vals
+	}
+	return append(slices.Clone(vals), one)
+}
+
 func (w *where) sql() string {
 	if len(w.conds) == 0 {
 		return ""
@@ -336,12 +344,8 @@ func (s *Core) jobFilter(p store.JobListParams) where {
 	if p.Tenant != "" {
 		w.add("tenant = ?", p.Tenant)
 	}
-	if p.Type != "" {
-		w.add("type = ?", p.Type)
-	}
-	if p.Lane != "" {
-		w.add("lane = ?", p.Lane)
-	}
+	in(&w, "type", withOne(p.Types, p.Type))
+	in(&w, "lane", withOne(p.Lanes, p.Lane))
 	if p.ScheduleID != "" {
 		w.add("schedule_id = ?", p.ScheduleID)
 	}

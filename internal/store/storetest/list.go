@@ -91,6 +91,8 @@ func testListFilters(t *testing.T, s store.Store) {
 		"tenant+state": {store.JobListParams{Tenant: "globex", States: []store.State{store.StateRunning}},
 			match(func(j store.Job) bool { return j.Tenant == "globex" && j.State == store.StateRunning })},
 		"type": {store.JobListParams{Type: "encode"}, match(func(j store.Job) bool { return j.Type == "encode" })},
+		"types": {store.JobListParams{Types: []string{"encode", "nope"}, Lanes: []string{"adhoc", "batch"}},
+			match(func(j store.Job) bool { return j.Type == "encode" && (j.Lane == "adhoc" || j.Lane == "batch") })},
 		"lane": {store.JobListParams{Lane: "adhoc"}, match(func(j store.Job) bool { return j.Lane == "adhoc" })},
 		"type+lane+tenant": {store.JobListParams{Type: "report", Lane: "batch", Tenant: "acme"},
 			match(func(j store.Job) bool { return j.Type == "report" && j.Lane == "batch" && j.Tenant == "acme" })},
