@@ -137,6 +137,8 @@ func kindOf(e store.Event) string {
 		}
 	case store.EventWorkerLost:
 		return "worker_lost"
+	case store.EventPreemptRequested: // names the job preempted and, in for, the job it yields to
+		return "job_preempted"
 	}
 	return ""
 }

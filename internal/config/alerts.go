@@ -35,7 +35,7 @@ type Webhook struct {
 
 // AlertKinds are the kinds of alert a webhook may ask for.
 var AlertKinds = []string{"sla_warning", "sla_violation", "job_failed", "schedule_missed", "schedule_paused", "schedule_failed",
-	"worker_lost", "tenant_over_quota"}
+	"worker_lost", "tenant_over_quota", "job_preempted"}
 
 // Defaults of Alerts.
 const (

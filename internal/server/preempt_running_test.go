@@ -2,6 +2,7 @@ package server
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,5 +112,32 @@ func TestNotPreemptibleJobIsNeverStopped(t *testing.T) {
 		if hb := h.heartbeat(w, low.ID, 1); len(hb.Preempt) != 0 {
 			t.Fatalf("a job submitted preemptible: false was preempted: %+v", hb)
 		}
+	}
+}
+
+// The webhook hears who preempted whom: job_preempted names the victim,
+// and its event the job it yields to.
+func TestPreemptionRaisesAnAlert(t *testing.T) {
+	recv := newReceiver(t)
+	cfg := alertConfig(recv.srv.URL)
+	d, g := config.Duration(5*time.Second), config.Duration(5*time.Second)
+	cfg.Lanes = map[string]config.Lane{"default": {Preemption: &config.Preempt{After: &d, Grace: &g}}}
+	h := newHarness(t, cfg)
+	w := h.register(api.RegisterRequest{Name: "w", Slots: 1})
+	low := h.submit(api.JobSpec{Type: "t", Priority: intp(100)})
+	h.lease(w, 1)
+	h.start(w, low.ID, 1)
+	high := h.submit(api.JobSpec{Type: "t", Priority: intp(900)})
+	h.clock.Advance(6 * time.Second)
+	h.tick()
+	h.waitEvents("alert_delivered", 1)
+	var got *received
+	for _, r := range recv.deliveries() {
+		if r.alert.Kind == "job_preempted" {
+			got = &r
+		}
+	}
+	if got == nil || got.alert.JobID != low.ID || got.alert.Event == nil || !strings.Contains(string(got.alert.Event.Detail), high.ID) {
+		t.Fatalf("deliveries %+v, want job_preempted for %s naming %s", recv.deliveries(), low.ID, high.ID)
 	}
 }
