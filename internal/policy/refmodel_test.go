@@ -640,41 +640,6 @@ func (m *refModel) admissible(lane string, now time.Time) []*refJob {
 	return out
 }
 
-// place picks the worker: fewest supported types, then tightest fit, then ID.
-func (m *refModel) place(j *refJob) *refWorker {
-	var best *refWorker
-	var bestLeft float64
-	left := func(w *refWorker) float64 {
-		var s float64
-		if c := w.Resources.MilliCPU; c > 0 {
-			s += float64(w.free.MilliCPU-j.Resources.MilliCPU) / float64(c)
-		}
-		if c := w.Resources.MemoryMB; c > 0 {
-			s += float64(w.free.MemoryMB-j.Resources.MemoryMB) / float64(c)
-		}
-		if c := w.Resources.GPU; c > 0 {
-			s += float64(w.free.GPU-j.Resources.GPU) / float64(c)
-		}
-		return s
-	}
-	for _, w := range m.sortedWorkers() {
-		if !w.supports(j.Type, j.Labels) || w.freeSlots == 0 || !w.free.Covers(j.Resources) {
-			continue
-		}
-		l := left(w)
-		switch {
-		case best == nil:
-		case refVersatility(w) != refVersatility(best):
-			if refVersatility(w) > refVersatility(best) {
-				continue
-			}
-		case l >= bestLeft:
-			continue
-		}
-		best, bestLeft = w, l
-	}
-	return best
-}
 
 // refPick is the reference decision.
 type refPick struct {
@@ -919,8 +884,9 @@ func (m *refModel) expectedEnd(x *refJob, now time.Time) time.Time {
 	return end
 }
 
-// placeAround is place restricted to the workers j may take under the
-// reservations.
+// placeAround picks the worker: among those that support j, are free and
+// fit it, and that j may take under the reservations, the fewest
+// supported types, then the tightest fit, then the ID.
 func (m *refModel) placeAround(j *refJob, now time.Time, res []refReservation) (*refWorker, bool) {
 	var best *refWorker
 	var bestLeft float64
