@@ -640,7 +640,6 @@ func (m *refModel) admissible(lane string, now time.Time) []*refJob {
 	return out
 }
 
-
 // refPick is the reference decision.
 type refPick struct {
 	job    *refJob
