@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,10 +28,6 @@ import (
 func newPartitionedCluster(t *testing.T, n int, ttl time.Duration) (*haCluster, []*faultproxy.Proxy) {
 	t.Helper()
 	store := pgtest.URL(t)
-	u, err := url.Parse(store)
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := &haCluster{t: t, url: store, dir: t.TempDir(), via: map[int]string{}}
 	h.config = filepath.Join(h.dir, "fairway.yaml")
 	cfg := fmt.Sprintf("server:\n  lease_ttl: %s\n  leader_ttl: 2s\n  allow_unknown_types: true\n", ttl)
@@ -41,11 +36,9 @@ func newPartitionedCluster(t *testing.T, n int, ttl time.Duration) (*haCluster, 
 	}
 	var proxies []*faultproxy.Proxy
 	for i := range n {
-		p := faultproxy.Start(t, u.Host)
+		p, proxied := faultproxy.StartFor(t, store)
 		proxies = append(proxies, p)
-		v := *u
-		v.Host = p.Addr()
-		h.via[i] = v.String()
+		h.via[i] = proxied
 		h.addrs = append(h.addrs, freeAddr(t))
 		h.procs = append(h.procs, nil)
 		h.start(i)
@@ -168,41 +161,12 @@ func blackholeOnce(t *testing.T, cut, ttl time.Duration) blackholeRun {
 	if _, err := c0.PauseSchedule(bg, sc.ID, "test over"); err != nil {
 		t.Fatal(err)
 	}
-	for key, id := range load.acked {
-		j, err := c0.Wait(bg, id)
-		if err != nil || j.State != api.StateSucceeded {
-			t.Errorf("acknowledged %s (job %s) ended %s: %s %s %v", key, id, j.State, j.FailureClass, j.LastError, err)
-		}
-	}
-	if len(load.doubled) > 0 {
-		t.Errorf("keys acknowledged as two jobs: %v", load.doubled)
-	}
-	checkWitness(t, witness, load.acked)
-	var slotted []api.Job
-	err = c0.ListAll(bg, client.ListOptions{}, func(j api.Job) error {
-		if j.ScheduleID == sc.ID {
-			slotted = append(slotted, j)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bySlot := map[time.Time]int{}
-	for _, j := range slotted {
-		bySlot[*j.ScheduledFor]++
-		if n := bySlot[*j.ScheduledFor]; n > 1 {
-			t.Errorf("slot %s has %d jobs", j.ScheduledFor, n)
-		}
-		if done, err := c0.Wait(bg, j.ID); err != nil || done.State != api.StateSucceeded {
-			t.Errorf("schedule job %s (slot %s) ended %s: %s %s %v", j.ID, j.ScheduledFor, done.State, done.FailureClass, done.LastError, err)
-		}
-	}
+	slotted, slots := checkAckedAndSlots(bg, t, c0, load, witness, sc.ID, true)
 	checkScheduleWitness(t, schedWitness, slotted)
 	checkNothingLostForSilence(t, db)
 	checkTermsInOrder(t, db)
 	longest := timed.longest()
-	t.Logf("%d acknowledged jobs, %d schedule slots; longest submit call %s", len(load.acked), len(bySlot), longest)
+	t.Logf("%d acknowledged jobs, %d schedule slots; longest submit call %s", len(load.acked), slots, longest)
 	for i, p := range h.procs {
 		out := p.output()
 		t.Logf("server-%d logged %d failed campaigns, %d failed renewals, %d step-downs", i,

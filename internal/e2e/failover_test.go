@@ -193,39 +193,12 @@ func TestLeaderFailoverLosesAndDoublesNothing(t *testing.T) {
 	if _, err := c0.PauseSchedule(bg, sc.ID, "test over"); err != nil {
 		t.Fatal(err)
 	}
-	for key, id := range load.acked {
-		j, err := c0.Wait(bg, id)
-		if err != nil || j.State != api.StateSucceeded {
-			t.Errorf("acknowledged %s (job %s) ended %s: %v", key, id, j.State, err)
-		}
-	}
-	if len(load.doubled) > 0 {
-		t.Errorf("keys acknowledged as two jobs: %v", load.doubled)
-	}
-	checkWitness(t, witness, load.acked)
-	var slotted []api.Job
-	err = c0.ListAll(bg, client.ListOptions{}, func(j api.Job) error {
-		if j.ScheduleID == sc.ID {
-			slotted = append(slotted, j)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bySlot := map[time.Time]int{}
-	for _, j := range slotted {
-		bySlot[*j.ScheduledFor]++
-		if n := bySlot[*j.ScheduledFor]; n > 1 {
-			t.Errorf("slot %s has %d jobs", j.ScheduledFor, n)
-		}
-		c0.Wait(bg, j.ID)
-	}
+	slotted, slots := checkAckedAndSlots(bg, t, c0, load, witness, sc.ID, false)
 	checkScheduleWitness(t, schedWitness, slotted)
 	checkTermsNeverOverlap(t, h.url)
 	slices.Sort(takeovers)
 	t.Logf("%d acknowledged jobs, %d schedule slots across 5 leader kills; kill to first lease by the new leader: p50 %s, max %s",
-		len(load.acked), len(bySlot), takeovers[len(takeovers)/2], takeovers[len(takeovers)-1])
+		len(load.acked), slots, takeovers[len(takeovers)/2], takeovers[len(takeovers)-1])
 }
 
 // checkTermsNeverOverlap reads leader_terms: each term's first commit
@@ -295,4 +268,45 @@ func (r *roundRobin) Submit(ctx context.Context, spec api.JobSpec) (api.SubmitRe
 		return api.SubmitResponse{}, err
 	}
 	return c.Submit(ctx, spec)
+}
+
+// checkAckedAndSlots waits for every acknowledged job of load and for the
+// jobs of schedule scheduleID: each acknowledged job succeeded, no key was
+// acknowledged as two jobs, the witness saw each acknowledged run once,
+// and no slot has two jobs (with slotsSucceed, each slot's job succeeded
+// too). It returns the schedule's jobs and the number of slots.
+func checkAckedAndSlots(ctx context.Context, t *testing.T, c *client.Client, load *crashLoad, witness, scheduleID string, slotsSucceed bool) ([]api.Job, int) {
+	t.Helper()
+	for key, id := range load.acked {
+		j, err := c.Wait(ctx, id)
+		if err != nil || j.State != api.StateSucceeded {
+			t.Errorf("acknowledged %s (job %s) ended %s: %s %s %v", key, id, j.State, j.FailureClass, j.LastError, err)
+		}
+	}
+	if len(load.doubled) > 0 {
+		t.Errorf("keys acknowledged as two jobs: %v", load.doubled)
+	}
+	checkWitness(t, witness, load.acked)
+	var slotted []api.Job
+	err := c.ListAll(ctx, client.ListOptions{}, func(j api.Job) error {
+		if j.ScheduleID == scheduleID {
+			slotted = append(slotted, j)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bySlot := map[time.Time]int{}
+	for _, j := range slotted {
+		bySlot[*j.ScheduledFor]++
+		if n := bySlot[*j.ScheduledFor]; n > 1 {
+			t.Errorf("slot %s has %d jobs", j.ScheduledFor, n)
+		}
+		done, err := c.Wait(ctx, j.ID)
+		if slotsSucceed && (err != nil || done.State != api.StateSucceeded) {
+			t.Errorf("schedule job %s (slot %s) ended %s: %s %s %v", j.ID, j.ScheduledFor, done.State, done.FailureClass, done.LastError, err)
+		}
+	}
+	return slotted, len(bySlot)
 }

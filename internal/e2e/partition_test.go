@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -23,16 +22,8 @@ import (
 // through a partitionProxy.
 func newProxiedCluster(t *testing.T, store string) (*haCluster, *faultproxy.Proxy) {
 	t.Helper()
-	u, err := url.Parse(store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := faultproxy.Start(t, u.Host)
-	h := newHAClusterVia(t, 1, store, func(raw string) string {
-		v, _ := url.Parse(raw)
-		v.Host = proxy.Addr()
-		return v.String()
-	})
+	proxy, _ := faultproxy.StartFor(t, store)
+	h := newHAClusterVia(t, 1, store, func(raw string) string { return proxy.Via(t, raw) })
 	return h, proxy
 }
 

@@ -9,6 +9,7 @@ package faultproxy
 import (
 	"io"
 	"net"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -117,4 +118,27 @@ func (p *Proxy) stop() {
 	p.ln.Close()
 	p.Heal()
 	p.Cut()
+}
+
+// StartFor proxies the host of the URL raw (a database URL) and returns
+// the proxy and raw with its host replaced by the proxy's.
+func StartFor(t testing.TB, raw string) (*Proxy, string) {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Start(t, u.Host)
+	return p, p.Via(t, raw)
+}
+
+// Via is the URL raw with its host replaced by the proxy's.
+func (p *Proxy) Via(t testing.TB, raw string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = p.Addr()
+	return u.String()
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -12,16 +11,6 @@ import (
 	"github.com/fairwayhq/fairway/internal/faultproxy"
 	"github.com/fairwayhq/fairway/internal/pgtest"
 )
-
-// via is url with its host replaced by the proxy's.
-func via(t *testing.T, p *faultproxy.Proxy, raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Host = p.Addr()
-	return u.String()
-}
 
 type readiness struct {
 	Role, Leader string
@@ -55,11 +44,10 @@ func waitRole(t *testing.T, addr, role string) {
 // still names the leader it last saw (no database round trip per probe).
 func TestAStandbyAnswersReadyzFromMemory(t *testing.T) {
 	base := pgtest.URL(t)
-	u, _ := url.Parse(base)
 	a := startNode(t, base, "a")
 	waitRole(t, a, "leader")
-	proxy := faultproxy.Start(t, u.Host)
-	b := startNode(t, via(t, proxy, base), "b")
+	proxy, proxied := faultproxy.StartFor(t, base)
+	b := startNode(t, proxied, "b")
 	waitRole(t, b, "standby")
 	for ready(t, b).Leader != a {
 		time.Sleep(20 * time.Millisecond)
@@ -74,9 +62,8 @@ func TestAStandbyAnswersReadyzFromMemory(t *testing.T) {
 // its term ends, and another instance leads.
 func TestACutOffLeaderStandsBy(t *testing.T) {
 	base := pgtest.URL(t)
-	u, _ := url.Parse(base)
-	proxy := faultproxy.Start(t, u.Host)
-	a := startNode(t, via(t, proxy, base), "a")
+	proxy, proxied := faultproxy.StartFor(t, base)
+	a := startNode(t, proxied, "a")
 	waitRole(t, a, "leader")
 	b := startNode(t, base, "b")
 	waitRole(t, b, "standby")
@@ -93,9 +80,8 @@ func TestACutOffLeaderStandsBy(t *testing.T) {
 // term, and a new term opens the store afresh.
 func TestALeaderWritesAgainAfterItsConnectionsReset(t *testing.T) {
 	base := pgtest.URL(t)
-	u, _ := url.Parse(base)
-	proxy := faultproxy.Start(t, u.Host)
-	a := startNode(t, via(t, proxy, base), "a")
+	proxy, proxied := faultproxy.StartFor(t, base)
+	a := startNode(t, proxied, "a")
 	waitRole(t, a, "leader")
 	submit := func(key string) int {
 		hc := &http.Client{Timeout: 10 * time.Second}

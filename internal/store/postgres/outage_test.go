@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/url"
 	"testing"
 	"time"
 
@@ -22,13 +21,8 @@ import (
 // 503 maybe_applied), not an unnamed error.
 func TestAConnectionLostDuringCommitIsMaybeApplied(t *testing.T) {
 	base := pgtest.URL(t)
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := faultproxy.Start(t, u.Host)
-	u.Host = proxy.Addr()
-	s, err := Open(ctx, u.String())
+	proxy, proxied := faultproxy.StartFor(t, base)
+	s, err := Open(ctx, proxied)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,14 +81,8 @@ func TestConnectionFailuresAreUnavailable(t *testing.T) {
 // write within the statement timeout, as maybe applied (its COMMIT was
 // sent), instead of holding the writer until the network gives up.
 func TestASilentDatabaseFailsAWriteWithinTheStatementTimeout(t *testing.T) {
-	base := pgtest.URL(t)
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := faultproxy.Start(t, u.Host)
-	u.Host = proxy.Addr()
-	s, err := Open(ctx, u.String(), WithStatementTimeout(500*time.Millisecond))
+	proxy, proxied := faultproxy.StartFor(t, pgtest.URL(t))
+	s, err := Open(ctx, proxied, WithStatementTimeout(500*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,15 +116,9 @@ func TestASilentDatabaseFailsAWriteWithinTheStatementTimeout(t *testing.T) {
 // write waiting on a silent database is given up when the lifetime ends,
 // long before the statement timeout.
 func TestTheLifetimeEndsAWriteWaitingOnASilentDatabase(t *testing.T) {
-	base := pgtest.URL(t)
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := faultproxy.Start(t, u.Host)
-	u.Host = proxy.Addr()
+	proxy, proxied := faultproxy.StartFor(t, pgtest.URL(t))
 	life, end := context.WithCancel(context.Background())
-	s, err := Open(ctx, u.String(), WithStatementTimeout(10*time.Minute), WithLifetime(life))
+	s, err := Open(ctx, proxied, WithStatementTimeout(10*time.Minute), WithLifetime(life))
 	if err != nil {
 		t.Fatal(err)
 	}
