@@ -25,15 +25,12 @@ func (e *Engine) Next(now time.Time) (Assignment, bool) {
 	}
 	e.gen++
 	e.clearPlan()
-	e.deciding = true
 	for i, l := range e.lanesByShare() {
 		l.turn = i
 		if o, ok := e.bestInLane(l, now); ok {
-			e.deciding = false
 			return e.admit(o, now), true
 		}
 	}
-	e.deciding = false
 	return Assignment{}, false
 }
 
@@ -107,7 +104,7 @@ func (o offer) better(p offer) bool {
 // The lane first makes its reservations (reserve.go); they and those of
 // the lanes before it in this decision's DRF order bind the placement.
 func (e *Engine) bestInLane(l *lane, now time.Time) (offer, bool) {
-	cands, open, ranked, found := e.planLane(l, now)
+	cands, open, ranked, found := e.planLane(l, now, true)
 	e.cands = cands[:0]
 	if ranked && (!found || len(e.reserved) == 0 || e.placeAround(&open, now)) {
 		return open, found // the best admissible offer, placeable as it is

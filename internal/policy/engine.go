@@ -45,7 +45,6 @@ type Engine struct {
 	// This decision's reservations (reserve.go), planned again at every
 	// decision; blocked is planning's scratch.
 	reserved         []reservation
-	deciding         bool // planning for a decision (Next), not a query
 	opens, blocked   []candidate
 	round            []candidate
 	endsBuf          []runningEnd

@@ -74,7 +74,7 @@ func (e *Engine) plan(lanes []*lane, now time.Time) {
 	e.clearPlan()
 	for i, l := range lanes {
 		l.turn = i
-		cands, _, _, _ := e.planLane(l, now)
+		cands, _, _, _ := e.planLane(l, now, false)
 		e.cands = cands[:0]
 	}
 }
@@ -83,7 +83,10 @@ func (e *Engine) plan(lanes []*lane, now time.Time) {
 // blocked jobs that no admissible job of the lane outranks. When it had
 // to rank the admissible jobs for that, it returns the best of them
 // (open, found): with no reservation in force it is the lane's choice.
-func (e *Engine) planLane(l *lane, now time.Time) (cands []candidate, open offer, ranked, found bool) {
+//
+// remember is true for a decision, which remembers the worker it reserves
+// (reserveFor); the queries plan without changing anything.
+func (e *Engine) planLane(l *lane, now time.Time, remember bool) (cands []candidate, open offer, ranked, found bool) {
 	cands = e.candidates(l, now.UnixNano())
 	if len(e.blocked) == 0 || l.cfg.Backfill.Off {
 		return cands, offer{}, false, false
@@ -91,7 +94,7 @@ func (e *Engine) planLane(l *lane, now time.Time) (cands []candidate, open offer
 	e.opens = append(e.opens[:0], cands...)
 	open, found = e.bestOffer(e.opens, now, false, 0)
 	if !found || e.blocked[bestCandidate(e.blocked)].score >= open.score {
-		e.reserveBlocked(l, e.blocked, open, found, now)
+		e.reserveBlocked(l, e.blocked, open, found, now, remember)
 	}
 	return cands, open, true, found
 }
@@ -99,7 +102,7 @@ func (e *Engine) planLane(l *lane, now time.Time) (cands []candidate, open offer
 // reserveBlocked reserves for the lane's best blocked heads, best first
 // by the lane's order, until one ranks below open, the lane's best
 // admissible offer.
-func (e *Engine) reserveBlocked(l *lane, blocked []candidate, open offer, haveOpen bool, now time.Time) {
+func (e *Engine) reserveBlocked(l *lane, blocked []candidate, open offer, haveOpen bool, now time.Time, remember bool) {
 	for made := 0; made < l.cfg.Backfill.Reservations && len(blocked) > 0; {
 		e.round = append(e.round[:0], blocked...)
 		o, ok := e.bestOffer(e.round, now, false, 0)
@@ -112,7 +115,7 @@ func (e *Engine) reserveBlocked(l *lane, blocked []candidate, open offer, haveOp
 				break
 			}
 		}
-		r, ok := e.reserveFor(o.c.head(), now)
+		r, ok := e.reserveFor(o.c.head(), now, remember)
 		if !ok {
 			continue
 		}
@@ -142,12 +145,12 @@ func (g *group) passesCaps() bool {
 // hold (predictions change as run times are learned and jobs overrun).
 // Queries (Explain, Reservations, Preemptions, EstimateStart) use the
 // remembered worker but do not change it.
-func (e *Engine) reserveFor(en *entry, now time.Time) (reservation, bool) {
+func (e *Engine) reserveFor(en *entry, now time.Time, remember bool) (reservation, bool) {
 	if w := en.resvWorker; w != nil && e.canReserve(en, w) {
 		return e.fitTime(en, w, now), true
 	}
 	r, ok := e.earliestFit(en, now)
-	if ok && e.deciding {
+	if ok && remember {
 		en.resvWorker = r.wk
 	}
 	return r, ok
