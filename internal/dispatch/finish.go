@@ -46,7 +46,9 @@ func (d *Dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.Item
 	if end.outcome == store.OutcomeFailed && end.class == "" {
 		end.class = store.FailExitCode
 	}
-	if c.Outcome == api.OutcomePreempted {
+	if c.Outcome == api.OutcomePreempted && !rec.job.CancelRequested {
+		// A job cancelled while it was being preempted ends as cancelled
+		// below (endAttempt), instead of going back to the queue.
 		d.requeuePreempted(tx, rec, end)
 		return api.ItemResult{JobID: c.JobID, OK: true}
 	}

@@ -2,10 +2,8 @@ package dispatch
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/fairwayhq/fairway/internal/metrics"
-	"github.com/fairwayhq/fairway/internal/policy"
 	"github.com/fairwayhq/fairway/internal/store"
 )
 
@@ -68,17 +66,10 @@ func (d *Dispatcher) requeuePreempted(tx *txn, rec *jobRec, end attemptEnd) {
 		end.started = tx.now
 	}
 	d.writeEnd(tx, rec, end)
-	returned := rec.job.ReturnedLeases + 1
-	set := store.JobSet{State: store.Ptr(store.StatePending), WorkerID: store.Ptr(""), LeaseExpiresAt: &time.Time{},
-		ReturnedLeases: &returned, StartedAt: &time.Time{}, CancelRequested: store.Ptr(false)}
-	if !d.transition(tx, rec, []store.State{store.StateLeased, store.StateRunning}, set) {
+	if !d.requeueUncharged(tx, rec) {
 		return
 	}
 	rec.preemptFor = ""
-	d.releaseFromWorker(tx, rec, policy.Released)
 	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventPreempted, end.actor,
 		map[string]string{"for": forJob, "worker": wk.w.ID})
-	if err := d.eng.Submit(policyJob(rec.job), tx.now); err != nil {
-		tx.fatal(fmt.Errorf("requeue preempted %s: %w", rec.job.ID, err))
-	}
 }

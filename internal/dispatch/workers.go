@@ -58,23 +58,29 @@ func (d *Dispatcher) deregister(tx *txn, wk *workerRec) {
 // recorded: nothing went wrong with the job.
 func (d *Dispatcher) handBack(tx *txn, rec *jobRec, reason string) {
 	wk := rec.worker
+	if d.requeueUncharged(tx, rec) {
+		tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventLeaseReturned, "system",
+			map[string]string{"worker": wk.w.ID, "reason": reason})
+	}
+}
+
+// requeueUncharged puts a leased or running job back in the queue with its
+// age, the attempt not charged (returned_leases + 1, its start cleared),
+// and frees its place on its worker and in the engine. It reports false
+// when the store refused the transition.
+func (d *Dispatcher) requeueUncharged(tx *txn, rec *jobRec) bool {
 	returned := rec.job.ReturnedLeases + 1
 	set := store.JobSet{State: store.Ptr(store.StatePending), WorkerID: store.Ptr(""), LeaseExpiresAt: &time.Time{},
 		ReturnedLeases: &returned, StartedAt: &time.Time{}}
 	if !d.transition(tx, rec, []store.State{store.StateLeased, store.StateRunning}, set) {
-		return
+		return false
 	}
-	delete(wk.jobs, rec.job.ID)
-	rec.worker, rec.leasedAt, rec.deliveredAt = nil, time.Time{}, time.Time{}
-	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventLeaseReturned, "system",
-		map[string]string{"worker": wk.w.ID, "reason": reason})
-	if _, err := d.eng.Finish(rec.job.ID, tx.now, policy.Released); err != nil {
-		tx.fatal(err)
-		return
-	}
+	d.releaseFromWorker(tx, rec, policy.Released)
+	rec.leasedAt, rec.deliveredAt = time.Time{}, time.Time{}
 	if err := d.eng.Submit(policyJob(rec.job), tx.now); err != nil {
-		tx.fatal(err)
+		tx.fatal(fmt.Errorf("requeue %s: %w", rec.job.ID, err))
 	}
+	return true
 }
 
 func (d *Dispatcher) removeWorker(tx *txn, wk *workerRec, ev store.EventType) {

@@ -141,3 +141,24 @@ func TestPreemptionRaisesAnAlert(t *testing.T) {
 		t.Fatalf("deliveries %+v, want job_preempted for %s naming %s", recv.deliveries(), low.ID, high.ID)
 	}
 }
+
+// A job cancelled while it is being preempted ends cancelled: its
+// worker's preempted report does not queue it again.
+func TestCancelWhilePreemptingEndsCancelled(t *testing.T) {
+	h := newHarness(t, preemptConfig(5*time.Second))
+	w := h.register(api.RegisterRequest{Name: "w", Slots: 1})
+	low := h.submit(api.JobSpec{Type: "t", Priority: intp(100)})
+	h.lease(w, 1)
+	h.start(w, low.ID, 1)
+	h.submit(api.JobSpec{Type: "t", Priority: intp(900)})
+	h.clock.Advance(6 * time.Second)
+	h.tick()
+	if hb := h.heartbeat(w, low.ID, 1); len(hb.Preempt) != 1 {
+		t.Fatalf("heartbeat = %+v, want the low job preempted", hb)
+	}
+	h.do("POST", "/jobs/"+low.ID+"/cancel", nil, nil)
+	h.complete(w, api.Completion{JobID: low.ID, Attempt: 1, Outcome: api.OutcomePreempted, FailureClass: api.FailPreempted})
+	if got := h.get(low.ID).State; got != api.StateCancelled {
+		t.Fatalf("a job cancelled while preempted ended %s, want cancelled", got)
+	}
+}
