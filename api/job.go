@@ -50,13 +50,16 @@ type JobSpec struct {
 	Dir            string            `json:"dir,omitempty"`
 	Payload        json.RawMessage   `json:"payload,omitempty"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
-	MaxAttempts    int               `json:"max_attempts,omitempty"`
-	Retry          *RetryPolicy      `json:"retry,omitempty"`
-	TimeoutMS      int64             `json:"timeout_ms,omitempty"`
-	ExpectedMS     int64             `json:"expected_ms,omitempty"`
-	SLAPolicy      string            `json:"sla_policy,omitempty"`
-	RunAt          *time.Time        `json:"run_at,omitempty"`
-	DependsOn      []Dependency      `json:"depends_on,omitempty"`
+	// TraceParent is a W3C trace context (traceparent) the job's spans and
+	// handler join; the traceparent header of the submit does the same.
+	TraceParent string       `json:"traceparent,omitempty"`
+	MaxAttempts int          `json:"max_attempts,omitempty"`
+	Retry       *RetryPolicy `json:"retry,omitempty"`
+	TimeoutMS   int64        `json:"timeout_ms,omitempty"`
+	ExpectedMS  int64        `json:"expected_ms,omitempty"`
+	SLAPolicy   string       `json:"sla_policy,omitempty"`
+	RunAt       *time.Time   `json:"run_at,omitempty"`
+	DependsOn   []Dependency `json:"depends_on,omitempty"`
 	// OutputLimitBytes caps the output kept of an attempt (stdout and
 	// stderr together); past it the head and the tail are kept. 0: the
 	// type's, else the server's.
@@ -104,6 +107,7 @@ type Job struct {
 	Dir            string            `json:"dir,omitempty"`
 	Payload        json.RawMessage   `json:"payload,omitempty"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	TraceParent    string            `json:"traceparent,omitempty"` // the job's trace context (docs/tracing.md)
 	MaxAttempts    int               `json:"max_attempts"`
 	Retry          RetryPolicy       `json:"retry"`
 	TimeoutMS      int64             `json:"timeout_ms,omitempty"`

@@ -39,6 +39,9 @@ type Lease struct {
 	Job            Job       `json:"job"`
 	Attempt        int       `json:"attempt"`
 	LeaseExpiresAt time.Time `json:"lease_expires_at"`
+	// TraceParent is the trace context the attempt runs under: the run
+	// span's when the server traces, else the job's (docs/tracing.md).
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // LeaseResponse answers POST /workers/{id}/lease.

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // DefaultUserAgent is sent when no WithUserAgent option is given.
@@ -179,6 +181,9 @@ func (c *Client) doAt(ctx context.Context, root string, k call) (int, string, er
 	if k.idemKey != "" {
 		req.Header.Set("Idempotency-Key", k.idemKey)
 	}
+	// The caller's trace, if its ctx carries a span: a submitted job joins
+	// it (docs/tracing.md). Nothing is set without one.
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return 0, "", attemptError(ctx, actx, root, limit, err)

@@ -93,13 +93,17 @@ func (h commandHandler) Run(ctx context.Context, job Job) (json.RawMessage, erro
 }
 
 // jobEnv is the job's environment plus what it may want to know of
-// itself: FAIRWAY_JOB_ID, FAIRWAY_ATTEMPT, (set by Run) FAIRWAY_PREEMPTED_FILE,
+// itself: FAIRWAY_JOB_ID, FAIRWAY_ATTEMPT, TRACEPARENT (the attempt's W3C
+// trace context, when the job has one), (set by Run) FAIRWAY_PREEMPTED_FILE,
 // an empty file that holds "1" once the attempt is preempted, and for a
 // schedule's job
 // FAIRWAY_SCHEDULE_ID and FAIRWAY_SCHEDULED_FOR (RFC 3339, UTC). The
 // job's own env wins.
 func jobEnv(job Job) map[string]string {
 	env := map[string]string{"FAIRWAY_JOB_ID": job.ID, "FAIRWAY_ATTEMPT": strconv.Itoa(job.Attempt)}
+	if job.TraceParent != "" {
+		env["TRACEPARENT"] = job.TraceParent
+	}
 	if job.ScheduleID != "" {
 		env["FAIRWAY_SCHEDULE_ID"] = job.ScheduleID
 	}

@@ -69,7 +69,10 @@ type task struct {
 func newTask(parent context.Context, sess session, l api.Lease) *task {
 	job := l.Job
 	job.Attempt = l.Attempt
-	ctx, cancel := context.WithCancelCause(parent)
+	if l.TraceParent != "" {
+		job.TraceParent = l.TraceParent
+	}
+	ctx, cancel := context.WithCancelCause(withTraceParent(parent, job.TraceParent))
 	t := &task{
 		key:       taskKey{jobID: job.ID, attempt: l.Attempt},
 		sess:      sess,

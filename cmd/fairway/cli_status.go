@@ -59,7 +59,7 @@ func jobFields(j api.Job) []field {
 		{"depends on", depsText(j.DependsOn)}, runAtField(j),
 		{"created", timeText(&j.CreatedAt)}, {"started", timeOrEmpty(j.StartedAt)}, {"finished", timeOrEmpty(j.FinishedAt)},
 		{"worker", j.WorkerID}, {"lease expires", leaseText(j)},
-		{"cancel requested", yesOrEmpty(j.CancelRequested)}, {"held", yesOrEmpty(j.Held)}, errorField(j),
+		{"cancel requested", yesOrEmpty(j.CancelRequested)}, {"held", yesOrEmpty(j.Held)}, {"trace", j.TraceParent}, errorField(j),
 	}
 }
 

@@ -35,7 +35,7 @@ type submitFlags struct {
 	memoryMB, gpu                        int64
 	labels, env, after, tags             stringList
 	resultLocation                       string
-	dir, idempotencyKey                  string
+	dir, idempotencyKey, traceParent     string
 	maxAttempts                          int
 	retry                                string
 	retryDelay, retryMaxDelay            time.Duration
@@ -68,6 +68,7 @@ func (b *byteSizeFlag) Set(s string) error {
 func (f *submitFlags) register(fs *flag.FlagSet) {
 	f.registerTemplate(fs)
 	fs.StringVar(&f.idempotencyKey, "idempotency-key", "", "a resubmit with the same key within 24 h returns the first job")
+	fs.StringVar(&f.traceParent, "traceparent", os.Getenv("TRACEPARENT"), "run the job in this W3C trace `context` (default: $TRACEPARENT, so a job's own submits join its trace)")
 	fs.StringVar(&f.runAt, "run-at", "", "not before this `time`: RFC 3339, or +DURATION from now")
 	fs.Var(&f.after, "after", "run after job `ID[:condition]` ends; condition success (default), failure or any (repeatable)")
 	fs.BoolVar(&f.wait, "wait", false, "follow the job: stream its logs and state, exit 0 on success, 1 on failure")
@@ -153,7 +154,7 @@ func (f *submitFlags) spec(typ string, command []string, now time.Time) (api.Job
 	s := api.JobSpec{
 		Type: typ, Tenant: f.tenant, Name: f.name, Lane: f.lane, Key: f.key, FairnessKey: f.fairnessKey,
 		OnDemand: f.onDemand, Labels: f.labels, Tags: f.tags, ResultLocation: f.resultLocation, Command: command, Shell: f.shell, Dir: f.dir,
-		IdempotencyKey: f.idempotencyKey, MaxAttempts: f.maxAttempts, SLAPolicy: f.sla,
+		IdempotencyKey: f.idempotencyKey, TraceParent: f.traceParent, MaxAttempts: f.maxAttempts, SLAPolicy: f.sla,
 		TimeoutMS: f.timeout.Milliseconds(), ExpectedMS: f.expected.Milliseconds(),
 		OutputLimitBytes: int64(f.outputLimit),
 	}

@@ -27,7 +27,7 @@ func TestCLISubmitSpec(t *testing.T) {
 		"--tenant", "acme", "--name", "nightly", "--lane", "batch", "--key", "acct-42", "--fairness-key", "u7",
 		"--priority", "0", "--on-demand", "--cpu", "0.5", "--memory-mb", "256", "--gpu", "1",
 		"--label", "ssd", "--label", "eu", "--env", "A=1", "--env", "B=x=y", "--dir", "/srv", "--shell",
-		"--idempotency-key", "n-1", "--max-attempts", "3", "--retry", "exponential", "--retry-delay", "1.5s", "--retry-max-delay", "2m",
+		"--idempotency-key", "n-1", "--traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "--max-attempts", "3", "--retry", "exponential", "--retry-delay", "1.5s", "--retry-max-delay", "2m",
 		"--timeout", "10m", "--expected", "1m", "--sla", "flexible", "--run-at", "2026-11-21T08:00:00+01:00",
 		"--after", "j0", "--after", "j9:any", "--payload", `{"day":"2026-11-20"}`, "--output-limit", "64KiB",
 		"--", "./report.sh", "--day", "2026-11-20")
@@ -41,7 +41,7 @@ func TestCLISubmitSpec(t *testing.T) {
 		Priority: &prio, OnDemand: true, Resources: &api.Resources{CPU: 0.5, MemoryMB: 256, GPU: 1},
 		Labels: []string{"ssd", "eu"}, Command: []string{"./report.sh", "--day", "2026-11-20"}, Shell: true,
 		Env: map[string]string{"A": "1", "B": "x=y"}, Dir: "/srv", Payload: json.RawMessage(`{"day":"2026-11-20"}`),
-		IdempotencyKey: "n-1", MaxAttempts: 3, Retry: &api.RetryPolicy{Kind: "exponential", DelayMS: 1500, MaxDelayMS: 120000},
+		IdempotencyKey: "n-1", TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", MaxAttempts: 3, Retry: &api.RetryPolicy{Kind: "exponential", DelayMS: 1500, MaxDelayMS: 120000},
 		TimeoutMS: 600000, ExpectedMS: 60000, SLAPolicy: "flexible", RunAt: &runAt,
 		DependsOn:        []api.Dependency{{JobID: "j0"}, {JobID: "j9", Condition: "any"}},
 		OutputLimitBytes: 64 << 10,
@@ -425,5 +425,21 @@ func TestJobTrailLines(t *testing.T) {
 		if got, _ := tr.line(tc.e); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.e.Type, got, tc.want)
 		}
+	}
+}
+
+// A submit from inside a job (TRACEPARENT in its environment) joins the
+// job's trace unless --traceparent says otherwise.
+func TestCLISubmitJoinsTheTraceInTheEnvironment(t *testing.T) {
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	t.Setenv("TRACEPARENT", tp)
+	f := newAPIFake(t, map[string]http.HandlerFunc{
+		"POST /api/v1/jobs": replyWith(201, api.SubmitResponse{Job: testJob("j1", api.StatePending)}),
+	})
+	if code, _, errOut := runCLI(t, f.URL, "submit", "report"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if got := decodeJSON[api.JobSpec](t, string(f.only(t).Body)); got.TraceParent != tp {
+		t.Fatalf("traceparent %q, want $TRACEPARENT %q", got.TraceParent, tp)
 	}
 }

@@ -15,18 +15,20 @@ import (
 	"github.com/fairwayhq/fairway/internal/ha"
 	"github.com/fairwayhq/fairway/internal/leader"
 	"github.com/fairwayhq/fairway/internal/store/postgres"
+	"github.com/fairwayhq/fairway/internal/tracing"
 )
 
 // serveHA runs this process as one instance on a PostgreSQL store: a
 // standby until it wins the leadership, then the server (package ha).
-func serveHA(ctx context.Context, cfg config.Config, log *slog.Logger, inner net.Listener, ready func(addr, where string)) error {
+func serveHA(ctx context.Context, cfg config.Config, log *slog.Logger, inner net.Listener, tracer *tracing.Tracer, ready func(addr, where string)) error {
 	addr := cfg.Server.Advertise
 	if addr == "" {
 		addr = inner.Addr().String()
 	}
 	node, err := ha.New(ctx, ha.Options{
 		URL: cfg.Server.Store, Config: cfg, Logger: log,
-		Lease: leader.Lease{Holder: instanceID(), Address: addr, TTL: cfg.Server.LeaderTTL.D()},
+		Lease:  leader.Lease{Holder: instanceID(), Address: addr, TTL: cfg.Server.LeaderTTL.D()},
+		Tracer: tracer,
 	})
 	if err != nil {
 		return err

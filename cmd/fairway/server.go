@@ -13,6 +13,7 @@ import (
 	"github.com/fairwayhq/fairway/internal/gcfloor"
 	"github.com/fairwayhq/fairway/internal/server"
 	"github.com/fairwayhq/fairway/internal/store/postgres"
+	"github.com/fairwayhq/fairway/internal/tracing"
 )
 
 func init() {
@@ -116,6 +117,15 @@ func gcFloor(cfg config.Server, log *slog.Logger) int64 {
 	return floor
 }
 
+// shutdownTracer exports the spans still buffered, for at most 5 s.
+func shutdownTracer(t *tracing.Tracer, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := t.Shutdown(ctx); err != nil {
+		log.Warn("tracing: spans not exported at shutdown", "err", err)
+	}
+}
+
 // serve runs the server until ctx ends, then shuts down gracefully.
 // ready gets the address listened on and where the state is kept.
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(addr, where string)) error {
@@ -125,15 +135,20 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(
 	}
 	defer inner.Close()
 	defer gcfloor.Start(gcFloor(cfg.Server, log))()
+	tracer, err := tracing.New(ctx, cfg.Tracing, log)
+	if err != nil {
+		return err
+	}
+	defer shutdownTracer(tracer, log)
 	if postgres.IsURL(cfg.Server.Store) {
-		return serveHA(ctx, cfg, log, inner, ready)
+		return serveHA(ctx, cfg, log, inner, tracer, ready)
 	}
 	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	srv, err := server.New(server.Options{Store: st, Config: cfg, Logger: log})
+	srv, err := server.New(server.Options{Store: st, Config: cfg, Logger: log, Tracer: tracer})
 	if err != nil {
 		return err
 	}

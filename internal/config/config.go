@@ -31,6 +31,7 @@ type Config struct {
 	AdminKeys []string             `yaml:"admin_keys"`
 	Workers   WorkerAuth           `yaml:"workers"`
 	Alerts    Alerts               `yaml:"alerts"`
+	Tracing   Tracing              `yaml:"tracing"`
 	Extra     map[string]yaml.Node `yaml:",inline"` // rejected: unknown top-level keys
 }
 
@@ -373,6 +374,9 @@ const DefaultLeaderTTL = 2 * time.Second
 
 // Validate checks every field and names the first bad one.
 func (c *Config) Validate() error {
+	if err := c.Tracing.validate(); err != nil {
+		return err
+	}
 	if d := c.Server.LeaderTTL.D(); d != 0 && d < 300*time.Millisecond {
 		return invalid("server.leader_ttl", "must be at least 300ms")
 	}

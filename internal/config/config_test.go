@@ -61,6 +61,8 @@ func TestErrorsNameTheField(t *testing.T) {
 		"both unrunnables":   {"server: {unrunnable: refuse, accept_unrunnable: true}\n", "server.accept_unrunnable"},
 		"negative retention": {"server: {retention: -1h}\n", "server.retention"},
 		"negative events":    {"server: {events_retention: -1h}\n", "server.events_retention"},
+		"tracing endpoint":   {"tracing: {endpoint: \"127.0.0.1:4318\"}\n", "tracing.endpoint"},
+		"tracing unknown":    {"tracing: {endpont: x}\n", "endpont"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"github.com/fairwayhq/fairway/internal/metrics"
 	"github.com/fairwayhq/fairway/internal/policy"
 	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/tracing"
 )
 
 // housekeepEvery is how often the dispatcher wakes with no command, to
@@ -147,6 +148,7 @@ type Dispatcher struct {
 	laneStates     map[string]store.LaneState // the paused lanes, as stored
 	metrics        *metrics.Metrics           // nil: none
 	alerts         *alerts.Alerter            // nil: none
+	tracer         *tracing.Tracer            // nil: tracing off
 	pending        []func(tx *txn)            // repairs found at rebuild, applied in the first batch
 	purgeDue       time.Time                  // when retention purges next (purge)
 	purgeJobChunk  int                        // the jobs retention deletes per purge (0: purgeChunk)
@@ -197,6 +199,8 @@ type Options struct {
 	// Alerts hears each durable batch's events and tenants over quota
 	// (nil: no webhooks).
 	Alerts *alerts.Alerter
+	// Tracer writes the spans of each ended attempt (nil: tracing off).
+	Tracer *tracing.Tracer
 }
 
 // New builds a dispatcher; Rebuild loads its state, Run applies commands.
@@ -204,6 +208,7 @@ func New(o Options) (*Dispatcher, error) {
 	d, err := newDispatcher(o.Store, o.Config, o.Logger, o.Clock, o.MaxBatch)
 	if err == nil {
 		d.build, d.resultsPending, d.metrics, d.alerts = o.BuildJob, o.ResultsPending, o.Metrics, o.Alerts
+		d.tracer = o.Tracer
 		lanes := make([]string, 0, len(d.cfg.PolicyConfig().Lanes))
 		for name := range d.cfg.PolicyConfig().Lanes {
 			lanes = append(lanes, name)

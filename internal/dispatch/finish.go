@@ -274,7 +274,7 @@ func (d *Dispatcher) writeEnd(tx *txn, rec *jobRec, end attemptEnd) {
 	}
 	e.SLAMet, e.SLAViolationPct = slaOf(rec.job, e.Duration)
 	d.resultPending(tx, rec, &e)
-	d.writeExecution(tx, rec, e)
+	e = d.writeExecution(tx, rec, e)
 	d.noteAttemptEnded(tx, rec, e)
 }
 

@@ -42,7 +42,8 @@ func (d *Dispatcher) lease(tx *txn, rec *jobRec, wk *workerRec) {
 	wk.jobs[rec.job.ID] = rec
 	tx.event(rec.job.ID, attempt, rec.job.Tenant, store.EventLeased, "system", map[string]string{"worker": wk.w.ID})
 	rec.outputBytes, rec.outputCut = 0, false
-	l := api.Lease{Job: wire.Job(rec.job), Attempt: attempt, LeaseExpiresAt: exp.UTC()}
+	l := api.Lease{Job: wire.Job(rec.job), Attempt: attempt, LeaseExpiresAt: exp.UTC(),
+		TraceParent: d.tracer.AttemptParent(rec.job.TraceParent, rec.job.ID, attempt)}
 	l.Job.OutputLimitBytes = d.outputLimit(rec)
 	wk.mailbox = append(wk.mailbox, mailItem{lease: l, seq: tx.seq})
 }
@@ -282,8 +283,9 @@ func (wk *workerRec) news(resp api.HeartbeatResponse) bool {
 
 // writeExecution upserts the current attempt's execution row, filling the
 // identity fields from the record. It is written once, when the attempt
-// ends; while it runs, the job row holds what the execution would.
-func (d *Dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) {
+// ends; while it runs, the job row holds what the execution would. It
+// returns the row as written.
+func (d *Dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) store.Execution {
 	e.JobID, e.Attempt = rec.job.ID, rec.job.Attempt
 	if rec.worker != nil {
 		e.WorkerID = rec.worker.w.ID
@@ -294,6 +296,7 @@ func (d *Dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) {
 		e.StartedAt = rec.job.StartedAt
 	}
 	tx.execs = append(tx.execs, e)
+	return e
 }
 
 // waitBeforeLease is how long the attempt waited for its lease: from the

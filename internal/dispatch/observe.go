@@ -5,6 +5,7 @@ import (
 
 	"github.com/fairwayhq/fairway/internal/metrics"
 	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/tracing"
 )
 
 // Metrics of jobs are recorded once the batch that made the change is
@@ -38,6 +39,25 @@ func (d *Dispatcher) noteAttemptEnded(tx *txn, rec *jobRec, e store.Execution) {
 		ran = e.Duration
 	}
 	d.observe(tx, func(m *metrics.Metrics) { m.AttemptEnded(lane, typ, outcome, class, ran) })
+	d.traceAttempt(tx, rec, e)
+}
+
+// traceAttempt writes the ended attempt's spans once the batch is
+// durable (package tracing).
+func (d *Dispatcher) traceAttempt(tx *txn, rec *jobRec, e store.Execution) {
+	if !d.tracer.Enabled() || rec.job.TraceParent == "" {
+		return
+	}
+	a := tracing.Attempt{
+		TraceParent: rec.job.TraceParent, JobID: rec.job.ID, Type: rec.job.Type, Tenant: rec.job.Tenant, Lane: rec.job.Lane,
+		Worker: e.WorkerID, Attempt: e.Attempt, LeasedAt: e.LeasedAt, StartedAt: e.StartedAt, FinishedAt: e.FinishedAt,
+		Outcome: string(e.Outcome), FailureClass: string(e.FailureClass), Error: e.Error,
+	}
+	if e.Wait > 0 {
+		a.ReadyAt = e.LeasedAt.Add(-e.Wait)
+	}
+	t := d.tracer
+	tx.then(func() { t.AttemptEnded(a) })
 }
 
 // noteFinished counts a job in its final state.

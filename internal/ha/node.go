@@ -16,6 +16,7 @@ import (
 	"github.com/fairwayhq/fairway/internal/leader"
 	"github.com/fairwayhq/fairway/internal/server"
 	"github.com/fairwayhq/fairway/internal/store/postgres"
+	"github.com/fairwayhq/fairway/internal/tracing"
 )
 
 // Options configures a Node.
@@ -27,6 +28,8 @@ type Options struct {
 	// OnLead, if set, is called with each term this Node wins, once its
 	// server is ready (tests measure failover with it).
 	OnLead func(t leader.Term)
+	// Tracer writes the spans of jobs while this Node leads (nil: off).
+	Tracer *tracing.Tracer
 }
 
 // Node is one instance: a standby, or the leader serving the API.
@@ -127,7 +130,7 @@ func (n *Node) lead(ctx context.Context, t leader.Term) {
 		return
 	}
 	defer st.Close()
-	srv, err := server.New(server.Options{Store: st, Config: n.opts.Config, Logger: n.opts.Logger})
+	srv, err := server.New(server.Options{Store: st, Config: n.opts.Config, Logger: n.opts.Logger, Tracer: n.opts.Tracer})
 	if err != nil {
 		log.Error("ha: build the server", "err", err)
 		return

@@ -50,6 +50,8 @@ func TestBadInputIsA4xxWithACode(t *testing.T) {
 		"register no slots":   {"POST", "/workers/register", `{"name":"w"}`, "", 400, api.CodeInvalidArgument, "slots"},
 		"bad outcome":         {"POST", "/workers/x/complete", `{"results":[{"job_id":"j","attempt":1,"outcome":"meh"}]}`, "", 400, api.CodeInvalidArgument, "results[0].outcome"},
 		"no route":            {"GET", "/nope", ``, "", 404, api.CodeNotFound, ""},
+		"bad traceparent":     {"POST", "/jobs", `{"type":"a","traceparent":"00-zz-01"}`, "", 400, api.CodeInvalidArgument, "traceparent"},
+		"zero trace id":       {"POST", "/jobs", `{"type":"a","traceparent":"00-00000000000000000000000000000000-00f067aa0ba902b7-01"}`, "", 400, api.CodeInvalidArgument, "traceparent"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

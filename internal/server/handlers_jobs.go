@@ -35,13 +35,16 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, p principa
 	if err != nil {
 		return err
 	}
+	endSpan := s.traceSubmit(r, jobs[0].Tenant, jobs)
 	res, waitCh, err := s.d.Submit(r.Context(), jobs, wait, p.name())
+	if err == nil {
+		err = res[0].Err
+	}
 	if err != nil {
+		endSpan("", err)
 		return err
 	}
-	if res[0].Err != nil {
-		return res[0].Err
-	}
+	endSpan(res[0].Response.Job.ID, nil)
 	if wait {
 		return s.answerWait(w, r, res[0].Response.Job, waitCh, timeout)
 	}
@@ -82,7 +85,9 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request, p principal
 	if err != nil {
 		return err
 	}
+	endSpan := s.traceSubmit(r, jobs[0].Tenant, jobs)
 	res, _, err := s.d.Submit(r.Context(), jobs, false, p.name())
+	endSpan("", err)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/fairwayhq/fairway/internal/metrics"
 	"github.com/fairwayhq/fairway/internal/results"
 	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/tracing"
 )
 
 // Clock is the server's source of now; tests inject one.
@@ -38,6 +39,9 @@ type Options struct {
 	// instances): Start must not be called; a list or a job carries no
 	// reason (the dispatcher that knows it runs on the leader).
 	ReadOnly bool
+	// Tracer writes the spans of jobs (nil: tracing off; see package
+	// tracing).
+	Tracer *tracing.Tracer
 }
 
 // Server is a running job server.
@@ -54,6 +58,7 @@ type Server struct {
 	uploader    *results.Uploader
 	resultAllow []results.Location // server.results.allow, parsed
 	readOnly    bool
+	tracer      *tracing.Tracer // nil: off
 
 	ready     atomic.Bool
 	startOnce sync.Once
@@ -87,6 +92,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		st: opts.Store, cfg: opts.Config, log: opts.Logger, clock: opts.Clock, readOnly: opts.ReadOnly,
+		tracer: opts.Tracer,
 		auth:   newAuthenticator(opts.Config),
 		limits: newLimiter(opts.Config),
 	}
@@ -106,6 +112,7 @@ func New(opts Options) (*Server, error) {
 	d, err := dispatch.New(dispatch.Options{
 		Store: opts.Store, Config: opts.Config, Logger: opts.Logger, Clock: opts.Clock, MaxBatch: opts.MaxBatch,
 		BuildJob: s.buildScheduledJob, ResultsPending: func() { uploader.Notify() }, Metrics: s.metrics, Alerts: s.alerts,
+		Tracer: opts.Tracer,
 	})
 	if err != nil {
 		return nil, err
@@ -185,6 +192,11 @@ func (s *Server) buildScheduledJob(spec api.JobSpec, tenant string) (store.Job, 
 	j, fe := s.buildJob(spec, tenant)
 	if fe != nil {
 		return j, &dispatch.FieldError{Field: fe.field, Msg: fe.msg}
+	}
+	if s.tracer.Enabled() {
+		tp, end := s.tracer.Submit(context.Background(), j.TraceParent, tenant, 1)
+		j.TraceParent = tp
+		end("", nil)
 	}
 	return j, nil
 }

@@ -89,7 +89,7 @@ func TestTheWebUIInABrowser(t *testing.T) {
 	h.key = "globex-key-0123456789"
 	theirs := h.submit(api.JobSpec{Type: "report"})
 	h.key = "acme-key-0123456789"
-	running := h.submit(api.JobSpec{Type: "report"})
+	running := h.submit(api.JobSpec{Type: "report", TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})
 	h.key = "worker-key-0123456789"
 	w := h.register(api.RegisterRequest{Name: "ui-worker", Slots: 4})
 	h.lease(w, 4) // acme's job and globex's; acme's cap of 1 holds the rest back
@@ -147,6 +147,7 @@ func TestTheWebUIInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitText("main", "Timeline")
+	waitText("main", "4bf92f3577b34da6a3ce929d0e0e4736") // the trace id, what a tracing backend finds it by
 	h.key = "worker-key-0123456789"
 	at := h.clock.Now()
 	var appended api.LogAppendResponse

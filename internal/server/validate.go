@@ -13,6 +13,7 @@ import (
 	"github.com/fairwayhq/fairway/internal/policy"
 	"github.com/fairwayhq/fairway/internal/results"
 	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/tracing"
 )
 
 // Limits on what a job spec may carry.
@@ -76,7 +77,7 @@ func (s *Server) buildJob(spec api.JobSpec, tenant string) (store.Job, *fieldErr
 	j := store.Job{
 		Tenant: tenant, Name: spec.Name, Type: spec.Type, Key: spec.Key, FairnessKey: spec.FairnessKey,
 		OnDemand: spec.OnDemand, NotPreemptible: spec.Preemptible != nil && !*spec.Preemptible, Labels: spec.Labels, Tags: spec.Tags, Command: spec.Command, Env: spec.Env, Dir: spec.Dir,
-		Payload: spec.Payload, IdempotencyKey: spec.IdempotencyKey,
+		Payload: spec.Payload, IdempotencyKey: spec.IdempotencyKey, TraceParent: spec.TraceParent,
 	}
 	if j.FairnessKey == "" {
 		j.FairnessKey = tenant
@@ -91,6 +92,9 @@ func (s *Server) buildJob(spec api.JobSpec, tenant string) (store.Job, *fieldErr
 	}
 	if spec.RunAt != nil {
 		j.RunAt = spec.RunAt.UTC()
+	}
+	if _, err := tracing.ParseTraceParent(spec.TraceParent); err != nil {
+		return store.Job{}, &fieldError{field: "traceparent", msg: err.Error()}
 	}
 	return j, nil
 }

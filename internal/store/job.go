@@ -174,6 +174,9 @@ type Job struct {
 	// IdempotencyKey, when set, makes (Tenant, IdempotencyKey) unique among
 	// jobs created within the idempotency window; see JobInsert.
 	IdempotencyKey string
+	// TraceParent is the job's W3C trace context: its submit span's, or
+	// the one it was submitted with ("" for none).
+	TraceParent string
 
 	State       State
 	Attempt     int // fencing token: incremented at every lease

@@ -26,7 +26,7 @@ func Job(j store.Job) api.Job {
 		ID: j.ID, Type: j.Type, Tenant: j.Tenant, Name: j.Name, Lane: j.Lane, Key: j.Key,
 		FairnessKey: j.FairnessKey, Priority: j.Priority, OnDemand: j.OnDemand, NotPreemptible: j.NotPreemptible,
 		Resources: Resources(j.Resources), Labels: j.Labels, Tags: j.Tags, Command: j.Command,
-		Env: j.Env, Dir: j.Dir, Payload: RawJSON(j.Payload), IdempotencyKey: j.IdempotencyKey,
+		Env: j.Env, Dir: j.Dir, Payload: RawJSON(j.Payload), IdempotencyKey: j.IdempotencyKey, TraceParent: j.TraceParent,
 		MaxAttempts: j.MaxAttempts, Retry: Retry(j.Retry),
 		TimeoutMS: j.Timeout.Milliseconds(), ExpectedMS: j.Expected.Milliseconds(),
 		SLAPolicy: string(j.SLAPolicy), RunAt: TimePtr(j.RunAt),

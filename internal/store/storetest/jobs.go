@@ -50,6 +50,7 @@ func fullJob(id string) store.Job {
 		ScheduledFor:    us(8),
 		Tags:            []string{"nightly", "team:data"},
 		NotPreemptible:  true,
+		TraceParent:     "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
 		OutputLimit:     64 << 10,
 		CreatedAt:       us(2),
 		UpdatedAt:       us(3),

@@ -496,6 +496,7 @@ async function jobDetail(id) {
       el("dt", {}, "priority"), el("dd", {}, j.priority),
       el("dt", {}, "attempt"), el("dd", {}, attempts.of(j.attempt)),
       el("dt", {}, "created"), el("dd", {}, when(j.created_at)),
+      j.traceparent ? [el("dt", {}, "trace"), el("dd", { class: "mono", title: j.traceparent }, traceID(j.traceparent))] : null,
       j.last_error ? [el("dt", {}, "last error"), el("dd", { class: "error" }, j.last_error)] : null),
     el("p", {}, jobActions(j, () => route())), jobTuning(j)),
     explain,
@@ -512,6 +513,13 @@ async function jobDetail(id) {
   // attempts' outcomes and times).
   const ended = ["succeeded", "failed", "cancelled"].includes(j.state) ? null : () => route();
   followLogs(id, logs, attempts, ended);
+}
+
+// traceID is the trace id of a W3C traceparent (version-trace-span-flags),
+// what a tracing backend searches by.
+function traceID(tp) {
+  const parts = tp.split("-");
+  return parts.length === 4 ? parts[1] : tp;
 }
 
 // attemptRows gathers what the page says of a job's attempts: each
