@@ -223,6 +223,7 @@ type Capacity struct {
 type LaneList struct {
 	Lanes    []LaneInfo `json:"lanes"`
 	Capacity Capacity   `json:"capacity"`
+	Costs    *Costs     `json:"costs,omitempty"` // with ?costs=true
 }
 
 // KeyRequest is the body of POST /keys: an API key to create. Role is

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"time"
@@ -62,6 +63,21 @@ func (c *Client) Lanes(ctx context.Context) (api.LaneList, error) {
 	var out api.LaneList
 	_, err := c.do(ctx, call{method: http.MethodGet, path: "/lanes", out: &out})
 	return out, wrap("list lanes", err)
+}
+
+// Costs returns what fair queuing ranks jobs of equal priority by: each
+// fairness key's accumulated cost and the learned run times (GET
+// /lanes?costs=true; admin and worker keys).
+func (c *Client) Costs(ctx context.Context) (api.Costs, error) {
+	var out api.LaneList
+	_, err := c.do(ctx, call{method: http.MethodGet, path: "/lanes", query: url.Values{"costs": {"true"}}, out: &out})
+	if err != nil {
+		return api.Costs{}, wrap("read costs", err)
+	}
+	if out.Costs == nil {
+		return api.Costs{}, wrap("read costs", errors.New("the server sent no costs: it predates GET /lanes?costs=true"))
+	}
+	return *out.Costs, nil
 }
 
 // Health checks that the server process is up (GET /healthz).

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -186,5 +187,41 @@ func TestCLIAttemptNumberingAfterHandBack(t *testing.T) {
 		"==> attempt 2 of 4 on w2: succeeded <==\n"
 	if code != 0 || out != "run\nrun\nend\n" || errOut != want {
 		t.Errorf("logs: exit %d, stdout %q, stderr\n%s\nwant\n%s", code, out, errOut, want)
+	}
+}
+
+func TestCLILanesCosts(t *testing.T) {
+	idle := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	list := api.LaneList{
+		Lanes:    []api.LaneInfo{{Name: "default", Weight: 1}},
+		Capacity: api.Capacity{Slots: 1},
+		Costs: &api.Costs{
+			FairnessKeys: []api.FairKeyCost{{Key: "user-8", Cost: 1, Jobs: 1}, {Key: "user-7", Cost: 2.5, IdleSince: &idle}},
+			Learned:      []api.LearnedCost{{Type: "report", Key: "acct-42", Seconds: 3, LastUsed: idle}, {Type: "sync", Seconds: 0.25, LastUsed: idle}},
+			Alpha:        0.3, DefaultCost: 1,
+		},
+	}
+	f := newAPIFake(t, map[string]http.HandlerFunc{"GET /api/v1/lanes": replyWith(200, list)})
+	code, out, errOut := runCLI(t, f.URL, "lanes", "--costs")
+	want := `LANE     STATE   WEIGHT  PENDING  QUEUED  RUNNING  CPU  MEM_MB  GPU  SHARE
+default  active  1       0        0       0        0    0       0    0.000
+
+capacity: 1 slots, 0 cpu, 0 MB memory, 0 gpu
+
+fairness keys (lowest cost is served next among equal priorities):
+KEY     ACCUMULATED_COST_S  JOBS  IDLE_SINCE
+user-8  1.000               1     
+user-7  2.500               0     2026-11-26 10:00:00 UTC
+
+learned run times (alpha 0.3; never observed: the type's default_cost, else 1s):
+TYPE    KEY      SECONDS  LAST_USED
+report  acct-42  3.000    2026-11-26 10:00:00 UTC
+sync    -        0.250    2026-11-26 10:00:00 UTC
+`
+	if code != 0 || out != want || errOut != "" {
+		t.Errorf("exit %d, stderr %q, stdout\n%s\nwant\n%s", code, errOut, out, want)
+	}
+	if got := f.requests(); len(got) != 2 || got[1].Query.Get("costs") != "true" {
+		t.Errorf("requests %v: want GET /lanes then GET /lanes?costs=true", got)
 	}
 }

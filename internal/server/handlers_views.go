@@ -180,9 +180,24 @@ func (s *Server) handleLanes(w http.ResponseWriter, r *http.Request, p principal
 	if p.role == roleTenant {
 		tenant = p.tenant
 	}
+	costs, err := boolParam(r.URL.Query().Get("costs"), "costs")
+	if err != nil {
+		return err
+	}
+	if costs && p.role == roleTenant {
+		return errf(http.StatusForbidden, api.CodePermissionDenied,
+			"a tenant key cannot see fair queuing's costs: fairness keys are shared by every tenant; ask for an admin key, or leave out costs=true")
+	}
 	out, err := s.d.Lanes(r.Context(), tenant)
 	if err != nil {
 		return err
+	}
+	if costs {
+		c, err := s.d.Costs(r.Context())
+		if err != nil {
+			return err
+		}
+		out.Costs = &c
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -68,7 +68,7 @@ func (s *Server) routes() http.Handler {
 		{"POST /api/v1/schedules/{id}/backfill", s.handleScheduleBackfill, nil},
 		{"GET /api/v1/schedules/{id}/events", s.handleScheduleEvents, []string{"type", "after_id", "limit"}},
 		{"GET /api/v1/events", s.handleAuditEvents, []string{"type", "job_id", "schedule_id", "actor", "tenant", "since", "until", "after_id", "limit"}},
-		{"GET /api/v1/lanes", s.handleLanes, nil},
+		{"GET /api/v1/lanes", s.handleLanes, []string{"costs"}},
 		{"GET /api/v1/tenants", s.handleTenants, nil},
 		{"POST /api/v1/keys", s.handleKeyCreate, nil},
 		{"POST /api/v1/webhooks", s.handleWebhookCreate, nil},

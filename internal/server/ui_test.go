@@ -136,6 +136,7 @@ func TestTheWebUIInABrowser(t *testing.T) {
 		t.Errorf("the overview lacks the default lane: %q", s)
 	}
 	waitText("#tenants", "1 of 1") // acme runs 1 of its max_running 1
+	waitText("#costs", "acme")     // fair queuing's accumulated cost of acme's fairness key
 
 	// The running job on the jobs page, then its detail with logs streaming.
 	if err := chromedp.Run(ctx, showPage("#/jobs")); err != nil {

@@ -302,7 +302,9 @@ const queuedMeans = "the pending jobs that could start now: they wait only for a
 
 async function overview() {
   const show = view();
-  const [lanes, tenants, series] = await Promise.all([api("/lanes"), api("/tenants"), api("/series")]);
+  // costs: admin and worker keys only (a tenant key is refused: no card)
+  const [lanes, tenants, series, costs] = await Promise.all([api("/lanes"), api("/tenants"), api("/series"),
+    api("/lanes?costs=true").then((l) => l.costs, () => null)]);
   const limit = (used, max) => max ? `${used} of ${max}` : String(used);
   const tenantRows = (tenants.tenants || []).map((t) => el("tr", {},
     el("td", {}, t.name), el("td", { class: t.max_running && t.running >= t.max_running ? "error" : "" }, limit(t.running, t.max_running)),
@@ -326,7 +328,22 @@ async function overview() {
     el("div", { class: "card", id: "tenants" }, el("h2", {}, "Tenants"),
       el("p", { class: "muted" }, "Running jobs against max_running, unfinished jobs against max_queued (no limit when none is shown)."),
       table(["Tenant", "Running", "Unfinished", ""], tenantRows)),
+    costs ? costsCard(costs) : null,
     activityCharts(series));
+}
+
+// costsCard shows what fair queuing ranks jobs of equal priority by: the
+// fairness keys' accumulated costs, lowest (served next) first, and the
+// learned run times a job is charged when it starts.
+function costsCard(c) {
+  const keys = (c.fairness_keys || []).slice(0, 50).map((k) => el("tr", {},
+    el("td", {}, k.key), el("td", {}, k.accumulated_cost.toFixed(3)), el("td", {}, k.jobs), el("td", {}, k.idle_since ? at(k.idle_since) : "-")));
+  const learned = (c.learned || []).slice(0, 50).map((l) => el("tr", {},
+    el("td", {}, l.type), el("td", {}, l.key || "-"), el("td", {}, l.seconds.toFixed(3)), el("td", {}, at(l.last_used))));
+  return el("div", { class: "card", id: "costs" }, el("h2", {}, "Fair queuing"),
+    el("p", { class: "muted" }, "Among jobs of equal priority, the fairness key with the lowest accumulated cost goes next. A job is charged its learned run time when it starts (alpha " + c.alpha + "; never observed: the type's default_cost, else " + c.default_cost + " s)."),
+    table(["Fairness key", "Accumulated cost (s)", "Jobs", "Idle since"], keys),
+    table(["Type", "Resource key", "Learned run time (s)", "Last charged"], learned));
 }
 
 async function jobs(params) {
