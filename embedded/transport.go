@@ -43,12 +43,16 @@ func (t *transport) Register(ctx context.Context, req api.RegisterRequest) (api.
 }
 
 func (t *transport) Lease(ctx context.Context, workerID string, maxJobs int, wait time.Duration) ([]api.Lease, error) {
-	return via(ctx, t, func(l *server.Local, ctx context.Context) ([]api.Lease, error) { return l.Lease(ctx, workerID, maxJobs, wait) },
+	return via(ctx, t, func(l *server.Local, ctx context.Context) ([]api.Lease, error) {
+		return l.Lease(ctx, workerID, maxJobs, wait)
+	},
 		func() ([]api.Lease, error) { return t.remote.Lease(ctx, workerID, maxJobs, wait) })
 }
 
 func (t *transport) Start(ctx context.Context, workerID string, jobs []api.JobAttempt) ([]api.ItemResult, error) {
-	return via(ctx, t, func(l *server.Local, ctx context.Context) ([]api.ItemResult, error) { return l.Start(ctx, workerID, jobs) },
+	return via(ctx, t, func(l *server.Local, ctx context.Context) ([]api.ItemResult, error) {
+		return l.Start(ctx, workerID, jobs)
+	},
 		func() ([]api.ItemResult, error) { return t.remote.Start(ctx, workerID, jobs) })
 }
 
@@ -81,7 +85,9 @@ func (t *transport) AppendLogs(ctx context.Context, workerID string, chunks []ap
 }
 
 func (t *transport) Deregister(ctx context.Context, workerID string) error {
-	_, err := via(ctx, t, func(l *server.Local, ctx context.Context) (struct{}, error) { return struct{}{}, l.Deregister(ctx, workerID) },
+	_, err := via(ctx, t, func(l *server.Local, ctx context.Context) (struct{}, error) {
+		return struct{}{}, l.Deregister(ctx, workerID)
+	},
 		func() (struct{}, error) { return struct{}{}, t.remote.Deregister(ctx, workerID) })
 	return err
 }
