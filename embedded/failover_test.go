@@ -288,7 +288,7 @@ func checkRuns(t *testing.T, path string, acked map[string]string, killedPid int
 	killed := strconv.Itoa(killedPid)
 	open := map[string]string{} // key -> pid of its open run
 	ends, liveEnds, reruns := map[string]int{}, map[string]int{}, 0
-	byPid := map[string]int{} // runs ended, by process
+	byPid := map[string]int{}          // runs ended, by process
 	standbyRuns, afterKill := 0, false // runs the standby ended while the other led
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		f := strings.Fields(line)
