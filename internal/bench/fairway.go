@@ -521,8 +521,8 @@ func (f *fairwaySystem) startWorkers(ctx context.Context, concurrency int, h wor
 type runningWorker struct {
 	w      *worker.Worker
 	cl     *client.Client // nil with the in-process transport
-	exited chan struct{} // closed when Run has returned
-	err    error         // Run's error, set before exited is closed
+	exited chan struct{}  // closed when Run has returned
+	err    error          // Run's error, set before exited is closed
 }
 
 // startWorker starts a worker with its own client (connection pool), as a
