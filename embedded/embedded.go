@@ -40,6 +40,13 @@ type Options struct {
 	// Advertise is the address other processes reach this one's HTTPAddr
 	// at, when it differs (HTTPAddr ":7070" on a host named in DNS).
 	Advertise string
+	// APIKey is the key this process presents when it goes through the
+	// HTTP API: Client's calls and, on PostgreSQL, the calls a process
+	// that does not lead forwards to the leader. Required when Config
+	// has API keys: one of its admin keys (a worker key is enough for
+	// workers alone, but Client then cannot submit or read). In-process
+	// calls to the dispatcher act as the admin without one.
+	APIKey string
 	// Logger receives the server's log; default: none.
 	Logger *slog.Logger
 }
@@ -95,7 +102,8 @@ func Open(ctx context.Context, opts Options) (*Embedded, error) {
 	}
 	e.inst = inst
 	hc := &http.Client{Transport: handlerTransport{h: inst.Handler()}}
-	if e.remote, err = client.New("http://fairway.embedded", client.WithHTTPClient(hc), client.WithUserAgent("fairway-embedded/1")); err != nil {
+	if e.remote, err = client.New("http://fairway.embedded", client.WithHTTPClient(hc), client.WithUserAgent("fairway-embedded/1"),
+		client.WithAPIKey(opts.APIKey)); err != nil {
 		_ = inst.Close()
 		return nil, err
 	}
@@ -116,6 +124,9 @@ func loadConfig(opts Options) (config.Config, error) {
 		}
 	}
 	switch {
+	case !cfg.Open() && opts.APIKey == "":
+		return cfg, errors.New("embedded: Options.Config has API keys: set Options.APIKey to one of its admin keys " +
+			"(Client and, on PostgreSQL, the calls forwarded to the leader present it)")
 	case opts.Store == "":
 		return cfg, errors.New("embedded: Options.Store is required: a data directory for SQLite, or a postgres:// URL")
 	case postgres.IsURL(opts.Store):

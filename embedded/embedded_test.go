@@ -208,3 +208,20 @@ func TestLeaseIsTheCallersCopy(t *testing.T) {
 		t.Fatalf("second lease carries %s %v: the handler's changes reached the server", again[0].Job.Payload, again[0].Job.Env)
 	}
 }
+
+// With API keys configured, Open wants one for what goes through the
+// HTTP API, and Client presents it; the in-process calls need none.
+func TestAPIKeysConfigured(t *testing.T) {
+	cfg := []byte("admin_keys: [\"k-admin-0123456789abcdef\"]\nserver:\n  allow_unknown_types: true\n")
+	if _, err := Open(context.Background(), Options{Store: t.TempDir(), Config: cfg}); err == nil {
+		t.Fatal("Open with API keys configured and no Options.APIKey succeeded")
+	}
+	fw := openTest(t, t.TempDir(), Options{Config: cfg, APIKey: "k-admin-0123456789abcdef"})
+	sub, err := fw.Submit(context.Background(), api.JobSpec{Type: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fw.Client().Get(context.Background(), sub.Job.ID); err != nil {
+		t.Fatalf("Client with the admin key: %v", err)
+	}
+}
