@@ -174,8 +174,9 @@ func TestStaleAttemptIsRefusedInProcess(t *testing.T) {
 	}
 }
 
-// What a handler does to its lease (payload, env) does not reach the
-// dispatcher's memory: the next lease of the job is as submitted.
+// What a submitter does to its spec after Submit, and a handler to its
+// lease (payload, env), does not reach the dispatcher's memory: the
+// leases of the job are as submitted.
 func TestLeaseIsTheCallersCopy(t *testing.T) {
 	fw := openTest(t, t.TempDir(), Options{})
 	ctx := context.Background()
@@ -184,12 +185,17 @@ func TestLeaseIsTheCallersCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fw.Submit(ctx, api.JobSpec{Type: "copy", MaxAttempts: 3, Payload: json.RawMessage(`{"a":1}`), Labels: []string{}, Env: map[string]string{"K": "v"}}); err != nil {
+	spec := api.JobSpec{Type: "copy", MaxAttempts: 3, Payload: json.RawMessage(`{"a":1}`), Env: map[string]string{"K": "v"}}
+	if _, err := fw.Submit(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
+	spec.Payload[2], spec.Env["K"] = 'Y', "reused" // the submitter reuses its buffers
 	leases, err := tr.Lease(ctx, reg.WorkerID, 1, 5*time.Second)
 	if err != nil || len(leases) != 1 {
 		t.Fatalf("lease: %+v, %v", leases, err)
+	}
+	if string(leases[0].Job.Payload) != `{"a":1}` || leases[0].Job.Env["K"] != "v" {
+		t.Fatalf("lease carries %s %v: the submitter's later changes reached the server", leases[0].Job.Payload, leases[0].Job.Env)
 	}
 	leases[0].Job.Payload[2] = 'X'
 	leases[0].Job.Env["K"] = "changed"

@@ -58,7 +58,7 @@ func (l *Local) Submit(ctx context.Context, specs []api.JobSpec) ([]api.SubmitRe
 	if len(specs) == 0 || len(specs) > maxBatch {
 		return nil, l.apiErr("submit", badField("jobs", "must hold 1 to %d job specs, got %d", maxBatch, len(specs)))
 	}
-	jobs, err := l.s.buildJobs(localPrincipal, specs, len(specs) > 1)
+	jobs, err := l.s.buildJobs(localPrincipal, copySpecs(specs), len(specs) > 1)
 	if err != nil {
 		return nil, l.apiErr("submit", err)
 	}
@@ -147,7 +147,7 @@ func (l *Local) CompleteAndLease(ctx context.Context, workerID string, results [
 			return nil, nil, l.apiErr("complete", err)
 		}
 	}
-	res, leases, err := l.s.d.Complete(ctx, workerID, results, leaseMax)
+	res, leases, err := l.s.d.Complete(ctx, workerID, copyResults(results), leaseMax)
 	if err != nil {
 		return nil, nil, l.apiErr("complete", err)
 	}
@@ -172,6 +172,33 @@ func (l *Local) Deregister(ctx context.Context, workerID string) error {
 	return l.apiErr("deregister", l.s.d.Deregister(ctx, workerID))
 }
 
+// copySpecs copies what of a spec the job built from it may share (its
+// slices, maps and payload), so that a caller that reuses them after
+// Submit cannot change the dispatcher's state: over HTTP, JSON did it.
+func copySpecs(in []api.JobSpec) []api.JobSpec {
+	out := slices.Clone(in)
+	for i := range out {
+		s := &out[i]
+		s.Labels, s.Tags, s.Command = slices.Clone(s.Labels), slices.Clone(s.Tags), slices.Clone(s.Command)
+		s.Env, s.Payload, s.DependsOn = maps.Clone(s.Env), slices.Clone(s.Payload), slices.Clone(s.DependsOn)
+		s.Priority, s.Preemptible, s.Resources = clonePtr(s.Priority), clonePtr(s.Preemptible), clonePtr(s.Resources)
+		s.Retry, s.RunAt = clonePtr(s.Retry), clonePtr(s.RunAt)
+		if s.Retry != nil {
+			s.Retry.RetryOn = slices.Clone(s.Retry.RetryOn)
+		}
+	}
+	return out
+}
+
+// copyResults copies the completions' results, which the caller may reuse.
+func copyResults(in []api.Completion) []api.Completion {
+	out := slices.Clone(in)
+	for i := range out {
+		out[i].Result = slices.Clone(out[i].Result)
+	}
+	return out
+}
+
 // copyLeases copies what of a lease may be shared with the dispatcher's
 // memory (the job's slices, maps and payload), so that a handler that
 // changes them cannot change the server's state: over HTTP, JSON did it.
@@ -186,6 +213,7 @@ func copyLeases(in []api.Lease) []api.Lease {
 		j.Env = maps.Clone(j.Env)
 		j.Payload, j.Result = slices.Clone(j.Payload), slices.Clone(j.Result)
 		j.DependsOn = slices.Clone(j.DependsOn)
+		j.Retry.RetryOn = slices.Clone(j.Retry.RetryOn)
 		j.RunAt, j.EnqueuedAt, j.StartedAt = clonePtr(j.RunAt), clonePtr(j.EnqueuedAt), clonePtr(j.StartedAt)
 		j.FinishedAt, j.LeaseExpiresAt, j.ScheduledFor = clonePtr(j.FinishedAt), clonePtr(j.LeaseExpiresAt), clonePtr(j.ScheduledFor)
 		j.ExitCode = clonePtr(j.ExitCode)
