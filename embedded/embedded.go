@@ -263,6 +263,10 @@ func (e *Embedded) WaitLeader(ctx context.Context) error {
 // once) and the store is closed. What was acknowledged is durable.
 func (e *Embedded) Close(ctx context.Context) error {
 	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
 	e.closed = true
 	ws := e.workers
 	e.workers = nil

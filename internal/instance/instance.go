@@ -45,8 +45,9 @@ type Instance struct {
 	log   *slog.Logger
 
 	// SQLite: the store and the one server.
-	st  *OpenedStore
-	srv *server.Server
+	st    *OpenedStore
+	srv   *server.Server
+	local *server.Local
 
 	// PostgreSQL: the node and its Run.
 	node     *ha.Node
@@ -79,7 +80,7 @@ func Open(ctx context.Context, opts Options) (*Instance, error) {
 		_ = st.Close()
 		return nil, fmt.Errorf("start: %w", err)
 	}
-	return &Instance{where: st.Where, log: opts.Logger, st: st, srv: srv}, nil
+	return &Instance{where: st.Where, log: opts.Logger, st: st, srv: srv, local: srv.Local()}, nil
 }
 
 // openHA starts an ha.Node on the PostgreSQL store.
@@ -129,7 +130,7 @@ func (i *Instance) Handler() http.Handler {
 // false while this instance does not lead (a standby, or stopping).
 func (i *Instance) Leading(ctx context.Context) (local *server.Local, callCtx context.Context, release func(), ok bool) {
 	if i.node == nil {
-		return i.srv.Local(), ctx, func() {}, true
+		return i.local, ctx, func() {}, true
 	}
 	srv, term, ok := i.node.Leading()
 	if !ok {
