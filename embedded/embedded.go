@@ -85,8 +85,8 @@ func Open(ctx context.Context, opts Options) (*Embedded, error) {
 	e := &Embedded{log: log}
 	var inner net.Listener
 	if opts.HTTPAddr != "" {
-		if inner, err = instance.Bind(opts.HTTPAddr); err != nil {
-			return nil, fmt.Errorf("embedded: %w", err)
+		if inner, err = net.Listen("tcp", opts.HTTPAddr); err != nil {
+			return nil, fmt.Errorf("embedded: Options.HTTPAddr: %w", err)
 		}
 	}
 	advertise := opts.Advertise
