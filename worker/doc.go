@@ -12,6 +12,13 @@
 //	...
 //	err = w.Run(ctx) // until ctx is done, then a graceful stop
 //
+// The worker reaches the server through a Transport: Options.Client, the
+// HTTP API, or Options.Transport, any other implementation, such as the
+// in-process one of package embedded, which calls the dispatcher of a
+// fairway running in the same program. Both answer the same results and
+// errors (*api.Error with the HTTP API's status and code), so everything
+// below holds for both.
+//
 // # Protocol
 //
 // Run registers (a fresh identity per Run) and keeps one lease request

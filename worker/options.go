@@ -25,9 +25,14 @@ const (
 	DefaultMaxBackoff       = 10 * time.Second
 )
 
-// Options configure a Worker. Client and Handlers are required.
+// Options configure a Worker. Handlers and one of Client and Transport
+// are required.
 type Options struct {
+	// Client is the server over HTTP.
 	Client *client.Client
+	// Transport, instead of Client, is any other way to the server: an
+	// embedded server's in-process transport (package embedded).
+	Transport Transport
 	// Name is a label for operators; default hostname-pid.
 	Name string
 	// Types are the job types to ask for. Empty: the keys of Handlers, or
@@ -91,8 +96,10 @@ func (o Options) withDefaults() (Options, error) {
 
 func (o Options) validate() error {
 	switch {
-	case o.Client == nil:
-		return errors.New("worker: Options.Client is required")
+	case o.Client == nil && o.Transport == nil:
+		return errors.New("worker: Options.Client (or Transport) is required")
+	case o.Client != nil && o.Transport != nil:
+		return errors.New("worker: set Options.Client or Options.Transport, not both")
 	case len(o.Handlers) == 0:
 		return errors.New("worker: Options.Handlers is empty")
 	case o.Slots < 0:
@@ -135,4 +142,12 @@ func defaultDuration(v, d time.Duration) time.Duration {
 		return d
 	}
 	return v
+}
+
+// transport is the way to the server: Transport, else Client.
+func (o Options) transport() Transport {
+	if o.Transport != nil {
+		return o.Transport
+	}
+	return o.Client
 }

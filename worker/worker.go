@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/fairwayhq/fairway/client"
 )
 
 // Bounds of the last steps of a shutdown.
@@ -24,7 +22,7 @@ const (
 // start it with Run.
 type Worker struct {
 	opts      Options
-	client    *client.Client
+	client    Transport // Options.Client or Options.Transport
 	log       *slog.Logger
 	backoff   backoff
 	killWait  time.Duration
@@ -69,7 +67,7 @@ func New(opts Options) (*Worker, error) {
 	}
 	return &Worker{
 		opts:      opts,
-		client:    opts.Client,
+		client:    opts.transport(),
 		log:       opts.Logger,
 		backoff:   backoff{min: opts.MinBackoff, max: opts.MaxBackoff},
 		killWait:  defaultKillWait,

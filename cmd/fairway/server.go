@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/gcfloor"
-	"github.com/fairwayhq/fairway/internal/server"
-	"github.com/fairwayhq/fairway/internal/store/postgres"
-	"github.com/fairwayhq/fairway/internal/tracing"
+	"github.com/fairwayhq/fairway/internal/instance"
 )
 
 func init() {
@@ -117,60 +116,42 @@ func gcFloor(cfg config.Server, log *slog.Logger) int64 {
 	return floor
 }
 
-// shutdownTracer exports the spans still buffered, for at most 5 s.
-func shutdownTracer(t *tracing.Tracer, log *slog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := t.Shutdown(ctx); err != nil {
-		log.Warn("tracing: spans not exported at shutdown", "err", err)
-	}
-}
-
 // serve runs the server until ctx ends, then shuts down gracefully.
-// ready gets the address listened on and where the state is kept.
+// ready gets the address listened on and where the state is kept. The
+// instance is assembled by package instance, as an embedded one is.
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, ready func(addr, where string)) error {
-	inner, err := bind(cfg.Server.Listen)
+	inner, err := instance.Bind(cfg.Server.Listen)
 	if err != nil {
 		return err
 	}
 	defer inner.Close()
 	defer gcfloor.Start(gcFloor(cfg.Server, log))()
-	tracer, err := tracing.New(ctx, cfg.Tracing, log)
+	advertise := cfg.Server.Advertise
+	if advertise == "" {
+		advertise = inner.Addr().String()
+	}
+	inst, err := instance.Open(ctx, instance.Options{Config: cfg, Logger: log, Advertise: advertise})
 	if err != nil {
 		return err
 	}
-	defer shutdownTracer(tracer, log)
-	if postgres.IsURL(cfg.Server.Store) {
-		return serveHA(ctx, cfg, log, inner, tracer, ready)
-	}
-	st, err := openStore(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	srv, err := server.New(server.Options{Store: st, Config: cfg, Logger: log, Tracer: tracer})
-	if err != nil {
-		return err
-	}
-	if err := srv.Start(ctx); err != nil {
-		return fmt.Errorf("start: %w", err)
-	}
-	defer srv.Close()
-	hs, ln := listenHTTP(cfg.Server, inner, srv.Handler(), log)
+	defer inst.Close()
+	hs, ln := instance.HTTPServer(cfg.Server, inner, inst.Handler(), log)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	ready(ln.Addr().String(), st.where)
+	ready(ln.Addr().String(), inst.Where())
 	select {
-	case err := <-errc:
-		return err
+	case err = <-errc:
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
+	inst.Stop() // on PostgreSQL the term is resigned: a standby takes over at once
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	srv.Close()
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
+	if serr := hs.Shutdown(sctx); serr != nil && !errors.Is(serr, context.DeadlineExceeded) && err == nil {
+		err = serr
 	}
-	return nil
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
 }

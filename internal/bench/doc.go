@@ -10,4 +10,9 @@
 // unchanged (workloads.go, stats.go); System (system.go) is peerbench's
 // contract and fairway.go its only implementation. Main is the command.
 // docs/benchmarks.md describes the flags, the choices made and the figures.
+//
+// With --embedded (embedded.go) the same workloads run on fairway embedded
+// in the process (package embedded): the same store, dispatcher and
+// worker, but producers and workers call the dispatcher directly, with no
+// HTTP, as River's run against their database in process.
 package bench

@@ -20,6 +20,7 @@ import (
 
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/client"
+	"github.com/fairwayhq/fairway/embedded"
 	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/ha"
 	"github.com/fairwayhq/fairway/internal/leader"
@@ -74,6 +75,10 @@ type FairwayOptions struct {
 	// GCFloor is the process's GC floor in bytes (package gcfloor), for
 	// the config line: Main starts it, as serve does for fairway server.
 	GCFloor int64
+	// Embedded runs fairway embedded (package embedded) instead of a
+	// server: producers and workers call the dispatcher in process, with
+	// no HTTP (embedded.go).
+	Embedded bool
 }
 
 // defaultWorkers is how many worker instances share the concurrency when
@@ -98,7 +103,11 @@ type fairwayRun struct {
 	hs     *http.Server
 	served chan struct{}
 	url    string
-	cl     *client.Client // the producers' client
+	cl     *client.Client // the API (producers: see prod)
+	prod   producer       // the producers' way in: cl, or the embedded handle
+	// fw is the embedded fairway of an --embedded run (embedded.go); its
+	// workers use its in-process transport.
+	fw *embedded.Embedded
 
 	// On PostgreSQL the server is an ha.Node that leads (every write
 	// fenced by its term, as fairway server --store runs it); stopNode
@@ -140,8 +149,8 @@ func (f *fairwaySystem) Info(ctx context.Context) (Info, error) {
 		BatchSize:        f.opts.Batch,
 		BatchParallelism: f.opts.InsertParallel,
 		SupportsPriority: true,
-		Config: fmt.Sprintf("workers:%d,poll_wait:%s,batch_window:%s,lease_ttl:%s,gc_floor:%s,http:loopback",
-			f.workers(), pw, bw, cfg.Server.LeaseTTL.D(), config.ByteSize(f.opts.GCFloor)),
+		Config: fmt.Sprintf("workers:%d,poll_wait:%s,batch_window:%s,lease_ttl:%s,gc_floor:%s,%s",
+			f.workers(), pw, bw, cfg.Server.LeaseTTL.D(), config.ByteSize(f.opts.GCFloor), f.transportInfo()),
 	}, nil
 }
 
@@ -217,6 +226,9 @@ func (f *fairwaySystem) startRun(ctx context.Context) (r *fairwayRun, err error)
 	if err != nil {
 		return nil, err
 	}
+	if f.opts.Embedded {
+		return f.startEmbedded(ctx, dir)
+	}
 	r = &fairwayRun{dir: dir, served: make(chan struct{})}
 	defer func() {
 		if err != nil {
@@ -252,6 +264,7 @@ func (f *fairwaySystem) startRun(ctx context.Context) (r *fairwayRun, err error)
 	if r.cl, err = client.New(r.url); err != nil {
 		return r, err
 	}
+	r.prod = r.cl
 	if err = r.cl.Ready(ctx); err != nil {
 		return r, fmt.Errorf("server not ready: %w", err)
 	}
@@ -330,7 +343,9 @@ func (r *fairwayRun) close() error {
 		cancel()
 		<-r.served
 	}
-	if r.cl != nil {
+	if r.fw != nil {
+		errs = append(errs, r.fw.Close(context.Background()))
+	} else if r.cl != nil {
 		r.cl.CloseIdleConnections()
 	}
 	if r.stopNode != nil {
@@ -408,7 +423,7 @@ func (f *fairwaySystem) InsertBatch(ctx context.Context, jobs []Job) error {
 				for _, j := range c {
 					specs = append(specs, spec(j))
 				}
-				if _, err := r.cl.SubmitBatch(ctx, specs); err != nil {
+				if _, err := r.prod.SubmitBatch(ctx, specs); err != nil {
 					cancel(err)
 				}
 			}
@@ -435,7 +450,7 @@ func (f *fairwaySystem) Insert(ctx context.Context, j Job) error {
 	if err != nil {
 		return err
 	}
-	_, err = r.cl.Submit(ctx, spec(j))
+	_, err = r.prod.Submit(ctx, spec(j))
 	return err
 }
 
@@ -486,7 +501,7 @@ func (f *fairwaySystem) startWorkers(ctx context.Context, concurrency int, h wor
 		if i < concurrency%n {
 			slots++
 		}
-		rw, err := f.startWorker(r.url, fmt.Sprintf("bench-%d", i+1), slots, h)
+		rw, err := f.startWorker(r, fmt.Sprintf("bench-%d", i+1), slots, h)
 		if err != nil {
 			_ = stopAll(ctx)
 			return nil, err
@@ -505,27 +520,34 @@ func (f *fairwaySystem) startWorkers(ctx context.Context, concurrency int, h wor
 // runningWorker is one worker instance and its Run goroutine.
 type runningWorker struct {
 	w      *worker.Worker
-	cl     *client.Client
-	exited chan struct{} // closed when Run has returned
-	err    error         // Run's error, set before exited is closed
+	cl     *client.Client // nil with the in-process transport
+	exited chan struct{}  // closed when Run has returned
+	err    error          // Run's error, set before exited is closed
 }
 
 // startWorker starts a worker with its own client (connection pool), as a
-// separate worker process would have. It runs until stop.
-func (f *fairwaySystem) startWorker(url, name string, slots int, h worker.Handler) (*runningWorker, error) {
-	cl, err := client.New(url)
-	if err != nil {
-		return nil, err
-	}
-	w, err := worker.New(worker.Options{
-		Client:      cl,
+// separate worker process would have; in an --embedded run, with the
+// in-process transport. It runs until stop.
+func (f *fairwaySystem) startWorker(r *fairwayRun, name string, slots int, h worker.Handler) (*runningWorker, error) {
+	opts := worker.Options{
 		Name:        name,
 		Slots:       slots,
 		Handlers:    map[string]worker.Handler{jobType: h},
 		PollWait:    f.opts.PollWait,
 		BatchWindow: f.opts.BatchWindow,
 		Logger:      f.log,
-	})
+	}
+	var cl *client.Client
+	if r.fw != nil {
+		opts.Transport = r.fw.Transport()
+	} else {
+		var err error
+		if cl, err = client.New(r.url); err != nil {
+			return nil, err
+		}
+		opts.Client = cl
+	}
+	w, err := worker.New(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -547,7 +569,9 @@ func (rw *runningWorker) stop(ctx context.Context) error {
 	case <-ctx.Done():
 		err = errors.Join(err, fmt.Errorf("worker did not stop: %w", ctx.Err()))
 	}
-	rw.cl.CloseIdleConnections()
+	if rw.cl != nil {
+		rw.cl.CloseIdleConnections()
+	}
 	return err
 }
 

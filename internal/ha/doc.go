@@ -18,6 +18,12 @@
 // server stops and the Node is a standby again; nothing it had not
 // committed was acknowledged.
 //
+// A caller in the same process (package embedded, through package
+// instance) asks Leading for the term's server and runs its call under
+// WithTerm, the term's context, as the Handler does for a request; while
+// the Node does not lead, it goes through the Handler, and so is
+// forwarded like any client's request.
+//
 // The standby's view of the leader is read from the leadership row every
 // TTL/3 by a watch (watch.go; with jittered back-off, capped at TTL,
 // while the database cannot be reached) and served from memory: /readyz

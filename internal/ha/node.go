@@ -179,10 +179,29 @@ func (n *Node) Handler() http.Handler {
 // served under a term does not outlive it (a command already handed to
 // the dispatcher still gets its answer: committed, or refused).
 func withTerm(ctx, term context.Context) context.Context {
+	ctx, _ = WithTerm(ctx, term) // released when ctx ends
+	return ctx
+}
+
+// WithTerm is withTerm for an in-process call (package instance): ctx,
+// ended also when the term's context ends, and its release, to call once
+// the call is over.
+func WithTerm(ctx, term context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(term, cancel)
 	context.AfterFunc(ctx, func() { stop() })
-	return ctx
+	return ctx, cancel
+}
+
+// Leading returns the server of the term this Node leads and the term's
+// context, or ok false while it does not lead (a standby, or the term
+// just ended).
+func (n *Node) Leading() (srv *server.Server, term context.Context, ok bool) {
+	l := n.active.Load()
+	if l == nil || l.ctx.Err() != nil {
+		return nil, nil, false
+	}
+	return l.srv, l.ctx, true
 }
 
 // StatementTimeout bounds each round trip of a term's writer connections

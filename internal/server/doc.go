@@ -14,5 +14,13 @@
 // which holds committed state; a read may see a change up to one fsync
 // before the request that made it is answered.
 //
+// Local (local.go) is the same API for a Go program in the same process
+// (package embedded): the submit and worker calls, through the same
+// validation functions, dispatcher operations and error mapping
+// (classify, returned as *api.Error), with no HTTP and no JSON. What it
+// takes from the caller and hands back (specs, results, leases) is copied
+// at the boundary, as decoding and encoding did over HTTP, so that the
+// caller's buffers and the dispatcher's memory never alias.
+//
 // Leases, fencing and restart are the dispatcher's (package dispatch).
 package server

@@ -1,4 +1,4 @@
-package main
+package instance
 
 import (
 	"errors"
@@ -20,13 +20,13 @@ const (
 	reserveConns  = 4                // connections beyond the cap that may reach /healthz and /readyz
 )
 
-// listenHTTP listens on cfg.Listen and builds the HTTP server: headers
+// HTTPServer builds the HTTP server of `fairway server` on inner: headers
 // within headerTimeout, bodies within cfg.BodyTimeout, idle keep-alive
 // connections closed after cfg.IdleTimeout, and at most cfg.MaxConnections
 // connections (connlimit) with a reserve for health checks. Long polls and
 // log streams are not bounded by any of these: their handlers bound
 // themselves (wait_ms, the job's end).
-func listenHTTP(cfg config.Server, inner net.Listener, h http.Handler, log *slog.Logger) (*http.Server, net.Listener) {
+func HTTPServer(cfg config.Server, inner net.Listener, h http.Handler, log *slog.Logger) (*http.Server, net.Listener) {
 	maxConns := cfg.MaxConnections
 	if maxConns == 0 {
 		maxConns = connlimit.DefaultMax()
@@ -44,10 +44,10 @@ func listenHTTP(cfg config.Server, inner net.Listener, h http.Handler, log *slog
 	return hs, ln
 }
 
-// bind listens on addr before anything else is set up (the data directory
+// Bind listens on addr before anything else is set up (the data directory
 // is not created for a server that cannot listen). An address in use is
 // explained, with the flag that picks another.
-func bind(addr string) (net.Listener, error) {
+func Bind(addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
 		return nil, fmt.Errorf("listen on %s: the address is already in use (by another fairway server or another program); "+
