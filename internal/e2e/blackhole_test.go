@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -74,8 +75,20 @@ func TestABlackholedLeaderStallsNothingAndFailsNothing(t *testing.T) {
 		cases = []blackholeCase{{15 * time.Second, 10 * time.Second}, {15 * time.Second, 30 * time.Second},
 			{45 * time.Second, 10 * time.Second}, {45 * time.Second, 30 * time.Second}}
 		runs = 3
-		if n, err := strconv.Atoi(os.Getenv("FAIRWAY_PARTITION_RUNS")); err == nil && n > 0 {
-			runs = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("FAIRWAY_PARTITION_RUNS")); err == nil && n > 0 {
+		runs = n
+	}
+	if only := os.Getenv("FAIRWAY_PARTITION_CASES"); only != "" { // e.g. 15s:30s,45s:10s (cut:lease_ttl)
+		cases = nil
+		for _, one := range strings.Split(only, ",") {
+			cut, ttl, _ := strings.Cut(one, ":")
+			c, err1 := time.ParseDuration(cut)
+			l, err2 := time.ParseDuration(ttl)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("FAIRWAY_PARTITION_CASES: %q is not cut:lease_ttl", one)
+			}
+			cases = append(cases, blackholeCase{c, l})
 		}
 	}
 	for _, c := range cases {
@@ -102,9 +115,10 @@ func blackholeOnce(t *testing.T, cut, ttl time.Duration) blackholeRun {
 	db := pgtest.Open(t, h.url)
 	first, term := h.leader(0, 30*time.Second)
 	t.Logf("instance %d leads term %d", first, term)
+	rec := newCallRecorder(t, h)
 	var workers []*proc
-	for _, name := range []string{"w1", "w2"} {
-		workers = append(workers, start(t, name, "worker", "--server", h.urls(), "--name", name, "--slots", "4"))
+	for i, name := range []string{"w1", "w2"} {
+		workers = append(workers, start(t, name, "worker", "--server", rec.urlsFrom(i), "--name", name, "--slots", "4"))
 	}
 	witness := filepath.Join(t.TempDir(), "witness")
 	schedWitness := filepath.Join(t.TempDir(), "schedule-witness")
@@ -123,7 +137,7 @@ func blackholeOnce(t *testing.T, cut, ttl time.Duration) blackholeRun {
 		t.Fatal(err)
 	}
 	load := &crashLoad{acked: map[string]string{}}
-	timed := &timedSubmits{h: h, http: &http.Client{}}
+	timed := &timedSubmits{h: h, rec: rec, http: &http.Client{}}
 	var wg sync.WaitGroup
 	for i := range len(h.addrs) {
 		wg.Add(1)
@@ -167,6 +181,17 @@ func blackholeOnce(t *testing.T, cut, ttl time.Duration) blackholeRun {
 	checkTermsInOrder(t, db)
 	longest := timed.longest()
 	t.Logf("%d acknowledged jobs, %d schedule slots; longest submit call %s", len(load.acked), slots, longest)
+	calls := rec.recorded()
+	stalls := callStalls(calls, cutAt)
+	for _, kind := range slices.Sorted(maps.Keys(stalls)) {
+		s := stalls[kind]
+		t.Logf("after the cut, %d calls %q: longest stall %s (%s, began %s after the cut)", s.n, kind,
+			s.stall.Round(time.Millisecond), s.call, s.call.start.Sub(cutAt).Round(time.Millisecond))
+	}
+	slices.SortFunc(calls, func(a, b recordedCall) int { return int(b.overrun() - a.overrun()) })
+	for _, c := range calls[:min(12, len(calls))] {
+		t.Logf("slow: %s, began %s after the cut", c, c.start.Sub(cutAt).Round(time.Millisecond))
+	}
 	for i, p := range h.procs {
 		out := p.output()
 		t.Logf("server-%d logged %d failed campaigns, %d failed renewals, %d step-downs", i,
@@ -266,6 +291,7 @@ func checkTermsInOrder(t *testing.T, db *sql.DB) {
 // timedSubmits is roundRobin that records the longest submit call.
 type timedSubmits struct {
 	h           *haCluster
+	rec         *callRecorder // the fronts to send through
 	http        *http.Client
 	next        atomic.Int64
 	mu          sync.Mutex
@@ -274,7 +300,7 @@ type timedSubmits struct {
 
 func (s *timedSubmits) Submit(ctx context.Context, spec api.JobSpec) (api.SubmitResponse, error) {
 	i := int(s.next.Add(1)) % len(s.h.addrs)
-	c, err := client.New(strings.Join(s.h.urlsFrom(i), ","), client.WithHTTPClient(s.http))
+	c, err := client.New(s.rec.urlsFrom(i), client.WithHTTPClient(s.http))
 	if err != nil {
 		return api.SubmitResponse{}, err
 	}
