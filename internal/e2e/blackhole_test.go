@@ -31,7 +31,7 @@ func newPartitionedCluster(t *testing.T, n int, ttl time.Duration) (*haCluster, 
 	store := pgtest.URL(t)
 	h := &haCluster{t: t, url: store, dir: t.TempDir(), via: map[int]string{}}
 	h.config = filepath.Join(h.dir, "fairway.yaml")
-	cfg := fmt.Sprintf("server:\n  lease_ttl: %s\n  leader_ttl: 2s\n  allow_unknown_types: true\n", ttl)
+	cfg := fmt.Sprintf("server:\n  lease_ttl: %s\n  leader_ttl: %s\n  allow_unknown_types: true\n", ttl, partitionLeaderTTL)
 	if err := os.WriteFile(h.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -49,10 +49,31 @@ func newPartitionedCluster(t *testing.T, n int, ttl time.Duration) (*haCluster, 
 
 // blackholeRun is what one blackhole of the leader measured.
 type blackholeRun struct {
-	firstLease  time.Duration // cut to the first lease committed by the next leader
-	longestCall time.Duration // the longest submit call (the client's retries included)
+	firstLease  time.Duration            // cut to the first lease committed by the next leader
+	longestCall time.Duration            // the longest submit call (the client's retries included)
+	stalls      map[string]time.Duration // per kind of call, the longest stall of one attempt after the cut
 	acked       int
 }
+
+// Partition targets (issue 27), asserted for every case run. The first
+// lease after the cut: p50 firstLeaseP50 (over three runs or more) and at
+// most firstLeaseMax (as after a crash). No attempt of a call (a worker's, or a submit) is held
+// longer than callStallMax: a leader cut off from the database steps
+// down at most 0.8·leader_ttl (1.6 s here) after the cut, and every
+// request it holds is answered 503 then; a cut-off instance answers
+// not_leader after at most leader_ttl/3 (0.67 s) of waiting for a view
+// of the leadership; 2·leader_ttl leaves the rest for a shared machine,
+// well inside lease_ttl (10 s or 30 s), and far from the client's 10 s
+// request timeout, which a held request would reach. A whole submit (the
+// client's failover and back-off included) ends within submitMax.
+const (
+	firstLeaseP50 = 3 * time.Second
+	firstLeaseMax = 10 * time.Second
+	callStallMax  = 2 * partitionLeaderTTL
+	submitMax     = 10 * time.Second
+	// partitionLeaderTTL is the leader_ttl of newPartitionedCluster.
+	partitionLeaderTTL = 2 * time.Second
+)
 
 // The partition acceptance (issue 27): three instances, each reaching
 // PostgreSQL through a proxy, two workers, a steady load of keyed submits
@@ -93,6 +114,7 @@ func TestABlackholedLeaderStallsNothingAndFailsNothing(t *testing.T) {
 	}
 	for _, c := range cases {
 		var firsts, calls []time.Duration
+		stalls := map[string]time.Duration{}
 		for run := range runs {
 			name := fmt.Sprintf("cut %s lease_ttl %s run %d", c.cut, c.ttl, run+1)
 			var r blackholeRun
@@ -100,12 +122,27 @@ func TestABlackholedLeaderStallsNothingAndFailsNothing(t *testing.T) {
 				continue
 			}
 			firsts, calls = append(firsts, r.firstLease), append(calls, r.longestCall)
+			for kind, d := range r.stalls {
+				stalls[kind] = max(stalls[kind], d)
+			}
 		}
 		if len(firsts) > 0 {
 			slices.Sort(firsts)
 			slices.Sort(calls)
-			t.Logf("cut %s, lease_ttl %s, %d runs: cut to first lease p50 %s max %s; longest submit call max %s",
-				c.cut, c.ttl, len(firsts), firsts[len(firsts)/2], firsts[len(firsts)-1], calls[len(calls)-1])
+			p50, longest := firsts[len(firsts)/2], firsts[len(firsts)-1]
+			var per []string
+			for _, kind := range slices.Sorted(maps.Keys(stalls)) {
+				per = append(per, fmt.Sprintf("%s %s", kind, stalls[kind].Round(time.Millisecond)))
+			}
+			t.Logf("cut %s, lease_ttl %s, %d runs: cut to first lease p50 %s max %s; longest submit call max %s; longest stall of one attempt: %s",
+				c.cut, c.ttl, len(firsts), p50.Round(time.Millisecond), longest.Round(time.Millisecond),
+				calls[len(calls)-1].Round(time.Millisecond), strings.Join(per, ", "))
+			// A median is asserted over three runs or more: one run's
+			// figure is a sample, which a shared machine may delay.
+			if (len(firsts) >= 3 && p50 > firstLeaseP50) || longest > firstLeaseMax {
+				t.Errorf("cut %s, lease_ttl %s: cut to first lease p50 %s, max %s; want p50 <= %s, max <= %s",
+					c.cut, c.ttl, p50, longest, firstLeaseP50, firstLeaseMax)
+			}
 		}
 	}
 }
@@ -189,8 +226,19 @@ func blackholeOnce(t *testing.T, cut, ttl time.Duration) blackholeRun {
 			s.stall.Round(time.Millisecond), s.call, s.call.start.Sub(cutAt).Round(time.Millisecond))
 	}
 	slices.SortFunc(calls, func(a, b recordedCall) int { return int(b.overrun() - a.overrun()) })
-	for _, c := range calls[:min(12, len(calls))] {
-		t.Logf("slow: %s, began %s after the cut", c, c.start.Sub(cutAt).Round(time.Millisecond))
+	for _, c := range calls[:min(5, len(calls))] {
+		t.Logf("slowest: %s, began %s after the cut", c, c.start.Sub(cutAt).Round(time.Millisecond))
+	}
+	worst := map[string]time.Duration{}
+	for kind, s := range stalls {
+		worst[kind] = s.stall
+		if s.stall > callStallMax {
+			t.Errorf("%s held %s (%s, began %s after the cut), want at most %s: a request the cut-off leader held was not ended with its term",
+				kind, s.stall.Round(time.Millisecond), s.call, s.call.start.Sub(cutAt).Round(time.Millisecond), callStallMax)
+		}
+	}
+	if longest > submitMax {
+		t.Errorf("a submit took %s, failover included; want at most %s", longest, submitMax)
 	}
 	for i, p := range h.procs {
 		out := p.output()
@@ -202,7 +250,7 @@ func blackholeOnce(t *testing.T, cut, ttl time.Duration) blackholeRun {
 		t.Logf("%s logged %d lines with \"revoked\", %d with \"stale_attempt\"", w.name,
 			strings.Count(out, "revoked"), strings.Count(out, "stale_attempt"))
 	}
-	return blackholeRun{firstLease: firstLease, longestCall: longest, acked: len(load.acked)}
+	return blackholeRun{firstLease: firstLease, longestCall: longest, stalls: worst, acked: len(load.acked)}
 }
 
 // sampleLeadership records, every 250 ms for up to d, the leadership row
