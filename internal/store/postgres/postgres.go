@@ -185,7 +185,9 @@ func WithStatementTimeout(d time.Duration) Option { return func(o *options) { o.
 // longer answers is given up at once (store.ErrUnavailable, or
 // store.ErrMaybeApplied for a COMMIT) rather than at the statement
 // timeout, so that the requests it holds are answered and the store can
-// be closed. Writes after that fail: the store is for that lifetime only.
+// be closed; a statement run outside the pipeline, which has no
+// deadline, is ended by closing the writer sockets (cutWriters). Writes
+// after that fail at once (Broken): the store is for that lifetime only.
 func WithLifetime(ctx context.Context) Option { return func(o *options) { o.life = ctx } }
 
 // Open connects to the database at url (postgres://...), applies pending
