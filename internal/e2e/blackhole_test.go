@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,7 +85,12 @@ const (
 // worker lost), no slot has two jobs, and the terms' commits never
 // overlap. CI runs one case (15 s, lease_ttl 10 s); FAIRWAY_PARTITION_MATRIX=1
 // runs the matrix: 15 s and 45 s, lease_ttl 10 s and 30 s, three
-// times each (FAIRWAY_PARTITION_RUNS=N: N times), and logs the figures.
+// times each (FAIRWAY_PARTITION_RUNS=N: N times), and logs the figures;
+// FAIRWAY_PARTITION_CASES=15s:30s,45s:10s runs the cases named (cut:lease_ttl).
+// Workers and submitters reach the instances through a callRecorder, and
+// the test asserts the targets (see firstLeaseP50). FAIRWAY_PARTITION_DUMP=1
+// (a diagnosis) kills the cut-off leader with SIGQUIT 6 s after the cut
+// and logs what its dispatcher and database calls were waiting for.
 func TestABlackholedLeaderStallsNothingAndFailsNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("partition test: -short")
@@ -184,6 +190,9 @@ func blackholeOnce(t *testing.T, cut, ttl time.Duration) blackholeRun {
 	victim, before := h.leader(0, 10*time.Second)
 	proxies[victim].Blackhole()
 	cutAt := time.Now()
+	if os.Getenv("FAIRWAY_PARTITION_DUMP") == "1" {
+		defer dumpDispatcher(t, h.procs[victim], cutAt.Add(6*time.Second))()
+	}
 	samples := sampleLeadership(db, 30*time.Second)
 	next, newTerm := h.leader(before, 30*time.Second)
 	firstLease := firstLeaseAfter(t, db, cutAt).Sub(cutAt)
@@ -453,5 +462,31 @@ func TestADatabaseOutageOfEveryInstanceIsAnswered503AndRecovers(t *testing.T) {
 	}
 	if statuses[http.StatusCreated] == 0 {
 		t.Error("nothing was acknowledged")
+	}
+}
+
+// dumpDispatcher (FAIRWAY_PARTITION_DUMP=1, a diagnosis) sends SIGQUIT to
+// p at the time at, which makes the Go runtime print every goroutine and
+// exit; the returned function logs the goroutines of the dispatcher and
+// of the database calls, to show what a cut-off leader was waiting for.
+func dumpDispatcher(t *testing.T, p *proc, at time.Time) func() {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(time.Until(at))
+		_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+		}
+	}()
+	return func() {
+		<-done
+		for _, g := range strings.Split(p.output(), "\n\ngoroutine ") {
+			if strings.Contains(g, "dispatch.(*Dispatcher).run") || strings.Contains(g, "sqlstore.") ||
+				strings.Contains(g, "pgconn.") {
+				t.Logf("%s at the dump: goroutine %s", p.name, g)
+			}
+		}
 	}
 }
