@@ -150,6 +150,14 @@
 // Linux, TCP_USER_TIMEOUT (10 s of unacknowledged data); with
 // WithStatementTimeout each round trip on a writer connection (a
 // transaction's statements, its COMMIT, a ROLLBACK) is bounded on this
-// side too. Close ends each writer session with a bounded Terminate, so
-// that it costs no round trip per prepared statement.
+// side too. WithLifetime (a leader's term) ends them all when it ends: the
+// store turns Broken and both writer sockets are closed, so that a round
+// trip in progress fails at once, a statement that runs outside the
+// pipeline too (package sqlstore runs those with context.Background, so
+// that a cancelled request cannot spoil a batch it shares: no context
+// could end them); such a failure is store.ErrUnavailable, or
+// store.ErrMaybeApplied for a batch whose COMMIT was sent. Close ends each
+// writer session with a bounded Terminate, so that it costs no round trip
+// per prepared statement (after the lifetime, the sockets are already
+// closed and the database ends the sessions).
 package postgres

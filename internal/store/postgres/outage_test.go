@@ -140,3 +140,52 @@ func TestTheLifetimeEndsAWriteWaitingOnASilentDatabase(t *testing.T) {
 		t.Fatal("a write to a silent database still waits 30 s after its store's lifetime ended")
 	}
 }
+
+// The end of the lifetime also ends a statement that runs at once on the
+// writer connection (not pipelined: an idempotency claim, a log append),
+// which has no deadline of its own: the writer connections are closed,
+// and the write fails as unavailable (its COMMIT was never sent).
+func TestTheLifetimeEndsAStatementWaitingOnASilentDatabase(t *testing.T) {
+	proxy, proxied := faultproxy.StartFor(t, pgtest.URL(t))
+	life, end := context.WithCancel(context.Background())
+	s, err := Open(ctx, proxied, WithStatementTimeout(10*time.Minute), WithLifetime(life))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Write(ctx, func(w store.Writer) error {
+			first := store.Job{ID: "a", Tenant: "t", Type: "x", State: store.StatePending, CreatedAt: storetest.T0, IdempotencyKey: "k1"}
+			if err := w.JobInsert(ctx, first); err != nil {
+				return err
+			}
+			proxy.Blackhole() // the next statement runs at once, on a silent connection
+			second := store.Job{ID: "b", Tenant: "t", Type: "x", State: store.StatePending, CreatedAt: storetest.T0, IdempotencyKey: "k2"}
+			return w.JobInsert(ctx, second)
+		})
+	}()
+	time.Sleep(300 * time.Millisecond)
+	end()
+	select {
+	case err := <-done:
+		if !errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrMaybeApplied) {
+			t.Errorf("a write given up at the end of the lifetime before its COMMIT: %v, want unavailable, not maybe applied", err)
+		}
+		t.Logf("answered: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("a statement on a silent database still waits 30 s after its store's lifetime ended")
+	}
+	select {
+	case <-s.Broken():
+	default:
+		t.Error("the store is not Broken after its lifetime ended")
+	}
+	closed := make(chan struct{})
+	go func() { _ = s.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Error("Close still waits 10 s after the lifetime ended")
+	}
+}

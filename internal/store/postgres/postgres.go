@@ -37,6 +37,8 @@ type Store struct {
 
 	broken    chan struct{} // closed once a writer connection has failed (Broken)
 	breakOnce sync.Once
+	cut       chan struct{} // closed once the lifetime ended and the writer sockets were closed
+	stopLife  func() bool   // stops the lifetime's watch (WithLifetime)
 }
 
 // Broken is closed once a writer connection has failed as a connection
@@ -84,6 +86,7 @@ type writerConn struct {
 	core *sqlstore.Core
 	slot int
 	mu   sync.Mutex // held while a transaction runs on it
+	sock net.Conn   // its socket, closed when the store's lifetime ends (cutWriters)
 }
 
 var bg = context.Background()
@@ -182,7 +185,9 @@ func WithStatementTimeout(d time.Duration) Option { return func(o *options) { o.
 // longer answers is given up at once (store.ErrUnavailable, or
 // store.ErrMaybeApplied for a COMMIT) rather than at the statement
 // timeout, so that the requests it holds are answered and the store can
-// be closed. Writes after that fail: the store is for that lifetime only.
+// be closed; a statement run outside the pipeline, which has no
+// deadline, is ended by closing the writer sockets (cutWriters). Writes
+// after that fail at once (Broken): the store is for that lifetime only.
 func WithLifetime(ctx context.Context) Option { return func(o *options) { o.life = ctx } }
 
 // Open connects to the database at url (postgres://...), applies pending
@@ -198,7 +203,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if _, err := Migrate(ctx, url); err != nil {
 		return nil, err
 	}
-	s := &Store{Core: &sqlstore.Core{D: dialect, Window: o.window}, opts: o, broken: make(chan struct{})}
+	s := &Store{Core: &sqlstore.Core{D: dialect, Window: o.window}, opts: o, broken: make(chan struct{}), cut: make(chan struct{})}
 	if err := s.open(ctx, url); err != nil {
 		return nil, err
 	}
@@ -212,7 +217,7 @@ func (s *Store) open(ctx context.Context, url string) error {
 			core = &sqlstore.Core{D: dialect, Window: s.opts.window}
 		}
 		s.writers[i] = &writerConn{core: core, slot: i}
-		if err := s.connectWriter(ctx, url, core); err != nil {
+		if err := s.connectWriter(ctx, url, s.writers[i]); err != nil {
 			for _, opened := range s.writers[:i] {
 				_ = opened.core.CloseWriter()
 			}
@@ -235,12 +240,46 @@ func (s *Store) open(ctx context.Context, url string) error {
 	s.ready = queued.NewReadiness()
 	s.apply = queued.StartConcurrent(s.stage, s.ready)
 	s.ReadBarrier = s.apply.Barrier
+	if s.opts.life != nil {
+		s.stopLife = context.AfterFunc(s.opts.life, s.cutWriters)
+	}
 	return nil
+}
+
+// cutWriters ends the store's lifetime (WithLifetime): the store is
+// Broken, so that no write sends anything more, and both writer sockets
+// are closed, so that a round trip in progress fails at once, whatever
+// its context: a pipelined batch is also ended by its context (bound),
+// but a statement that runs at once on the writer connection (package
+// sqlstore runs them with context.Background, so that a cancelled
+// request cannot spoil a batch it shares) has no deadline, and on a
+// silent network would wait for the database until the network gave up.
+// A batch whose COMMIT had gone out is then ErrMaybeApplied; any other is
+// ErrUnavailable (nothing was committed).
+func (s *Store) cutWriters() {
+	s.markBroken()
+	close(s.cut)
+	for _, wc := range s.writers {
+		if wc != nil && wc.sock != nil {
+			_ = wc.sock.Close()
+		}
+	}
+}
+
+// wasCut reports whether cutWriters has run.
+func (s *Store) wasCut() bool {
+	select {
+	case <-s.cut:
+		return true
+	default:
+		return false
+	}
 }
 
 // connectWriter opens c's writer connection (a pool of one, held for the
 // store's life), sets its session and prepares its statements.
-func (s *Store) connectWriter(ctx context.Context, url string, c *sqlstore.Core) error {
+func (s *Store) connectWriter(ctx context.Context, url string, wc *writerConn) error {
+	c := wc.core
 	wdb, err := OpenDB(url)
 	if err != nil {
 		return fmt.Errorf("postgres: open: %w", err)
@@ -253,6 +292,10 @@ func (s *Store) connectWriter(ctx context.Context, url string, c *sqlstore.Core)
 	if c.WConn, err = wdb.Conn(ctx); err != nil {
 		_ = wdb.Close()
 		return fmt.Errorf("postgres: connect: %w", unavailable(err))
+	}
+	if wc.sock, err = socketOf(c.WConn); err != nil {
+		_ = c.CloseWriter()
+		return err
 	}
 	for _, q := range s.writerSession() {
 		if _, err := c.WConn.ExecContext(ctx, q); err != nil {
@@ -269,6 +312,20 @@ func (s *Store) connectWriter(ctx context.Context, url string, c *sqlstore.Core)
 	return nil
 }
 
+// socketOf is conn's network connection to the database.
+func socketOf(conn *sql.Conn) (net.Conn, error) {
+	var sock net.Conn
+	err := conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("postgres: the writer connection is a %T, not pgx's", dc)
+		}
+		sock = c.Conn().PgConn().Conn()
+		return nil
+	})
+	return sock, err
+}
+
 // closeWriters closes both writer connections: each session is ended
 // first (bounded by closeTimeout), which drops its prepared statements in
 // the database, so that closing them here costs no round trip, and a
@@ -277,6 +334,12 @@ func (s *Store) closeWriters() error {
 	var errs []error
 	for _, wc := range s.writers {
 		if wc == nil || wc.core == nil {
+			continue
+		}
+		if s.wasCut() {
+			// The socket is closed: the database ends the session when
+			// it notices (idle_in_transaction_session_timeout, keepalive).
+			_ = wc.core.CloseWriter()
 			continue
 		}
 		if err := endSession(wc.core.WConn); err != nil {
@@ -349,6 +412,9 @@ func (s *Store) Close() error {
 	}
 	s.apply.Close() // what is queued commits first
 	s.Closed.Store(true)
+	if s.stopLife != nil {
+		s.stopLife()
+	}
 	if err := errors.Join(s.RDB.Close(), s.closeWriters()); err != nil {
 		return fmt.Errorf("postgres: close: %w", err)
 	}
@@ -572,9 +638,28 @@ func (t *tx) finish(ctx context.Context, fnErr error) error {
 	}
 	t.w.Finish()
 	if err != nil {
-		return errors.Join(err, t.rollback())
+		return errors.Join(t.connectionLost(err), t.rollback())
 	}
 	return nil
+}
+
+// connectionLost names err store.ErrUnavailable, and marks the store
+// Broken, when it is the writer connection's failure under a statement
+// that ran at once (not pipelined: pipeline.Send names its own): the
+// socket closed at the end of the lifetime, or reset. The transaction's
+// COMMIT was not sent, so nothing of it was committed. A context's end
+// is left as it is: it says the caller gave up, not that the connection
+// failed.
+func (t *tx) connectionLost(err error) error {
+	if errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		pgCode(err) != "" || !connectionFailed(err) {
+		return err
+	}
+	err = fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+	if p := t.pipe(); p.failed != nil {
+		p.failed(err)
+	}
+	return err
 }
 
 // rollback drops what is queued and, if statements were sent, rolls the
