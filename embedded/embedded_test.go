@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -229,5 +231,41 @@ func TestAPIKeysConfigured(t *testing.T) {
 	}
 	if _, err := fw.Client().Get(context.Background(), sub.Job.ID); err != nil {
 		t.Fatalf("Client with the admin key: %v", err)
+	}
+}
+
+// With HTTPAddr, programs outside the process join over HTTP: a job a
+// remote client submits runs on the in-process worker, and the web UI is
+// served.
+func TestHTTPAddrServesTheAPIAndUI(t *testing.T) {
+	fw := openTest(t, t.TempDir(), Options{HTTPAddr: "127.0.0.1:0"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := fw.NewWorker(worker.Options{Slots: 1, Handlers: map[string]worker.Handler{
+		"remote": worker.HandlerFunc(func(context.Context, worker.Job) (json.RawMessage, error) { return json.RawMessage(`"ran here"`), nil }),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = w.Run(ctx) }()
+	c, err := client.New("http://" + fw.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := c.Submit(ctx, api.JobSpec{Type: "remote"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := c.Wait(ctx, sub.Job.ID)
+	if err != nil || j.State != api.StateSucceeded || string(j.Result) != `"ran here"` {
+		t.Fatalf("job over HTTP: %s %s, %v", j.State, j.Result, err)
+	}
+	resp, err := http.Get("http://" + fw.Addr() + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("GET /: %d %s, want the web UI", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/client"
 	"github.com/fairwayhq/fairway/internal/instance"
-	"github.com/fairwayhq/fairway/internal/server"
 	"github.com/fairwayhq/fairway/worker"
 )
 
@@ -27,67 +26,61 @@ type transport struct {
 
 var _ worker.Transport = (*transport)(nil)
 
-// via runs local on the leading server, else remote.
-func via[T any](ctx context.Context, t *transport, local func(*server.Local, context.Context) (T, error), remote func() (T, error)) (T, error) {
-	l, callCtx, release, ok := t.inst.Leading(ctx)
-	if !ok {
-		return remote()
-	}
-	defer release()
-	return local(l, callCtx)
-}
+// Each call below goes to the leading server under the term's context
+// (callCtx) while this process leads, else through remote.
 
 func (t *transport) Register(ctx context.Context, req api.RegisterRequest) (api.RegisterResponse, error) {
-	return via(ctx, t, func(l *server.Local, ctx context.Context) (api.RegisterResponse, error) { return l.Register(ctx, req) },
-		func() (api.RegisterResponse, error) { return t.remote.Register(ctx, req) })
+	if l, callCtx, release, ok := t.inst.Leading(ctx); ok {
+		defer release()
+		return l.Register(callCtx, req)
+	}
+	return t.remote.Register(ctx, req)
 }
 
 func (t *transport) Lease(ctx context.Context, workerID string, maxJobs int, wait time.Duration) ([]api.Lease, error) {
-	return via(ctx, t, func(l *server.Local, ctx context.Context) ([]api.Lease, error) {
-		return l.Lease(ctx, workerID, maxJobs, wait)
-	},
-		func() ([]api.Lease, error) { return t.remote.Lease(ctx, workerID, maxJobs, wait) })
+	if l, callCtx, release, ok := t.inst.Leading(ctx); ok {
+		defer release()
+		return l.Lease(callCtx, workerID, maxJobs, wait)
+	}
+	return t.remote.Lease(ctx, workerID, maxJobs, wait)
 }
 
 func (t *transport) Start(ctx context.Context, workerID string, jobs []api.JobAttempt) ([]api.ItemResult, error) {
-	return via(ctx, t, func(l *server.Local, ctx context.Context) ([]api.ItemResult, error) {
-		return l.Start(ctx, workerID, jobs)
-	},
-		func() ([]api.ItemResult, error) { return t.remote.Start(ctx, workerID, jobs) })
+	if l, callCtx, release, ok := t.inst.Leading(ctx); ok {
+		defer release()
+		return l.Start(callCtx, workerID, jobs)
+	}
+	return t.remote.Start(ctx, workerID, jobs)
 }
 
 func (t *transport) HeartbeatWait(ctx context.Context, workerID string, jobs []api.JobAttempt, wait time.Duration) (api.HeartbeatResponse, error) {
-	return via(ctx, t, func(l *server.Local, ctx context.Context) (api.HeartbeatResponse, error) {
-		return l.HeartbeatWait(ctx, workerID, jobs, wait)
-	}, func() (api.HeartbeatResponse, error) { return t.remote.HeartbeatWait(ctx, workerID, jobs, wait) })
-}
-
-// completed is CompleteAndLease's two results, for via.
-type completed struct {
-	results []api.ItemResult
-	leases  []api.Lease
+	if l, callCtx, release, ok := t.inst.Leading(ctx); ok {
+		defer release()
+		return l.HeartbeatWait(callCtx, workerID, jobs, wait)
+	}
+	return t.remote.HeartbeatWait(ctx, workerID, jobs, wait)
 }
 
 func (t *transport) CompleteAndLease(ctx context.Context, workerID string, results []api.Completion, leaseMax int) ([]api.ItemResult, []api.Lease, error) {
-	c, err := via(ctx, t, func(l *server.Local, ctx context.Context) (completed, error) {
-		r, ls, err := l.CompleteAndLease(ctx, workerID, results, leaseMax)
-		return completed{r, ls}, err
-	}, func() (completed, error) {
-		r, ls, err := t.remote.CompleteAndLease(ctx, workerID, results, leaseMax)
-		return completed{r, ls}, err
-	})
-	return c.results, c.leases, err
+	if l, callCtx, release, ok := t.inst.Leading(ctx); ok {
+		defer release()
+		return l.CompleteAndLease(callCtx, workerID, results, leaseMax)
+	}
+	return t.remote.CompleteAndLease(ctx, workerID, results, leaseMax)
 }
 
 func (t *transport) AppendLogs(ctx context.Context, workerID string, chunks []api.LogChunk) (int, error) {
-	return via(ctx, t, func(l *server.Local, ctx context.Context) (int, error) { return l.AppendLogs(ctx, workerID, chunks) },
-		func() (int, error) { return t.remote.AppendLogs(ctx, workerID, chunks) })
+	if l, callCtx, release, ok := t.inst.Leading(ctx); ok {
+		defer release()
+		return l.AppendLogs(callCtx, workerID, chunks)
+	}
+	return t.remote.AppendLogs(ctx, workerID, chunks)
 }
 
 func (t *transport) Deregister(ctx context.Context, workerID string) error {
-	_, err := via(ctx, t, func(l *server.Local, ctx context.Context) (struct{}, error) {
-		return struct{}{}, l.Deregister(ctx, workerID)
-	},
-		func() (struct{}, error) { return struct{}{}, t.remote.Deregister(ctx, workerID) })
-	return err
+	if l, callCtx, release, ok := t.inst.Leading(ctx); ok {
+		defer release()
+		return l.Deregister(callCtx, workerID)
+	}
+	return t.remote.Deregister(ctx, workerID)
 }
