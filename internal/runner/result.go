@@ -51,7 +51,36 @@ type Result struct {
 	// process outside the group DrainTimeout after the group was gone: the
 	// pipes were closed and later output, if any, was lost.
 	OutputIncomplete bool
+	// Usage is what the run's processes used. Zero when it never started.
+	Usage Usage
 }
+
+// UsageSource says where Usage comes from.
+type UsageSource string
+
+const (
+	// UsageCgroup: the job's own cgroup (cpu.stat, memory.peak): every
+	// process the job started, whatever became of it.
+	UsageCgroup UsageSource = "cgroup"
+	// UsageRusage: wait4's rusage of the child, which includes the
+	// descendants it waited for, plus the descendants that left its
+	// process group and were killed and reaped by the runner. A descendant
+	// that escaped both (it cleared its environment) is not counted.
+	UsageRusage UsageSource = "rusage"
+)
+
+// Usage is the resources a run's processes used.
+type Usage struct {
+	User, System time.Duration // CPU time in user and kernel mode, summed over the processes
+	// PeakRSSBytes is the memory high-water mark: the cgroup's memory.peak
+	// (all processes together) where available, else the largest
+	// ru_maxrss of a single process. 0 if unknown.
+	PeakRSSBytes int64
+	Source       UsageSource
+}
+
+// CPU is User + System.
+func (u Usage) CPU() time.Duration { return u.User + u.System }
 
 // Duration is the run time, Finished - Started.
 func (r Result) Duration() time.Duration { return r.Finished.Sub(r.Started) }
@@ -82,6 +111,7 @@ type outcome struct {
 	cut      bool // output cut off after DrainTimeout
 	exit     exitInfo
 	oomRose  bool // the cgroup's oom_kill counter rose during the run
+	usage    Usage
 }
 
 // verdict decides the class. Once Run has signalled the group the outcome is
@@ -120,5 +150,6 @@ func (o outcome) result(pid int, started time.Time) Result {
 		Started:          started,
 		Finished:         o.exitedAt,
 		OutputIncomplete: o.cut,
+		Usage:            o.usage,
 	}
 }
