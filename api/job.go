@@ -258,6 +258,9 @@ type Execution struct {
 	DurationMS      int64      `json:"duration_ms,omitempty"`
 	SLAMet          *bool      `json:"sla_met,omitempty"`
 	SLAViolationPct float64    `json:"sla_violation_pct,omitempty"`
+	// Usage is what the attempt's processes used, when its worker measured
+	// it (command jobs run by fairway worker); absent otherwise.
+	Usage *Usage `json:"usage,omitempty"`
 	// The attempt's result upload, when its job has a result_location:
 	// pending (to be tried at result_next_at), written, or failed (given
 	// up after result_tries; result_error says why).

@@ -96,6 +96,9 @@ func (h commandHandler) Run(ctx context.Context, job Job) (json.RawMessage, erro
 	if res.ExitCode >= 0 && res.Pid != 0 {
 		job.setExitCode(res.ExitCode)
 	}
+	if res.Pid != 0 && res.Usage.Source != "" {
+		job.setUsage(apiUsage(res.Usage))
+	}
 	return nil, runFailure(res)
 }
 
@@ -115,6 +118,14 @@ func jobEnv(job Job) map[string]string {
 	}
 	maps.Copy(env, job.Env)
 	return env
+}
+
+// apiUsage is the wire form of what a run used.
+func apiUsage(u runner.Usage) api.Usage {
+	return api.Usage{
+		CPUUserUS: u.User.Microseconds(), CPUSystemUS: u.System.Microseconds(),
+		PeakRSSBytes: u.PeakRSSBytes, Source: string(u.Source),
+	}
 }
 
 // runFailure maps a runner result to the error a handler returns.
