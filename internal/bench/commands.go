@@ -181,8 +181,8 @@ func startWorkerProcess(cp CommandsParams, url string, logf func(string, ...any)
 	cmd := exec.Command(bin, "worker", "--server", url, "--slots", strconv.Itoa(cp.Slots),
 		"--name", "bench-commands", "--log-level", "warn")
 	cmd.Args = append(cmd.Args, strings.Fields(cp.WorkerArgs)...)
-	cmd.Stdout = &prefixWriter{w: os.Stderr}
-	cmd.Stderr = &prefixWriter{w: os.Stderr}
+	cmd.Stdout = logWriter(logf)
+	cmd.Stderr = logWriter(logf)
 	cmd.Env = append(os.Environ(), "FAIRWAY_API_KEY=")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -195,6 +195,17 @@ func startWorkerProcess(cp CommandsParams, url string, logf func(string, ...any)
 		close(wp.exited)
 	}()
 	return wp, nil
+}
+
+// logWriter passes what the worker process writes to logf, line by line
+// (os/exec copies its output from one goroutine).
+type logWriter func(string, ...any)
+
+func (l logWriter) Write(b []byte) (int, error) {
+	for line := range strings.Lines(string(b)) {
+		l("worker: %s", strings.TrimRight(line, "\n"))
+	}
+	return len(b), nil
 }
 
 func (wp *workerProcess) pid() int { return wp.cmd.Process.Pid }
