@@ -3,7 +3,10 @@
 package runner
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"testing"
@@ -114,5 +117,76 @@ func TestUsageCountsEscapedProcesses(t *testing.T) {
 		if res.Usage.CPU() < 10*time.Millisecond {
 			t.Errorf("%s: usage %+v does not include the escaped process's CPU", mode, res.Usage)
 		}
+	}
+}
+
+// A cgroup parent where no cgroup can be created: the run goes on without
+// one, contained by its process group and the subreaper's orphans.
+func TestRunFallsBackWithoutACgroup(t *testing.T) {
+	t.Parallel()
+	needSetsid(t)
+	dir := t.TempDir()
+	res, _ := run(t, t.Context(), Spec{
+		Argv:         sh(`mkfifo synced; setsid sh -c 'echo $$ > escaped.pid; echo > synced; exec sleep 1000' & read x < synced`),
+		Dir:          dir,
+		CgroupParent: filepath.Join(dir, "no-such-cgroup"),
+	})
+	pid := readPid(t, dir, "escaped.pid")
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	wantClass(t, res, ClassNone, nil)
+	if res.Usage.Source != UsageRusage {
+		t.Errorf("usage source %q, want rusage", res.Usage.Source)
+	}
+	waitGone(t, pid)
+}
+
+// SweepCgroups empties and removes the job cgroups of a worker that died,
+// and leaves those of live workers alone.
+func TestSweepCgroupsRemovesADeadWorkersCgroups(t *testing.T) {
+	t.Parallel()
+	parent, err := JobCgroupParent()
+	if err != nil {
+		t.Skipf("no job cgroups here: %v", err)
+	}
+	// A pid that is certainly gone: a child that has been reaped.
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(parent, fmt.Sprintf("%s%d-1", jobCgroupPrefix, gone.Process.Pid))
+	alive := filepath.Join(parent, fmt.Sprintf("%s%d-1", jobCgroupPrefix, os.Getppid()))
+	for _, d := range []string{dead, alive} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = syscall.Rmdir(alive); _ = syscall.Rmdir(dead) })
+	// A process left in the dead worker's cgroup.
+	g := &jobCgroup{dir: dead, fd: -1}
+	fd, err := syscall.Open(dead, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.fd = fd
+	left := exec.Command("sleep", "1000")
+	left.SysProcAttr = &syscall.SysProcAttr{}
+	g.attach(left.SysProcAttr)
+	if err := left.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g.started()
+	waited := make(chan struct{})
+	go func() { _ = left.Wait(); close(waited) }()
+	t.Cleanup(func() { _ = left.Process.Kill(); <-waited })
+
+	if n := SweepCgroups(parent); n != 1 {
+		t.Errorf("SweepCgroups removed %d cgroups, want 1", n)
+	}
+	<-waited // killed
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("the dead worker's cgroup is still there: %v", err)
+	}
+	if _, err := os.Stat(alive); err != nil {
+		t.Errorf("the live worker's cgroup was removed: %v", err)
 	}
 }
