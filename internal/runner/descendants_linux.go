@@ -101,9 +101,11 @@ func killOrphans(marker string) (usage syscall.Rusage, killed int) {
 	// cannot be reused by a new root that would then be waited for here.
 	spawning.Lock()
 	defer spawning.Unlock()
+	var orphans []int
 	for range 1000 {
 		found := false
-		for _, pid := range orphanChildren() {
+		orphans = orphanChildren()
+		for _, pid := range orphans {
 			env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 			if err != nil || !bytes.Contains(env, want) {
 				continue
@@ -121,7 +123,7 @@ func killOrphans(marker string) (usage syscall.Rusage, killed int) {
 			break
 		}
 	}
-	reapZombieOrphans()
+	reap(orphans) // the last round's list: it found none of this run's, only others' and zombies
 	return usage, killed
 }
 
@@ -228,8 +230,13 @@ func reapOrphans() {
 
 // reapZombieOrphans reaps the orphans that have exited. The caller holds
 // spawning exclusively.
-func reapZombieOrphans() {
-	for _, pid := range orphanChildren() {
+func reapZombieOrphans() { reap(orphanChildren()) }
+
+// reap collects the exit of those of pids that have exited. The caller
+// holds spawning exclusively, so none of them can have been reused by a
+// root.
+func reap(pids []int) {
+	for _, pid := range pids {
 		var ws syscall.WaitStatus
 		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
 	}

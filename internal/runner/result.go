@@ -103,6 +103,10 @@ type exitInfo struct {
 	waitErr error  // set when the status could not be collected
 }
 
+// mayBeOOM reports whether the process ended as the OOM killer ends one:
+// SIGKILL, or the 137 a shell reports for a SIGKILLed child.
+func (e exitInfo) mayBeOOM() bool { return e.killed || e.code == 128+9 }
+
 // outcome is what supervise observed.
 type outcome struct {
 	stopped  FailureClass // ClassTimeout or ClassKilled if Run signalled the group, else ""
@@ -126,7 +130,7 @@ func verdict(o outcome) (FailureClass, error) {
 		return ClassKilled, fmt.Errorf("%w: cancelled: %w", ErrKilled, o.cause)
 	case ex.waitErr != nil:
 		return ClassExitCode, fmt.Errorf("%w: status unknown: %w", ErrExit, ex.waitErr)
-	case o.oomRose && (ex.killed || ex.code == 128+9):
+	case o.oomRose && ex.mayBeOOM():
 		return ClassOOM, ErrOOM
 	case ex.killed:
 		return ClassKilled, fmt.Errorf("%w: SIGKILL from outside the runner", ErrKilled)

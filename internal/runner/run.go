@@ -81,8 +81,10 @@ func execute(ctx context.Context, spec Spec, p *plan, s *sink) Result {
 		spec.OnStart(c.pid())
 	}
 	o := c.supervise(ctx)
-	oomAfter, _ := oomKills()
-	o.oomRose = oomKnown && oomAfter > oomBefore
+	if oomKnown && o.exit.mayBeOOM() { // the counter matters only then: spare the read otherwise
+		oomAfter, _ := oomKills()
+		o.oomRose = oomAfter > oomBefore
+	}
 	return o.result(c.pid(), started)
 }
 
