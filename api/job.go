@@ -262,6 +262,9 @@ type Execution struct {
 	DurationMS      int64      `json:"duration_ms,omitempty"`
 	SLAMet          *bool      `json:"sla_met,omitempty"`
 	SLAViolationPct float64    `json:"sla_violation_pct,omitempty"`
+	// Usage is what the attempt's processes used, when its worker measured
+	// it (command jobs run by fairway worker); absent otherwise.
+	Usage *Usage `json:"usage,omitempty"`
 	// The attempt's result upload, when its job has a result_location:
 	// pending (to be tried at result_next_at), written, or failed (given
 	// up after result_tries; result_error says why).
@@ -477,4 +480,32 @@ type SLAReport struct {
 type ReportPeriod struct {
 	Start *time.Time `json:"start"`
 	End   *time.Time `json:"end"`
+}
+
+// UsageReport answers GET /usage: per tenant or lane, what the attempts
+// that finished in [since, until) used.
+type UsageReport struct {
+	Since time.Time  `json:"since"`
+	Until time.Time  `json:"until"`
+	By    string     `json:"by"` // tenant | lane
+	Rows  []UsageRow `json:"rows"`
+}
+
+// UsageRow is one tenant's or lane's use. The requested figures are the
+// job's requested resources × each attempt's wall time; the measured ones
+// sum what workers measured (command jobs), over measured_attempts of the
+// attempts.
+type UsageRow struct {
+	Key             string  `json:"key"`
+	Jobs            int64   `json:"jobs"`
+	Attempts        int64   `json:"attempts"`
+	WallSeconds     float64 `json:"wall_seconds"`
+	CoreSeconds     float64 `json:"core_seconds"`
+	GPUSeconds      float64 `json:"gpu_seconds"`
+	MemoryGBSeconds float64 `json:"memory_gb_seconds"`
+	// MeasuredAttempts have a measured usage; CPUSeconds (user + system)
+	// and PeakMemoryGBSeconds (peak RSS × wall time) sum theirs.
+	MeasuredAttempts    int64   `json:"measured_attempts"`
+	CPUSeconds          float64 `json:"cpu_seconds"`
+	PeakMemoryGBSeconds float64 `json:"peak_memory_gb_seconds"`
 }

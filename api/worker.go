@@ -129,6 +129,24 @@ type Completion struct {
 	// OutputDroppedBytes is how much of the attempt's output the worker
 	// dropped from the middle to keep within the job's output limit.
 	OutputDroppedBytes int64 `json:"output_dropped_bytes,omitempty"`
+	// Usage is what the attempt's processes used, when the worker measured
+	// it (a command job); nil otherwise.
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// Usage is what an attempt's processes used, as its worker measured it.
+// The run's wall time is the execution's duration_ms.
+type Usage struct {
+	CPUUserUS   int64 `json:"cpu_user_us"`   // user-mode CPU, microseconds, summed over the processes
+	CPUSystemUS int64 `json:"cpu_system_us"` // kernel-mode CPU, microseconds
+	// PeakRSSBytes is the memory high-water mark: of the job's cgroup (all
+	// its processes together) with source "cgroup" where the worker has
+	// the memory controller, else of its largest single process. 0: unknown.
+	PeakRSSBytes int64 `json:"peak_rss_bytes,omitempty"`
+	// Source is "cgroup" (the job's own cgroup: every process it started)
+	// or "rusage" (wait4 of the command, with the descendants it waited
+	// for, and of the processes that left its process group).
+	Source string `json:"source"`
 }
 
 // CompleteRequest is the body of POST /workers/{id}/complete.

@@ -122,3 +122,22 @@ func (c *Client) ResumeLane(ctx context.Context, lane string) (api.LaneActionRes
 	_, err := c.do(ctx, call{method: http.MethodPost, path: "/lanes/" + url.PathEscape(lane) + "/resume", in: struct{}{}, out: &out})
 	return out, wrap("resume lane "+lane, err)
 }
+
+// UsageOptions select a usage report. Zero values are left out: the server
+// then reports the last 24 hours by tenant.
+type UsageOptions struct {
+	Since, Until time.Time
+	By           string // tenant or lane
+}
+
+// Usage reports, per tenant or lane, what the attempts finished in a
+// window used (GET /usage).
+func (c *Client) Usage(ctx context.Context, opts UsageOptions) (api.UsageReport, error) {
+	q := url.Values{}
+	setTime(q, "since", opts.Since)
+	setTime(q, "until", opts.Until)
+	setIf(q, "by", opts.By)
+	var out api.UsageReport
+	_, err := c.do(ctx, call{method: http.MethodGet, path: "/usage", query: q, out: &out})
+	return out, wrap("usage", err)
+}

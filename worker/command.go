@@ -26,6 +26,12 @@ type CommandOptions struct {
 	// KillGrace is how long a stopped job's processes have between SIGTERM
 	// and SIGKILL; default 5s.
 	KillGrace time.Duration
+	// CgroupParent, if set, runs each job in a cgroup of its own created
+	// under this cgroup v2 directory (see runner.JobCgroupParent): every
+	// process the job starts is killed at its end, and its usage is the
+	// cgroup's. Empty: the job's process group, and the orphans that carry
+	// its marker, are killed.
+	CgroupParent string
 }
 
 // CommandHandler returns the handler of `fairway worker`: it runs the job's
@@ -77,6 +83,7 @@ func (h commandHandler) Run(ctx context.Context, job Job) (json.RawMessage, erro
 	spec := runner.Spec{
 		Argv: job.Command, Env: env, Dir: job.Dir, Shell: job.Shell,
 		InheritEnv: h.opts.InheritEnv, KillGrace: h.opts.KillGrace,
+		CgroupParent: h.opts.CgroupParent,
 	}
 	stdout, stderr := job.Stdout(), job.Stderr()
 	res := runner.Run(ctx, spec, runner.OutputFunc(func(s runner.Stream, p []byte) {
@@ -88,6 +95,9 @@ func (h commandHandler) Run(ctx context.Context, job Job) (json.RawMessage, erro
 	}))
 	if res.ExitCode >= 0 && res.Pid != 0 {
 		job.setExitCode(res.ExitCode)
+	}
+	if res.Pid != 0 && res.Usage.Source != "" {
+		job.setUsage(apiUsage(res.Usage))
 	}
 	return nil, runFailure(res)
 }
@@ -112,6 +122,14 @@ func jobEnv(job Job) map[string]string {
 	}
 	maps.Copy(env, job.Env)
 	return env
+}
+
+// apiUsage is the wire form of what a run used.
+func apiUsage(u runner.Usage) api.Usage {
+	return api.Usage{
+		CPUUserUS: u.User.Microseconds(), CPUSystemUS: u.System.Microseconds(),
+		PeakRSSBytes: u.PeakRSSBytes, Source: string(u.Source),
+	}
 }
 
 // runFailure maps a runner result to the error a handler returns.

@@ -46,7 +46,10 @@
 //     Options.LogFlushInterval (default 100ms) after it fills, or at once
 //     when it holds 64 KiB, and always before the job's completion;
 //   - reports the completion: completions within Options.BatchWindow share
-//     one request, sent early when no job is left running.
+//     one request, sent early when no job is left running. CommandHandler's
+//     completions carry the command's measured usage (CPU user and system,
+//     peak RSS, from the job's cgroup or rusage: package runner) as
+//     Completion.Usage; other handlers' carry none.
 //
 // Every heartbeat_interval_ms (as the server said at registration), a
 // heartbeat names every attempt the worker holds (running, or done and not

@@ -136,12 +136,12 @@ func (w *Worker) finish(t *task, res json.RawMessage, err, cause error) {
 // verdict builds the attempt's completion; false means report nothing.
 func (t *task) verdict(res json.RawMessage, err, cause error, finished time.Time) (api.Completion, bool) {
 	t.mu.Lock()
-	dropped, exit := t.dropped, t.exitCode
+	dropped, exit, usage := t.dropped, t.exitCode, t.usage
 	t.mu.Unlock()
 	started := t.startedAt
 	c := api.Completion{
 		JobID: t.key.jobID, Attempt: t.key.attempt, ExitCode: exit,
-		StartedAt: &started, FinishedAt: &finished,
+		StartedAt: &started, FinishedAt: &finished, Usage: usage,
 	}
 	switch {
 	case dropped:

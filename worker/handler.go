@@ -103,6 +103,14 @@ func (j Job) setExitCode(code int) {
 	}
 }
 
+// setUsage records what the attempt's processes used, reported with its
+// outcome.
+func (j Job) setUsage(u api.Usage) {
+	if j.t != nil {
+		j.t.setUsage(u)
+	}
+}
+
 // Reasons a handler's context is cancelled, as context.Cause reports them.
 var (
 	ErrCancelled = errors.New("worker: job cancelled")

@@ -48,6 +48,7 @@ type task struct {
 	finished   bool // the handler returned
 	dropped    bool // revoked or registration lost: report nothing
 	exitCode   *int
+	usage      *api.Usage
 	completion api.Completion // set before it is queued
 	// preemptFile is where a command job is told it was preempted: "1" is
 	// written to it before the process is stopped (FAIRWAY_PREEMPTED_FILE).
@@ -134,6 +135,12 @@ func (t *task) isFinished() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.finished
+}
+
+func (t *task) setUsage(u api.Usage) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.usage = &u
 }
 
 func (t *task) setExitCode(code int) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
@@ -91,15 +92,22 @@ func sinceFlag(s string, now time.Time) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	if d, err := time.ParseDuration(s); err == nil {
+	d, err := time.ParseDuration(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok && err != nil {
+		var n int
+		if n, err = strconv.Atoi(days); err == nil {
+			d = time.Duration(n) * 24 * time.Hour
+		}
+	}
+	if err == nil {
 		if d < 0 {
-			return time.Time{}, fmt.Errorf("want a duration ago (1h) or an RFC 3339 time, got %q", s)
+			return time.Time{}, fmt.Errorf("want a duration ago (1h, 7d) or an RFC 3339 time, got %q", s)
 		}
 		return now.Add(-d), nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("want an RFC 3339 time (2026-11-25T06:00:00Z) or a duration ago (1h), got %q", s)
+		return time.Time{}, fmt.Errorf("want an RFC 3339 time (2026-11-25T06:00:00Z) or a duration ago (1h, 7d), got %q", s)
 	}
 	return t, nil
 }

@@ -117,7 +117,22 @@ func executionFields(e api.Execution, j api.Job) []field {
 	if attemptError == j.LastError && errorField(j).value != "" || restatesExit(attemptError, e.ExitCode) {
 		attemptError = "" // said on the error line, or by the exit code
 	}
-	return []field{{"last attempt", last}, {"failure", e.FailureClass}, {"attempt error", attemptError}, {"result", resultText(e)}}
+	return []field{{"last attempt", last}, {"usage", usageText(e.Usage)}, {"failure", e.FailureClass}, {"attempt error", attemptError}, {"result", resultText(e)}}
+}
+
+// usageText is what an attempt's processes used, as its worker measured
+// it: "cpu 1.2s user + 300ms system, peak 64.0 MiB (cgroup)"; "" when not
+// measured.
+func usageText(u *api.Usage) string {
+	if u == nil {
+		return ""
+	}
+	us := func(v int64) string { return (time.Duration(v) * time.Microsecond).Round(time.Millisecond).String() }
+	text := "cpu " + us(u.CPUUserUS) + " user + " + us(u.CPUSystemUS) + " system"
+	if u.PeakRSSBytes > 0 {
+		text += fmt.Sprintf(", peak %.1f MiB", float64(u.PeakRSSBytes)/(1<<20))
+	}
+	return text + " (" + u.Source + ")"
 }
 
 // resultText says where the attempt's output went, or how its upload is

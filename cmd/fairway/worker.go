@@ -37,6 +37,7 @@ type workerFlags struct {
 	memoryMB, gpu          int64
 	drain, killGrace       time.Duration
 	allowShell, inheritEnv bool
+	jobCgroups             bool
 	logLevel               string
 }
 
@@ -54,6 +55,7 @@ func (f *workerFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.killGrace, "kill-grace", 5*time.Second, "time between SIGTERM and SIGKILL when a job is stopped")
 	fs.BoolVar(&f.allowShell, "allow-shell", false, "run jobs that ask for a shell (/bin/sh -c); refused otherwise")
 	fs.BoolVar(&f.inheritEnv, "inherit-env", false, "give jobs the worker's whole environment (default: PATH, HOME, LANG, TMPDIR and the job's env)")
+	fs.BoolVar(&f.jobCgroups, "job-cgroups", true, "run each job in a cgroup v2 of its own where the worker may create one (else: its process group, and its orphans by marker)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 }
 
@@ -76,7 +78,9 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if code >= 0 {
 		return code
 	}
-	opts, err := f.options(stderr)
+	log := f.logger(stderr)
+	cgroupParent := containJobProcesses(log, f.jobCgroups)
+	opts, err := f.options(log, cgroupParent)
 	if err != nil {
 		fmt.Fprintf(stderr, "fairway worker: %v\n", err)
 		return 2
@@ -86,7 +90,6 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "fairway worker: %v\n", err)
 		return 2
 	}
-	containJobProcesses(opts.Logger)
 	done := make(chan struct{})
 	defer close(done)
 	go abortOnSecondInterrupt(ctx, w, stderr, done)
@@ -114,16 +117,24 @@ func parseWorkerFlags(args []string, stderr io.Writer) (workerFlags, int) {
 		fmt.Fprintf(stderr, "fairway worker: %v\n", err)
 		return f, 2
 	}
+	if err := new(slog.Level).UnmarshalText([]byte(f.logLevel)); err != nil {
+		fmt.Fprintf(stderr, "fairway worker: --log-level: %v\n", err)
+		return f, 2
+	}
 	return f, -1
+}
+
+// logger is the worker's log on stderr, at --log-level (checked by
+// parseWorkerFlags).
+func (f *workerFlags) logger(stderr io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(f.logLevel))
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).With("component", "worker")
 }
 
 // options builds the worker's Options: one handler for every type, running
 // the job's command.
-func (f *workerFlags) options(stderr io.Writer) (worker.Options, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return worker.Options{}, fmt.Errorf("--log-level: %w", err)
-	}
+func (f *workerFlags) options(log *slog.Logger, cgroupParent string) (worker.Options, error) {
 	server := firstNonEmpty(f.server, os.Getenv(envServer), defaultServer)
 	c, err := client.New(server, client.WithAPIKey(firstNonEmpty(f.apiKey, os.Getenv(envAPIKey))),
 		client.WithUserAgent("fairway-worker/1"))
@@ -132,13 +143,14 @@ func (f *workerFlags) options(stderr io.Writer) (worker.Options, error) {
 	}
 	run := worker.CommandHandler(worker.CommandOptions{
 		AllowShell: f.allowShell, InheritEnv: f.inheritEnv, KillGrace: f.killGrace,
+		CgroupParent: cgroupParent,
 	})
 	return worker.Options{
 		Client: c, Name: f.name, Types: splitList(f.types), Labels: splitList(f.labels),
 		Slots: f.slots, CPU: f.cpu, MemoryMB: f.memoryMB, GPU: f.gpu,
 		Handlers:     map[string]worker.Handler{"*": run},
 		DrainTimeout: f.drain,
-		Logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).With("component", "worker"),
+		Logger:       log,
 	}, nil
 }
 
@@ -173,12 +185,27 @@ func splitList(s string) []string {
 // containJobProcesses makes the worker the subreaper of its jobs'
 // descendants, so none is re-parented past it to init, and kills what jobs
 // of a worker that died without cleaning up (SIGKILL) left running on this
-// machine (runner.SweepOrphans).
-func containJobProcesses(log *slog.Logger) {
+// machine (runner.SweepOrphans, runner.SweepCgroups). With cgroups it
+// returns the cgroup under which each job gets its own, or "" where the
+// worker may not create one there.
+func containJobProcesses(log *slog.Logger, cgroups bool) string {
 	if err := runner.SetSubreaper(); err != nil {
 		log.Warn("cannot become the subreaper of job processes", "err", err)
 	}
 	if n := runner.SweepOrphans(); n > 0 {
 		log.Warn("killed processes left by jobs of a worker that died", "processes", n)
 	}
+	if !cgroups {
+		return ""
+	}
+	parent, err := runner.JobCgroupParent()
+	if err != nil {
+		log.Info("jobs run without a cgroup of their own: their process group and marked orphans are killed at their end", "reason", err)
+		return ""
+	}
+	if n := runner.SweepCgroups(parent); n > 0 {
+		log.Warn("removed job cgroups of a worker that died", "cgroups", n)
+	}
+	log.Debug("each job runs in a cgroup of its own", "parent", parent)
+	return parent
 }

@@ -29,6 +29,8 @@ workloads:
   all       the four above in turn
   schedules fairway's own: --schedules schedules each every --schedule-every, for --schedule-window;
             one line with slots, duplicates, missed and the lag from nominal time to job start
+  commands  fairway's own: --jobs jobs running --command in a real 'fairway worker' process
+            (--command-slots); jobs/s and CPU per job of the server, the worker and the commands
 
 The server, the workers and the producers run in this process and talk HTTP
 over 127.0.0.1; each run starts a fresh server on a new SQLite file.
@@ -76,6 +78,7 @@ func newFlagSet(name string, stderr io.Writer, c *runConfig) *flag.FlagSet {
 	fs.DurationVar(&p.Schedules.Every, "schedule-every", 10*time.Second, "schedules: each one's interval (phases spread over it)")
 	fs.DurationVar(&p.Schedules.Window, "schedule-window", time.Minute, "schedules: how long the slots are counted")
 	// fairway's own settings.
+	registerCommandsFlags(fs, &p.Commands)
 	fs.IntVar(&fw.InsertParallel, "insert-parallel", 2, "batch-insert requests in flight at once")
 	fs.IntVar(&fw.Workers, "workers", 0, fmt.Sprintf("worker instances sharing the concurrency (0: %d)", defaultWorkers))
 	fs.DurationVar(&fw.PollWait, "poll-wait", 0, "worker lease long-poll wait (0: the worker's default, 30s)")

@@ -103,4 +103,5 @@ type Params struct {
 	DrainTimeout    time.Duration // bound on waiting for the queue to empty
 	StopTimeout     time.Duration // bound on a graceful worker shutdown
 	Schedules       SchedulesParams
+	Commands        CommandsParams
 }

@@ -40,6 +40,7 @@ var workloads = []workload{
 // outside "all"): they are selected by name.
 var fairwayWorkloads = []workload{
 	{"schedules", runSchedules},
+	{"commands", runCommands},
 }
 
 var errUnsupported = errors.New("unsupported")

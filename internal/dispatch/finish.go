@@ -20,6 +20,7 @@ type attemptEnd struct {
 	result   []byte
 	started  time.Time
 	duration time.Duration // measured by the worker when it says so
+	usage    store.Usage   // measured by the worker when it says so
 	actor    string
 }
 
@@ -40,6 +41,7 @@ func (d *Dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.Item
 	if c.StartedAt != nil && c.FinishedAt != nil && !c.FinishedAt.Before(*c.StartedAt) {
 		end.duration = c.FinishedAt.Sub(*c.StartedAt)
 	}
+	end.usage = storeUsage(c.Usage)
 	if end.started.IsZero() || end.started.After(tx.now) {
 		end.started = tx.now
 	}
@@ -264,7 +266,7 @@ func (d *Dispatcher) forget(tx *txn, rec *jobRec) {
 func (d *Dispatcher) writeEnd(tx *txn, rec *jobRec, end attemptEnd) {
 	e := store.Execution{
 		StartedAt: end.started, FinishedAt: tx.now, Outcome: end.outcome, ExitCode: end.exitCode,
-		FailureClass: end.class, Error: end.err, Duration: end.duration,
+		FailureClass: end.class, Error: end.err, Duration: end.duration, Usage: end.usage,
 	}
 	if e.Duration == 0 && !end.started.IsZero() {
 		e.Duration = tx.now.Sub(end.started)
@@ -276,6 +278,18 @@ func (d *Dispatcher) writeEnd(tx *txn, rec *jobRec, end attemptEnd) {
 	d.resultPending(tx, rec, &e)
 	e = d.writeExecution(tx, rec, e)
 	d.noteAttemptEnded(tx, rec, e)
+}
+
+// storeUsage is the stored form of a worker's usage report (checked by
+// the server: no negative figure, a known source).
+func storeUsage(u *api.Usage) store.Usage {
+	if u == nil {
+		return store.Usage{}
+	}
+	return store.Usage{
+		CPUUser: time.Duration(u.CPUUserUS) * time.Microsecond, CPUSystem: time.Duration(u.CPUSystemUS) * time.Microsecond,
+		PeakRSSBytes: u.PeakRSSBytes, Source: u.Source,
+	}
 }
 
 // slaOf says whether a run of duration met the job's SLA: within its max

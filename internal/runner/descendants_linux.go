@@ -34,7 +34,7 @@ func newMarker() string {
 
 // SetSubreaper makes this process the child subreaper of its descendants
 // (prctl PR_SET_CHILD_SUBREAPER): a job's orphaned descendants are
-// re-parented to it instead of to init, where KillMarked finds them and
+// re-parented to it instead of to init, where killOrphans finds them and
 // reapOrphans collects their exit.
 func SetSubreaper() error {
 	const prSetChildSubreaper = 36
@@ -51,11 +51,13 @@ func SetSubreaper() error {
 // own, started with os/exec, whose exit is not its to collect).
 var subreaper atomic.Bool
 
-// killMarked SIGKILLs every process carrying marker, again until a scan
-// finds none (a process may fork while it is being killed), at most ten
-// rounds. It returns how many it killed.
-func killMarked(marker string) int {
-	want := []byte(MarkerEnv + "=" + marker + "\x00")
+// killMarkedScan SIGKILLs every process on the machine carrying marker,
+// again until a scan finds none (a process may fork while it is being
+// killed), at most ten rounds. It reads /proc/*/environ of every process,
+// which costs milliseconds: it is used only where this process is not the
+// subreaper, so that a job's orphans are not re-parented to it.
+func killMarkedScan(marker string) int {
+	want := markerBytes(marker)
 	killed := 0
 	for range 10 {
 		pids := processesWhere(func(env []byte) bool { return bytes.Contains(env, want) })
@@ -68,8 +70,70 @@ func killMarked(marker string) int {
 			}
 		}
 	}
-	reapOrphans()
 	return killed
+}
+
+func markerBytes(marker string) []byte { return []byte(MarkerEnv + "=" + marker + "\x00") }
+
+// killOrphans kills the run's processes that left its process group
+// (setsid, setpgid, a daemon's double fork), without scanning /proc.
+//
+// This process is the subreaper (SetSubreaper), so when a job process
+// exits, its children are re-parented to this process, not to init. Once
+// the job's child has exited and its group has been killed, every
+// surviving descendant of the job is therefore a child of this process
+// (an orphan) or a descendant of one. The orphans are few: killOrphans
+// lists this process's children (/proc/self/task/*/children), skips the
+// job roots of other Runs, and reads the environment of the rest only:
+// those carrying marker are this run's. Each is killed and reaped (its
+// rusage added to the returned total); its own children are thereby
+// re-parented here and found in the next round. Rounds stop when one
+// finds none. Zombie orphans (which can no longer be told apart by
+// environment) are reaped without attribution.
+//
+// Without the subreaper (prctl failed) it falls back to killMarkedScan.
+func killOrphans(marker string) (usage syscall.Rusage, killed int) {
+	if !subreaper.Load() {
+		return usage, killMarkedScan(marker)
+	}
+	want := markerBytes(marker)
+	// Exclusive: no Run forks a root meanwhile, so a pid reaped here
+	// cannot be reused by a new root that would then be waited for here.
+	spawning.Lock()
+	defer spawning.Unlock()
+	var orphans []int
+	for range 1000 {
+		found := false
+		orphans = orphanChildren()
+		for _, pid := range orphans {
+			env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+			if err != nil || !bytes.Contains(env, want) {
+				continue
+			}
+			found = true
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			var ws syscall.WaitStatus
+			var ru syscall.Rusage
+			if wpid, err := syscall.Wait4(pid, &ws, 0, &ru); err == nil && wpid == pid {
+				addRusage(&usage, &ru)
+				killed++
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	reap(orphans) // the last round's list: it found none of this run's, only others' and zombies
+	return usage, killed
+}
+
+// addRusage adds b's CPU times to a and keeps the larger ru_maxrss.
+func addRusage(a, b *syscall.Rusage) {
+	a.Utime.Sec += b.Utime.Sec
+	a.Utime.Usec += b.Utime.Usec
+	a.Stime.Sec += b.Stime.Sec
+	a.Stime.Usec += b.Stime.Usec
+	a.Maxrss = max(a.Maxrss, b.Maxrss)
 }
 
 // SweepOrphans kills the processes left by workers that died without
@@ -161,17 +225,78 @@ func reapOrphans() {
 	}
 	spawning.Lock()
 	defer spawning.Unlock()
+	reapZombieOrphans()
+}
+
+// reapZombieOrphans reaps the orphans that have exited. The caller holds
+// spawning exclusively.
+func reapZombieOrphans() { reap(orphanChildren()) }
+
+// reap collects the exit of those of pids that have exited. The caller
+// holds spawning exclusively, so none of them can have been reused by a
+// root.
+func reap(pids []int) {
+	for _, pid := range pids {
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+	}
+}
+
+// orphanChildren lists this process's children that are not job roots.
+// It reads /proc/self/task/*/children (an orphan is re-parented to any
+// live thread of the subreaper), or, on kernels built without
+// CONFIG_PROC_CHILDREN, scans /proc/*/stat for the parent pid.
+func orphanChildren() []int {
+	pids, ok := childrenFromTasks()
+	if !ok {
+		pids = childrenFromStat()
+	}
+	orphans := pids[:0]
+	for _, pid := range pids {
+		if _, root := roots.Load(pid); !root {
+			orphans = append(orphans, pid)
+		}
+	}
+	return orphans
+}
+
+// hasProcChildren reports whether the kernel has /proc/PID/task/TID/children.
+var hasProcChildren = sync.OnceValue(func() bool {
+	pid := strconv.Itoa(os.Getpid())
+	_, err := os.Stat("/proc/" + pid + "/task/" + pid + "/children")
+	return err == nil
+})
+
+func childrenFromTasks() ([]int, bool) {
+	if !hasProcChildren() {
+		return nil, false
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, false
+	}
+	var pids []int
+	for _, t := range tasks {
+		data, _ := os.ReadFile("/proc/self/task/" + t.Name() + "/children") // a thread may have exited
+		for _, f := range strings.Fields(string(data)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids, true
+}
+
+func childrenFromStat() []int {
 	self := strconv.Itoa(os.Getpid())
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return
+		return nil
 	}
+	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
-			continue
-		}
-		if _, root := roots.Load(pid); root {
 			continue
 		}
 		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
@@ -184,10 +309,9 @@ func reapOrphans() {
 			continue
 		}
 		fields := strings.Fields(string(stat[i+1:]))
-		if len(fields) < 2 || fields[1] != self {
-			continue
+		if len(fields) >= 2 && fields[1] == self {
+			pids = append(pids, pid)
 		}
-		var ws syscall.WaitStatus
-		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
 	}
+	return pids
 }

@@ -28,13 +28,56 @@
 //     exit status (a child that handles SIGTERM and exits 0 was still
 //     stopped).
 //   - The child exits (on its own or after the above): SIGKILL to the
-//     group, for background processes it left behind. A job's processes do
-//     not outlive it, as with a container whose init exits.
+//     group, for background processes it left behind, then to the
+//     descendants that left the group (below). A job's processes do not
+//     outlive it, as with a container whose init exits.
 //
 // The group id must not be signalled after it might have been reused. Run
 // therefore learns of the child's exit with waitid(WEXITED|WNOWAIT), which
 // does not reap: the unreaped (zombie) child keeps its pid, hence the group
 // id, reserved. Every signal is sent before cmd.Wait reaps the child.
+//
+// # Descendants that leave the group
+//
+// A descendant that calls setsid or setpgid (a daemon's double fork,
+// nohup-like wrappers) is out of reach of kill(-pgid). Run finds those
+// without scanning /proc, in one of two ways:
+//
+//   - Job cgroup (Spec.CgroupParent set, cgroup v2, the worker allowed to
+//     create cgroups there: JobCgroupParent probes it). The child is
+//     started inside a fresh cgroup of its own with clone3
+//     CLONE_INTO_CGROUP; whatever its descendants do, they stay in it. At
+//     the end cgroup.kill (Linux 5.14+; before, SIGKILL to each pid of
+//     cgroup.procs, repeated) empties it, Run waits until cgroup.events
+//     says unpopulated (bounded by KillGrace), reads its usage and removes
+//     it. This catches everything, including a process that cleared its
+//     environment. A cgroup left by a worker that was killed is emptied and
+//     removed by SweepCgroups at the next worker's start.
+//   - Otherwise, the subreaper and the marker. Every job process carries
+//     MarkerEnv, unique to the Run, in its environment. The worker is the
+//     child subreaper (SetSubreaper), so once the job's child has exited,
+//     every surviving descendant is the worker's child or a descendant of
+//     one. killOrphans lists the worker's children
+//     (/proc/self/task/*/children), skips other Runs' roots, reads the
+//     environment of the few others, and SIGKILLs and reaps those carrying
+//     this Run's marker; their children are thereby re-parented to the
+//     worker and found in the next round, until a round finds none. The
+//     cost is a few small reads per job, not two reads of every process on
+//     the machine. It misses what the scan of every process also missed: a
+//     descendant that cleared its environment (env -i) and left the group;
+//     its output is cut off after DrainTimeout (it is reaped, once it
+//     exits, by reapOrphans). Where the worker is not a subreaper (prctl
+//     failed) it falls back to that scan of /proc/*/environ.
+//
+// # Usage
+//
+// Result.Usage is what the run's processes used. With a job cgroup: its
+// cpu.stat (user_usec, system_usec: every process that ran in it) and
+// memory.peak when the memory controller is enabled for it (else the
+// largest ru_maxrss, below). Otherwise: wait4's rusage of the child (which
+// includes the descendants it waited for) plus that of the escaped
+// processes killOrphans reaped; ru_maxrss is the largest single process's
+// peak, not a sum. Wall time is Result.Duration.
 //
 // # Worker death: Pdeathsig
 //
@@ -71,8 +114,9 @@
 //
 // # Limits
 //
-// Processes that leave the group escape the kill (only a per-job cgroup
-// would hold them); their output is cut off after DrainTimeout. The package
-// builds on other systems but Run fails there with ClassStartError wrapping
+// Without a job cgroup, a descendant that leaves the group and clears its
+// environment escapes the kill; its output is cut off after DrainTimeout.
+// Pdeathsig reaches only the child (see above). The package builds on
+// other systems but Run fails there with ClassStartError wrapping
 // errors.ErrUnsupported.
 package runner

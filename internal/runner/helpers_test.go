@@ -25,6 +25,12 @@ func TestMain(m *testing.M) {
 		helperWorker()
 		return
 	}
+	// As fairway worker does: orphans of jobs are re-parented to this
+	// process, where killOrphans finds them without scanning /proc.
+	if err := SetSubreaper(); err != nil {
+		fmt.Fprintln(os.Stderr, "SetSubreaper:", err)
+		os.Exit(1)
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"syscall"
+	"time"
 )
 
 // The runner relies on Linux specifics (Pdeathsig, waitid with WNOWAIT);
@@ -38,7 +39,30 @@ func newMarker() string { return "" }
 // SetSubreaper is unsupported here.
 func SetSubreaper() error { return errors.ErrUnsupported }
 
-func killMarked(string) int { return 0 }
+func killOrphans(string) (struct{}, int) { return struct{}{}, 0 }
+
+func reapOrphans() {}
+
+type orphanUsage struct{}
+
+func (*orphanUsage) add(struct{}, int) {}
+
+func processUsage(*os.ProcessState, orphanUsage) Usage { return Usage{} }
+
+type jobCgroup struct{}
+
+func jobCgroupFor(Spec) *jobCgroup             { return nil }
+func (*jobCgroup) attach(*syscall.SysProcAttr) {}
+func (*jobCgroup) started()                    {}
+func (*jobCgroup) remove()                     {}
+func (*jobCgroup) kill(time.Duration)          {}
+func (*jobCgroup) usage() (Usage, bool)        { return Usage{}, false }
+
+// JobCgroupParent is unsupported here.
+func JobCgroupParent() (string, error) { return "", errors.ErrUnsupported }
+
+// SweepCgroups does nothing here.
+func SweepCgroups(string) int { return 0 }
 
 // SweepOrphans does nothing here.
 func SweepOrphans() int { return 0 }

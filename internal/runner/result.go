@@ -51,7 +51,36 @@ type Result struct {
 	// process outside the group DrainTimeout after the group was gone: the
 	// pipes were closed and later output, if any, was lost.
 	OutputIncomplete bool
+	// Usage is what the run's processes used. Zero when it never started.
+	Usage Usage
 }
+
+// UsageSource says where Usage comes from.
+type UsageSource string
+
+const (
+	// UsageCgroup: the job's own cgroup (cpu.stat, memory.peak): every
+	// process the job started, whatever became of it.
+	UsageCgroup UsageSource = "cgroup"
+	// UsageRusage: wait4's rusage of the child, which includes the
+	// descendants it waited for, plus the descendants that left its
+	// process group and were killed and reaped by the runner. A descendant
+	// that escaped both (it cleared its environment) is not counted.
+	UsageRusage UsageSource = "rusage"
+)
+
+// Usage is the resources a run's processes used.
+type Usage struct {
+	User, System time.Duration // CPU time in user and kernel mode, summed over the processes
+	// PeakRSSBytes is the memory high-water mark: the cgroup's memory.peak
+	// (all processes together) where available, else the largest
+	// ru_maxrss of a single process. 0 if unknown.
+	PeakRSSBytes int64
+	Source       UsageSource
+}
+
+// CPU is User + System.
+func (u Usage) CPU() time.Duration { return u.User + u.System }
 
 // Duration is the run time, Finished - Started.
 func (r Result) Duration() time.Duration { return r.Finished.Sub(r.Started) }
@@ -74,6 +103,10 @@ type exitInfo struct {
 	waitErr error  // set when the status could not be collected
 }
 
+// mayBeOOM reports whether the process ended as the OOM killer ends one:
+// SIGKILL, or the 137 a shell reports for a SIGKILLed child.
+func (e exitInfo) mayBeOOM() bool { return e.killed || e.code == 128+9 }
+
 // outcome is what supervise observed.
 type outcome struct {
 	stopped  FailureClass // ClassTimeout or ClassKilled if Run signalled the group, else ""
@@ -82,6 +115,7 @@ type outcome struct {
 	cut      bool // output cut off after DrainTimeout
 	exit     exitInfo
 	oomRose  bool // the cgroup's oom_kill counter rose during the run
+	usage    Usage
 }
 
 // verdict decides the class. Once Run has signalled the group the outcome is
@@ -96,7 +130,7 @@ func verdict(o outcome) (FailureClass, error) {
 		return ClassKilled, fmt.Errorf("%w: cancelled: %w", ErrKilled, o.cause)
 	case ex.waitErr != nil:
 		return ClassExitCode, fmt.Errorf("%w: status unknown: %w", ErrExit, ex.waitErr)
-	case o.oomRose && (ex.killed || ex.code == 128+9):
+	case o.oomRose && ex.mayBeOOM():
 		return ClassOOM, ErrOOM
 	case ex.killed:
 		return ClassKilled, fmt.Errorf("%w: SIGKILL from outside the runner", ErrKilled)
@@ -120,5 +154,6 @@ func (o outcome) result(pid int, started time.Time) Result {
 		Started:          started,
 		Finished:         o.exitedAt,
 		OutputIncomplete: o.cut,
+		Usage:            o.usage,
 	}
 }

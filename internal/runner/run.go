@@ -50,6 +50,10 @@ func execute(ctx context.Context, spec Spec, p *plan, s *sink) Result {
 		return startFailure(time.Now(), err)
 	}
 	cmd := command(spec, p, pipes)
+	cg := jobCgroupFor(spec)
+	if cg != nil {
+		cg.attach(cmd.SysProcAttr)
+	}
 	oomBefore, oomKnown := oomKills()
 	started := time.Now()
 	beginSpawn()
@@ -59,19 +63,28 @@ func execute(ctx context.Context, spec Spec, p *plan, s *sink) Result {
 	}
 	endSpawn()
 	pipes.closeWriteEnds()
+	if cg != nil {
+		cg.started()
+	}
 	if err != nil {
 		pipes.closeReadEnds()
+		if cg != nil {
+			cg.remove()
+		}
 		return startFailure(started, fmt.Errorf("%s: %w", p.path, err))
 	}
 	c := newChild(spec, cmd, pipes, started)
 	c.marker = p.marker
+	c.cgroup = cg
 	defer removeRoot(c.pid())
 	if spec.OnStart != nil {
 		spec.OnStart(c.pid())
 	}
 	o := c.supervise(ctx)
-	oomAfter, _ := oomKills()
-	o.oomRose = oomKnown && oomAfter > oomBefore
+	if oomKnown && o.exit.mayBeOOM() { // the counter matters only then: spare the read otherwise
+		oomAfter, _ := oomKills()
+		o.oomRose = oomAfter > oomBefore
+	}
 	return o.result(c.pid(), started)
 }
 
@@ -104,6 +117,8 @@ type child struct {
 	exited   chan struct{} // closed when the process has exited (not reaped)
 	exitedAt time.Time     // written before exited is closed
 	marker   string        // MarkerEnv's value: every process of this run carries it
+	cgroup   *jobCgroup    // the run's own cgroup; nil when it has none
+	orphans  orphanUsage   // what the escaped processes killOrphans reaped used
 }
 
 // newChild starts watching the process and reading its output.
@@ -136,10 +151,42 @@ func (c *child) supervise(ctx context.Context) outcome {
 	o.stopped, o.cause = c.watch(ctx)
 	o.exitedAt = c.exitedAt // watch returns only after exited is closed
 	c.group.kill()          // leftovers: background jobs the child did not wait for
-	killMarked(c.marker)    // and those that left the group (setsid, double fork)
+	c.killEscaped()         // and those that left the group (setsid, double fork)
 	o.cut = c.pipes.drain(c.spec.drainTimeout())
 	o.exit = c.reap()
+	o.usage = c.usage()
+	if c.cgroup != nil {
+		c.cgroup.remove()
+	}
 	return o
+}
+
+// killEscaped kills the run's processes that left its process group: all
+// that remain in its cgroup, or, without one, the orphans that carry its
+// marker (killOrphans).
+func (c *child) killEscaped() {
+	if c.cgroup != nil {
+		c.cgroup.kill(c.spec.killGrace())
+		reapOrphans() // escaped processes re-parented here and now dead
+		return
+	}
+	c.orphans.add(killOrphans(c.marker))
+}
+
+// usage is what the run's processes used; call it after reap.
+func (c *child) usage() Usage {
+	u := processUsage(c.cmd.ProcessState, c.orphans)
+	if c.cgroup == nil {
+		return u
+	}
+	cu, ok := c.cgroup.usage()
+	if !ok {
+		return u
+	}
+	if cu.PeakRSSBytes == 0 {
+		cu.PeakRSSBytes = u.PeakRSSBytes
+	}
+	return cu
 }
 
 // watch returns once the child has exited, with the reason Run stopped it,
@@ -171,7 +218,7 @@ func (c *child) stop() {
 	t := time.NewTimer(c.spec.killGrace())
 	defer t.Stop()
 	if waitFor(c.exited, t.C) {
-		killMarked(c.marker) // descendants outside the group would hold the pipes to the grace's end
+		c.killEscaped() // descendants outside the group would hold the pipes to the grace's end
 		if waitFor(c.pipes.allDone, t.C) {
 			return
 		}

@@ -58,6 +58,12 @@ type Spec struct {
 	DrainTimeout time.Duration
 	// Stdin is fed to the child's standard input; nil means /dev/null.
 	Stdin []byte
+	// CgroupParent, if set, is a cgroup v2 directory (JobCgroupParent)
+	// under which Run creates a cgroup for this run and starts the child in
+	// it: every process the job starts is then killed at its end, and its
+	// usage comes from the cgroup. If the cgroup cannot be created, the run
+	// goes on without one (the process group and the subreaper's orphans).
+	CgroupParent string
 	// OnStart, if set, is called with the child's pid once it has started,
 	// before any output is delivered.
 	OnStart func(pid int)

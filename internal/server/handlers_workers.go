@@ -184,6 +184,23 @@ func checkCompletion(c api.Completion) *fieldError {
 	if len(c.Error) > 64<<10 {
 		return badField("error", "longer than 64 KiB")
 	}
+	return checkUsage(c.Usage)
+}
+
+// maxUsageUS bounds a reported CPU time: a year of a thousand cores.
+const maxUsageUS = 1000 * 366 * 24 * 3600 * 1e6
+
+func checkUsage(u *api.Usage) *fieldError {
+	switch {
+	case u == nil:
+		return nil
+	case u.Source != "cgroup" && u.Source != "rusage":
+		return badField("usage.source", `must be "cgroup" or "rusage", got %q`, u.Source)
+	case u.CPUUserUS < 0 || u.CPUSystemUS < 0 || u.PeakRSSBytes < 0:
+		return badField("usage", "cpu_user_us, cpu_system_us and peak_rss_bytes must not be negative")
+	case u.CPUUserUS > maxUsageUS || u.CPUSystemUS > maxUsageUS:
+		return badField("usage", "a CPU time of more than a year of 1000 cores")
+	}
 	return nil
 }
 

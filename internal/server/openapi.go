@@ -43,6 +43,7 @@ var openapiRoutes = []route{
 	{"GET", "/schedules/{id}/sla-compliance", "A schedule's SLA compliance", nil, api.SLAReport{}},
 	{"GET", "/successes", "Succeeded executions with run-time percentiles", nil, api.SuccessReport{}},
 	{"GET", "/sla-compliance", "SLA compliance report", nil, api.SLAReport{}},
+	{"GET", "/usage", "Per tenant or lane (by), what the attempts finished in [since, until) used: requested core-, GPU- and memory-GB-seconds, measured CPU and peak memory (default the last 24 hours by tenant)", nil, api.UsageReport{}},
 	{"GET", "/series", "Attempts finished by outcome and waits per step, over a range (default the last hour by minute)", nil, api.Series{}},
 	{"POST", "/schedules", "Create a schedule: a job template and when to run it", api.ScheduleSpec{}, api.Schedule{}},
 	{"GET", "/schedules", "List schedules, by id, with a cursor", nil, api.ScheduleList{}},

@@ -56,6 +56,7 @@ func (s *Server) routes() http.Handler {
 		{"GET /api/v1/failures", s.handleFailures, append([]string{"limit"}, summary...)},
 		{"GET /api/v1/successes", s.handleSuccesses, summary},
 		{"GET /api/v1/sla-compliance", s.handleSLACompliance, summary},
+		{"GET /api/v1/usage", s.handleUsage, []string{"since", "until", "by"}},
 		{"GET /api/v1/series", s.handleSeries, []string{"since", "until", "step", "tenant", "lane", "type"}},
 		{"POST /api/v1/schedules", s.handleScheduleCreate, nil},
 		{"GET /api/v1/schedules", s.handleScheduleList, []string{"tenant", "cursor", "limit", "tag"}},

@@ -42,6 +42,7 @@ type Execution struct {
 	Duration        time.Duration // stored in milliseconds
 	SLAMet          *bool         // nil: no SLA measured
 	SLAViolationPct float64       // how far past Expected, in percent of it
+	Usage           Usage         // what the attempt's processes used, as the worker measured it
 
 	// The attempt's result upload, for a job with a ResultLocation.
 	ResultState  ResultState
@@ -50,6 +51,20 @@ type Execution struct {
 	ResultTries  int       // tries made so far
 	ResultNextAt time.Time // when a pending upload is tried next
 }
+
+// Usage is what an attempt's processes used, as its worker measured it.
+// The zero Usage (no Source) means not measured: stored as NULLs.
+type Usage struct {
+	CPUUser, CPUSystem time.Duration // stored in microseconds
+	PeakRSSBytes       int64         // memory high-water mark; 0 if unknown
+	// Source is where the figures come from: "cgroup" (the job's own
+	// cgroup) or "rusage" (wait4 of the command and of the escaped
+	// processes the worker reaped); "" when not measured.
+	Source string
+}
+
+// Measured reports whether the worker reported any usage.
+func (u Usage) Measured() bool { return u.Source != "" }
 
 // ResultState is how far an attempt's result upload has got.
 type ResultState string
@@ -110,6 +125,8 @@ func (e *Execution) Validate() error {
 		return fmt.Errorf("%w: execution %s/%d: unknown result state %q", ErrInvalid, e.JobID, e.Attempt, e.ResultState)
 	case e.Wait < 0:
 		return fmt.Errorf("%w: execution %s/%d: negative wait %s", ErrInvalid, e.JobID, e.Attempt, e.Wait)
+	case e.Usage.CPUUser < 0 || e.Usage.CPUSystem < 0 || e.Usage.PeakRSSBytes < 0:
+		return fmt.Errorf("%w: execution %s/%d: negative usage %+v", ErrInvalid, e.JobID, e.Attempt, e.Usage)
 	}
 	return nil
 }

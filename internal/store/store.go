@@ -239,6 +239,9 @@ type Reader interface {
 	ExecutionResultsDue(ctx context.Context, now time.Time, limit int) ([]Execution, error)
 	// ExecutionSummary aggregates finished executions.
 	ExecutionSummary(ctx context.Context, p SummaryParams) (Summary, error)
+	// ExecutionUsage reports, per tenant or lane, what the attempts that
+	// finished in a window used; rows in key order.
+	ExecutionUsage(ctx context.Context, p UsageParams) ([]UsageRow, error)
 	// ExecutionSeries buckets executions over time: per bucket the
 	// attempts that ended, by outcome, and the waits of those leased.
 	// Every bucket of the range comes back, empty ones included.

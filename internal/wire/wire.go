@@ -76,7 +76,18 @@ func Execution(e store.Execution) api.Execution {
 		Outcome: outcome(e), ExitCode: e.ExitCode, FailureClass: string(e.FailureClass),
 		Error: e.Error, DurationMS: e.Duration.Milliseconds(), SLAMet: e.SLAMet, SLAViolationPct: e.SLAViolationPct,
 		ResultState: string(e.ResultState), ResultURL: e.ResultURL, ResultError: e.ResultError,
-		ResultTries: e.ResultTries, ResultNextAt: TimePtr(e.ResultNextAt),
+		ResultTries: e.ResultTries, ResultNextAt: TimePtr(e.ResultNextAt), Usage: Usage(e.Usage),
+	}
+}
+
+// Usage renders what an attempt used; nil when it was not measured.
+func Usage(u store.Usage) *api.Usage {
+	if !u.Measured() {
+		return nil
+	}
+	return &api.Usage{
+		CPUUserUS: u.CPUUser.Microseconds(), CPUSystemUS: u.CPUSystem.Microseconds(),
+		PeakRSSBytes: u.PeakRSSBytes, Source: u.Source,
 	}
 }
 

@@ -84,7 +84,7 @@ func (w *Writer) ExecutionUpsertMany(ctx context.Context, es []store.Execution) 
 	})
 }
 
-const execCols = 19
+const execCols = 23
 
 func (w *Writer) upsertExecChunk(es []store.Execution) error {
 	st, err := w.batchStmt(batchKey{rows: len(es)}, func() string { return execBatchSQL(len(es)) })
@@ -110,8 +110,18 @@ func execArgs(es []store.Execution) []any {
 			intPtrArg(e.ExitCode), strArg(string(e.FailureClass)), strArg(e.Error), msArg(e.Duration),
 			boolPtrArg(e.SLAMet), e.SLAViolationPct, strArg(string(e.ResultState)), strArg(e.ResultURL),
 			strArg(e.ResultError), int64(e.ResultTries), timeArg(e.ResultNextAt))
+		args = appendUsageArgs(args, e.Usage)
 	}
 	return args
+}
+
+// appendUsageArgs appends cpu_user_us, cpu_system_us, peak_rss_bytes and
+// usage_source: NULLs when the usage was not measured.
+func appendUsageArgs(args []any, u store.Usage) []any {
+	if !u.Measured() {
+		return append(args, nil, nil, nil, nil)
+	}
+	return append(args, u.CPUUser.Microseconds(), u.CPUSystem.Microseconds(), u.PeakRSSBytes, u.Source)
 }
 
 // waitArg is a leased execution's wait in milliseconds, NULL when it has
@@ -127,7 +137,8 @@ func execBatchSQL(n int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO executions (job_id, attempt, worker_id, leased_at, wait_ms, started_at, finished_at,
 		outcome, exit_code, failure_class, error, duration_ms, sla_met, sla_violation_pct,
-		result_state, result_url, result_error, result_tries, result_next_at) VALUES `)
+		result_state, result_url, result_error, result_tries, result_next_at,
+		cpu_user_us, cpu_system_us, peak_rss_bytes, usage_source) VALUES `)
 	writeRows(&b, n, execCols)
 	b.WriteString(` ON CONFLICT (job_id, attempt) DO UPDATE SET worker_id = excluded.worker_id,
 		leased_at = excluded.leased_at, wait_ms = excluded.wait_ms, started_at = excluded.started_at,
@@ -137,6 +148,8 @@ func execBatchSQL(n int) string {
 		sla_met = excluded.sla_met, sla_violation_pct = excluded.sla_violation_pct,
 		result_state = excluded.result_state, result_url = excluded.result_url,
 		result_error = excluded.result_error, result_tries = excluded.result_tries,
-		result_next_at = excluded.result_next_at`)
+		result_next_at = excluded.result_next_at,
+		cpu_user_us = excluded.cpu_user_us, cpu_system_us = excluded.cpu_system_us,
+		peak_rss_bytes = excluded.peak_rss_bytes, usage_source = excluded.usage_source`)
 	return b.String()
 }

@@ -238,19 +238,29 @@ func (s *Core) JobListUnfinished(ctx context.Context) ([]store.Job, error) {
 
 const executionSelect = `SELECT e.job_id, e.attempt, e.worker_id, e.leased_at, e.wait_ms, e.started_at, e.finished_at,
 	e.outcome, e.exit_code, e.failure_class, e.error, e.duration_ms, e.sla_met, e.sla_violation_pct,
-	e.result_state, e.result_url, e.result_error, e.result_tries, e.result_next_at
+	e.result_state, e.result_url, e.result_error, e.result_tries, e.result_next_at,
+	e.cpu_user_us, e.cpu_system_us, e.peak_rss_bytes, e.usage_source
 	FROM executions e`
 
 func scanExecution(sc scanner) (store.Execution, error) {
 	var e store.Execution
 	var attempt, tries int64
+	var cpuUser, cpuSys, peak sql.NullInt64
+	var source sql.NullString
 	err := sc.Scan(&e.JobID, &attempt, strCol[string]{&e.WorkerID}, timeCol{&e.LeasedAt}, msNullCol{&e.Wait},
 		timeCol{&e.StartedAt}, timeCol{&e.FinishedAt}, strCol[store.Outcome]{&e.Outcome},
 		intPtrCol{&e.ExitCode}, strCol[store.FailureClass]{&e.FailureClass}, strCol[string]{&e.Error},
 		msCol{&e.Duration}, boolPtrCol{&e.SLAMet}, &e.SLAViolationPct,
 		strCol[store.ResultState]{&e.ResultState}, strCol[string]{&e.ResultURL}, strCol[string]{&e.ResultError},
-		&tries, timeCol{&e.ResultNextAt})
+		&tries, timeCol{&e.ResultNextAt},
+		&cpuUser, &cpuSys, &peak, &source)
 	e.Attempt, e.ResultTries = int(attempt), int(tries)
+	if source.Valid {
+		e.Usage = store.Usage{
+			CPUUser: time.Duration(cpuUser.Int64) * time.Microsecond, CPUSystem: time.Duration(cpuSys.Int64) * time.Microsecond,
+			PeakRSSBytes: peak.Int64, Source: source.String,
+		}
+	}
 	return e, err
 }
 

@@ -34,6 +34,7 @@ func testExecutions(t *testing.T, s store.Store) {
 	first.StartedAt, first.FinishedAt = T0.Add(2*time.Second), T0.Add(30*time.Second)
 	first.Outcome, first.ExitCode, first.FailureClass = store.OutcomeFailed, store.Ptr(137), store.FailOOM
 	first.Error, first.Duration, first.SLAMet, first.SLAViolationPct = "OOM killed", 28*time.Second, store.Ptr(false), 12.5
+	first.Usage = store.Usage{CPUUser: 1500 * time.Millisecond, CPUSystem: 250 * time.Microsecond, PeakRSSBytes: 3 << 30, Source: "cgroup"}
 	upsertExecutions(t, s, first)
 
 	got, err := s.ExecutionList(ctx, store.ExecutionListParams{JobID: "j"})
@@ -46,6 +47,8 @@ func testExecutions(t *testing.T, s store.Store) {
 		wantErr(t, "missing job", w.ExecutionUpsert(ctx, store.Execution{JobID: "nope", Attempt: 1}), store.ErrNotFound)
 		wantErr(t, "bad outcome", w.ExecutionUpsert(ctx, store.Execution{JobID: "j", Attempt: 3, Outcome: "meh"}), store.ErrInvalid)
 		wantErr(t, "negative wait", w.ExecutionUpsert(ctx, store.Execution{JobID: "j", Attempt: 3, Wait: -time.Second}), store.ErrInvalid)
+		wantErr(t, "negative cpu", w.ExecutionUpsert(ctx, store.Execution{JobID: "j", Attempt: 3,
+			Usage: store.Usage{CPUUser: -time.Second, Source: "rusage"}}), store.ErrInvalid)
 		return nil
 	})
 	got, err = s.ExecutionList(ctx, store.ExecutionListParams{JobID: "nope"})

@@ -95,6 +95,7 @@ var tests = []testCase{
 	{"Summary", testSummary},
 	{"Series", testSeries},
 	{"SummaryEmpty", testSummaryEmpty},
+	{"Usage", testUsage},
 
 	{"Logs", testLogs},
 	{"LogsAtomicAppend", testLogsAtomic},

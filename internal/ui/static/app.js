@@ -518,10 +518,11 @@ async function jobDetail(id) {
     el("p", {}, jobActions(j, () => route())), jobTuning(j)),
     explain,
     el("div", { class: "card" }, el("h2", {}, "Logs"), logs),
-    el("div", { class: "card", id: "attempts" }, el("h2", {}, "Attempts"), table(["Attempt", "Worker", "Started", "Elapsed", "Finished", "Outcome", "Class", "Exit", "Error"],
+    el("div", { class: "card", id: "attempts" }, el("h2", {}, "Attempts"), table(["Attempt", "Worker", "Started", "Elapsed", "Finished", "Outcome", "Class", "Exit", "CPU", "Peak memory", "Error"],
       attempts.list.map((e) => el("tr", {}, el("td", {}, e.attempt), el("td", { title: e.worker_id || null }, attempts.worker(e.worker_id)),
         el("td", {}, at(e.started_at)), elapsedCell(e), el("td", {}, at(e.finished_at)),
         el("td", {}, e.outcome || (e.started_at ? "running" : "leased")), el("td", {}, e.failure_class || "-"), el("td", {}, e.exit_code ?? "-"),
+        ...usageCells(e.usage),
         el("td", { class: "clip", title: e.error || null }, e.error || "-"))))),
     el("div", { class: "card" }, el("h2", {}, "Timeline"), table(["At", "Event", "Attempt", "Actor", "Detail"],
       (evs.events || []).map((e) => el("tr", {}, el("td", {}, at(e.at)), el("td", {}, e.type), el("td", {}, e.attempt || "-"),
@@ -573,6 +574,15 @@ function attemptRows(j, current, execs, events, workerList) {
       return s + ": " + outcome;
     },
   };
+}
+
+// usageCells are an attempt's measured CPU (user + system; the split and
+// the source in the title) and peak memory, "-" when not measured.
+function usageCells(u) {
+  if (!u) return [el("td", {}, "-"), el("td", {}, "-")];
+  const title = `user ${msText(u.cpu_user_us / 1000)}, system ${msText(u.cpu_system_us / 1000)}, from ${u.source}`;
+  const peak = u.peak_rss_bytes ? (u.peak_rss_bytes / 1048576).toFixed(1) + " MiB" : "-";
+  return [el("td", { title }, msText((u.cpu_user_us + u.cpu_system_us) / 1000)), el("td", { title: "from " + u.source }, peak)];
 }
 
 // elapsedCell is an attempt's run time: its duration once ended, else
