@@ -174,6 +174,9 @@ type Job struct {
 	// IdempotencyKey, when set, makes (Tenant, IdempotencyKey) unique among
 	// jobs created within the idempotency window; see JobInsert.
 	IdempotencyKey string
+	// Unique, when set, makes the job unique among its tenant's jobs with
+	// the same values of the rule's fields; see JobInsert and UniqueRule.
+	Unique *UniqueRule
 
 	State       State
 	Attempt     int // fencing token: incremented at every lease
@@ -234,6 +237,11 @@ func (j *Job) Validate() error {
 		return fmt.Errorf("%w: job %s: unknown sla policy %q", ErrInvalid, j.ID, j.SLAPolicy)
 	case j.OutputLimit < 0:
 		return fmt.Errorf("%w: job %s: negative output limit", ErrInvalid, j.ID)
+	}
+	if j.Unique != nil {
+		if err := j.Unique.Validate(); err != nil {
+			return fmt.Errorf("job %s: %w", j.ID, err)
+		}
 	}
 	for _, d := range j.DependsOn {
 		if d.JobID == "" || !d.Condition.Valid() {

@@ -85,7 +85,7 @@ func (r *Recorder) record(ctx context.Context, o Op, touch func(rows []string) [
 }
 
 func (r *Recorder) JobInsertBatched(ctx context.Context, j store.Job) error {
-	if j.IdempotencyKey != "" {
+	if j.InsertAnswers() {
 		return r.JobInsert(ctx, j)
 	}
 	if err := j.Validate(); err != nil {

@@ -18,7 +18,7 @@ var jobColumns = []string{
 	"created_at", "updated_at", "enqueued_at", "started_at", "finished_at",
 	"worker_id", "lease_expires_at", "cancel_requested", "last_error", "exit_code",
 	"failure_class", "result", "shell", "returned_leases", "output_limit", "scheduled_for", "tags", "result_location", "held",
-	"not_preemptible",
+	"not_preemptible", "unique_rule",
 }
 
 // jobSelect is "SELECT <columns> FROM jobs".
@@ -55,6 +55,10 @@ func jobArgs(j *store.Job) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	unique, err := uniqueArg(j.Unique)
+	if err != nil {
+		return nil, err
+	}
 	return []any{
 		j.ID, j.Tenant, j.Name, j.Type, j.Lane, j.Key, j.FairnessKey, int64(j.Priority), j.OnDemand,
 		j.Resources.MilliCPU, j.Resources.MemoryMB, j.Resources.GPU, labels, command, env, j.Dir, bytesArg(j.Payload),
@@ -65,7 +69,7 @@ func jobArgs(j *store.Job) ([]any, error) {
 		strArg(j.WorkerID), timeArg(j.LeaseExpiresAt), j.CancelRequested, strArg(j.LastError), intPtrArg(j.ExitCode),
 		strArg(string(j.FailureClass)), bytesArg(j.Result), j.Shell, int64(j.ReturnedLeases), j.OutputLimit,
 		timeArg(j.ScheduledFor), tags, strArg(j.ResultLocation), j.Held,
-		j.NotPreemptible,
+		j.NotPreemptible, unique,
 	}, nil
 }
 
@@ -89,7 +93,7 @@ func scanJob(sc scanner) (store.Job, error) {
 		strCol[string]{&j.WorkerID}, timeCol{&j.LeaseExpiresAt}, &j.CancelRequested, strCol[string]{&j.LastError},
 		intPtrCol{&j.ExitCode}, strCol[store.FailureClass]{&j.FailureClass}, bytesCol{&j.Result}, &j.Shell, &returned, &j.OutputLimit,
 		timeCol{&j.ScheduledFor}, jsonCol{&j.Tags}, strCol[string]{&j.ResultLocation}, &j.Held,
-		&j.NotPreemptible,
+		&j.NotPreemptible, jsonCol{&j.Unique},
 	)
 	j.Priority, j.Attempt, j.MaxAttempts, j.ReturnedLeases = int(priority), int(attempt), int(maxAttempts), int(returned)
 	return j, err
