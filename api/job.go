@@ -50,6 +50,7 @@ type JobSpec struct {
 	Dir            string            `json:"dir,omitempty"`
 	Payload        json.RawMessage   `json:"payload,omitempty"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	Unique         *UniqueRule       `json:"unique,omitempty"` // docs/concepts.md, "Unique jobs"
 	MaxAttempts    int               `json:"max_attempts,omitempty"`
 	Retry          *RetryPolicy      `json:"retry,omitempty"`
 	TimeoutMS      int64             `json:"timeout_ms,omitempty"`
@@ -104,6 +105,7 @@ type Job struct {
 	Dir            string            `json:"dir,omitempty"`
 	Payload        json.RawMessage   `json:"payload,omitempty"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	Unique         *UniqueRule       `json:"unique,omitempty"` // as resolved: states filled in
 	MaxAttempts    int               `json:"max_attempts"`
 	Retry          RetryPolicy       `json:"retry"`
 	TimeoutMS      int64             `json:"timeout_ms,omitempty"`
@@ -149,9 +151,45 @@ type SubmitResponse struct {
 	Job            Job        `json:"job"`
 	EstimatedStart *time.Time `json:"estimated_start,omitempty"`
 	Deduplicated   bool       `json:"deduplicated"`
+	// UniqueMatch, on a submit deduplicated by its unique rule, names the
+	// rule and the existing job it matched.
+	UniqueMatch *UniqueMatch `json:"unique_match,omitempty"`
 	// Warnings say what the submitter may not expect: no registered
 	// worker can run the job now (it is queued all the same).
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// UniqueRule is a job's unique rule: while a job of the same tenant with
+// the same values of By is in one of States and, with PeriodMS, was
+// created less than PeriodMS ago, a submit returns it instead of adding
+// a job.
+type UniqueRule struct {
+	// By lists the fields compared: type, key, payload, tenant, lane
+	// (uniqueness is always within the tenant). Required.
+	By []string `json:"by"`
+	// States the existing job must be in; default blocked, pending,
+	// leased, running, retry_wait (every unfinished state).
+	States []string `json:"states,omitempty"`
+	// PeriodMS bounds the existing job's age; absent: no bound. At most a
+	// year.
+	PeriodMS *int64 `json:"period_ms,omitempty"`
+}
+
+// Unique field names, for UniqueRule.By.
+const (
+	UniqueByType    = "type"
+	UniqueByKey     = "key"
+	UniqueByPayload = "payload"
+	UniqueByTenant  = "tenant"
+	UniqueByLane    = "lane"
+)
+
+// UniqueMatch says which rule made a submit a duplicate, and of which job.
+type UniqueMatch struct {
+	By       []string `json:"by"`
+	States   []string `json:"states"`
+	PeriodMS int64    `json:"period_ms,omitempty"`
+	JobID    string   `json:"job_id"`
 }
 
 // BatchRequest is the body of POST /jobs/batch.

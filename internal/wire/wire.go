@@ -43,6 +43,25 @@ func Job(j store.Job) api.Job {
 		out.DependsOn = append(out.DependsOn, api.Dependency{JobID: dep.JobID, Condition: string(dep.Condition)})
 	}
 	out.Shell = j.Shell
+	out.Unique = UniqueRule(j.Unique)
+	return out
+}
+
+// UniqueRule renders a job's unique rule; nil for none.
+func UniqueRule(r *store.UniqueRule) *api.UniqueRule {
+	if r == nil {
+		return nil
+	}
+	out := &api.UniqueRule{}
+	for _, f := range r.By {
+		out.By = append(out.By, string(f))
+	}
+	for _, s := range r.States {
+		out.States = append(out.States, string(s))
+	}
+	if r.Period > 0 {
+		out.PeriodMS = store.Ptr(r.Period.Milliseconds())
+	}
 	return out
 }
 
