@@ -18,9 +18,10 @@ type submitted struct {
 	job          store.Job
 	rec          *jobRec // nil when deduplicated
 	deduplicated bool
-	uniqueMatch  *api.UniqueMatch // the rule that deduplicated it, if that was a unique rule
 	warning      string // said in the answer (no registered worker can run it now)
 	err          error  // a client error (*FieldError, *QuotaError)
+	// uniqueMatch is the rule that deduplicated it, if a unique rule did.
+	uniqueMatch *api.UniqueMatch
 }
 
 // checkRunnable applies server.unrunnable to a job that no registered
