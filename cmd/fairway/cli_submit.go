@@ -42,6 +42,7 @@ type submitFlags struct {
 	timeout, expected                    time.Duration
 	sla, runAt, payload                  string
 	outputLimit                          byteSizeFlag
+	uniqueBy, uniqueStates, uniquePeriod string
 }
 
 // byteSizeFlag is a flag spelled like config sizes: 64KiB, 10MB, 4096.
@@ -71,6 +72,9 @@ func (f *submitFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.runAt, "run-at", "", "not before this `time`: RFC 3339, or +DURATION from now")
 	fs.Var(&f.after, "after", "run after job `ID[:condition]` ends; condition success (default), failure or any (repeatable)")
 	fs.BoolVar(&f.wait, "wait", false, "follow the job: stream its logs and state, exit 0 on success, 1 on failure")
+	fs.StringVar(&f.uniqueBy, "unique-by", "", "`FIELDS` (type,key,payload,tenant,lane) that make two jobs the same: a submit matching a job in --unique-states returns it")
+	fs.StringVar(&f.uniqueStates, "unique-states", "", "`STATES` the matching job must be in (default: every unfinished state)")
+	fs.StringVar(&f.uniquePeriod, "unique-period", "", "only a matching job created less than `DURATION` ago counts (default: any age)")
 }
 
 // registerTemplate registers the flags of a job template, which a
@@ -141,7 +145,10 @@ func (c *cli) printSubmitted(res api.SubmitResponse) error {
 	if c.json {
 		return c.printJSON(res)
 	}
-	if res.Deduplicated {
+	if m := res.UniqueMatch; m != nil {
+		fmt.Fprintf(c.stderr, "fairway: unique rule (by %s, states %s) matched job %s, which already exists (%s)\n",
+			strings.Join(m.By, ","), strings.Join(m.States, ","), res.Job.ID, res.Job.State)
+	} else if res.Deduplicated {
 		fmt.Fprintf(c.stderr, "fairway: idempotency key seen before: job %s already exists (%s)\n", res.Job.ID, res.Job.State)
 	}
 	_, err := fmt.Fprintln(c.stdout, res.Job.ID)
@@ -181,6 +188,9 @@ func (f *submitFlags) spec(typ string, command []string, now time.Time) (api.Job
 		return s, err
 	}
 	s.Retry = f.retryPolicy()
+	if s.Unique, err = f.uniqueRule(); err != nil {
+		return s, err
+	}
 	if s.Payload, err = readPayload(f.payload); err != nil {
 		return s, err
 	}
@@ -249,6 +259,26 @@ func readFileLimited(path string, n int64) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, n))
+}
+
+// uniqueRule builds the unique rule of --unique-by, --unique-states and
+// --unique-period; nil without --unique-by.
+func (f *submitFlags) uniqueRule() (*api.UniqueRule, error) {
+	if f.uniqueBy == "" {
+		if f.uniqueStates != "" || f.uniquePeriod != "" {
+			return nil, errors.New("--unique-states and --unique-period need --unique-by (the fields that make two jobs the same, e.g. type,key)")
+		}
+		return nil, nil
+	}
+	r := &api.UniqueRule{By: splitList(f.uniqueBy), States: splitList(f.uniqueStates)}
+	if f.uniquePeriod != "" {
+		d, err := time.ParseDuration(f.uniquePeriod)
+		if err != nil || d < time.Millisecond {
+			return nil, fmt.Errorf("--unique-period: want a duration of at least 1ms such as 10m or 24h, got %q", f.uniquePeriod)
+		}
+		r.PeriodMS = new(d.Milliseconds())
+	}
+	return r, nil
 }
 
 func (f *submitFlags) retryPolicy() *api.RetryPolicy {
