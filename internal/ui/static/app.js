@@ -496,6 +496,7 @@ async function jobDetail(id) {
       el("dt", {}, "priority"), el("dd", {}, j.priority),
       el("dt", {}, "attempt"), el("dd", {}, attempts.of(j.attempt)),
       el("dt", {}, "created"), el("dd", {}, when(j.created_at)),
+      j.unique ? [el("dt", {}, "unique"), el("dd", { id: "unique" }, uniqueText(j.unique))] : null,
       j.last_error ? [el("dt", {}, "last error"), el("dd", { class: "error" }, j.last_error)] : null),
     el("p", {}, jobActions(j, () => route())), jobTuning(j)),
     explain,
@@ -512,6 +513,23 @@ async function jobDetail(id) {
   // attempts' outcomes and times).
   const ended = ["succeeded", "failed", "cancelled"].includes(j.state) ? null : () => route();
   followLogs(id, logs, attempts, ended);
+}
+
+// uniqueText says a job's unique rule: a submit with the same values of
+// these fields, while a job that has them is in one of these states (and
+// younger than the period), returns that job.
+function uniqueText(u) {
+  let text = "by " + u.by.join(", ") + "; while " + u.states.join(" or ");
+  if (u.period_ms) text += "; period " + durationText(u.period_ms);
+  return text;
+}
+
+// durationText is milliseconds as the largest whole unit that fits.
+function durationText(ms) {
+  for (const [unit, size] of [["d", 86400000], ["h", 3600000], ["m", 60000], ["s", 1000]]) {
+    if (ms >= size && ms % size === 0) return ms / size + unit;
+  }
+  return ms + "ms";
 }
 
 // attemptRows gathers what the page says of a job's attempts: each
