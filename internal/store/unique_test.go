@@ -53,7 +53,7 @@ func TestUniqueRuleHolds(t *testing.T) {
 		{StatePending, now.Add(-time.Minute), true},
 		{StateRunning, now.Add(-10*time.Minute + time.Microsecond), true},
 		{StateRunning, now.Add(-10 * time.Minute), false}, // a period old
-		{StateLeased, now, false},                        // not in the rule's states
+		{StateLeased, now, false},                         // not in the rule's states
 		{StateSucceeded, now, false},
 		{"", now, false}, // the holder is gone
 	} {
