@@ -51,6 +51,7 @@ type JobSpec struct {
 	Payload        json.RawMessage   `json:"payload,omitempty"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
 	Unique         *UniqueRule       `json:"unique,omitempty"` // docs/concepts.md, "Unique jobs"
+	MaxSnoozes     int               `json:"max_snoozes,omitempty"`
 	MaxAttempts    int               `json:"max_attempts,omitempty"`
 	Retry          *RetryPolicy      `json:"retry,omitempty"`
 	TimeoutMS      int64             `json:"timeout_ms,omitempty"`
@@ -123,6 +124,8 @@ type Job struct {
 	// ReturnedLeases counts leases handed back without the job having run
 	// (not charged against max_attempts).
 	ReturnedLeases  int             `json:"returned_leases,omitempty"`
+	Snoozes         int             `json:"snoozes,omitempty"` // snoozed attempts (in returned_leases too)
+	MaxSnoozes      int             `json:"max_snoozes,omitempty"`
 	CreatedAt       time.Time       `json:"created_at"`
 	UpdatedAt       time.Time       `json:"updated_at"`
 	EnqueuedAt      *time.Time      `json:"enqueued_at,omitempty"`

@@ -44,6 +44,7 @@ func Job(j store.Job) api.Job {
 	}
 	out.Shell = j.Shell
 	out.Unique = UniqueRule(j.Unique)
+	out.Snoozes, out.MaxSnoozes = j.Snoozes, j.MaxSnoozes
 	return out
 }
 
@@ -100,10 +101,14 @@ func Execution(e store.Execution) api.Execution {
 }
 
 // outcome is the execution's outcome as clients see it: a preempted
-// attempt is stored as cancelled with the failure class preempted.
+// (snoozed) attempt is stored as cancelled with the failure class
+// preempted (snoozed).
 func outcome(e store.Execution) string {
-	if e.FailureClass == store.FailPreempted {
+	switch e.FailureClass {
+	case store.FailPreempted:
 		return api.OutcomePreempted
+	case store.FailSnoozed:
+		return api.OutcomeSnoozed
 	}
 	return string(e.Outcome)
 }

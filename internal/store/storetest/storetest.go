@@ -69,6 +69,7 @@ var tests = []testCase{
 	{"UniquePayload", testUniquePayload},
 	{"UniqueConcurrent", testUniqueConcurrent},
 	{"UniqueInvalid", testUniqueInvalid},
+	{"Snoozes", testSnoozes},
 
 	{"TransitionFenced", testTransitionFenced},
 	{"TransitionBatched", testTransitionBatched},

@@ -14,3 +14,8 @@ CREATE TABLE unique_claims (
 );
 
 CREATE INDEX unique_claims_job ON unique_claims (job_id);
+
+-- Snoozes (docs/worker.md, "Snooze"): attempts a handler ended with "come
+-- back later", uncharged; max_snoozes caps them (0: the server's default).
+ALTER TABLE jobs ADD COLUMN snoozes BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN max_snoozes BIGINT NOT NULL DEFAULT 0;
