@@ -38,6 +38,7 @@ type workerFlags struct {
 	drain, killGrace       time.Duration
 	allowShell, inheritEnv bool
 	logLevel               string
+	snoozeExitCode         int
 }
 
 func (f *workerFlags) register(fs *flag.FlagSet) {
@@ -55,6 +56,8 @@ func (f *workerFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.allowShell, "allow-shell", false, "run jobs that ask for a shell (/bin/sh -c); refused otherwise")
 	fs.BoolVar(&f.inheritEnv, "inherit-env", false, "give jobs the worker's whole environment (default: PATH, HOME, LANG, TMPDIR and the job's env)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
+	fs.IntVar(&f.snoozeExitCode, "snooze-exit-code", worker.DefaultSnoozeExitCode,
+		"exit `code` with which a job that wrote a delay (5m, or seconds) to $FAIRWAY_SNOOZE_FILE snoozes: it runs again after the delay, uncharged; -1: off")
 }
 
 func (f *workerFlags) check() error {
@@ -67,6 +70,8 @@ func (f *workerFlags) check() error {
 		return fmt.Errorf("--drain-timeout: must be positive, got %s", f.drain)
 	case f.killGrace <= 0:
 		return fmt.Errorf("--kill-grace: must be positive, got %s", f.killGrace)
+	case f.snoozeExitCode != -1 && (f.snoozeExitCode < 1 || f.snoozeExitCode > 255):
+		return fmt.Errorf("--snooze-exit-code: must be an exit code from 1 to 255, or -1 for none, got %d", f.snoozeExitCode)
 	}
 	return nil
 }
@@ -131,7 +136,7 @@ func (f *workerFlags) options(stderr io.Writer) (worker.Options, error) {
 		return worker.Options{}, fmt.Errorf("--server: %w", err)
 	}
 	run := worker.CommandHandler(worker.CommandOptions{
-		AllowShell: f.allowShell, InheritEnv: f.inheritEnv, KillGrace: f.killGrace,
+		AllowShell: f.allowShell, InheritEnv: f.inheritEnv, KillGrace: f.killGrace, SnoozeExitCode: f.snoozeExitCode,
 	})
 	return worker.Options{
 		Client: c, Name: f.name, Types: splitList(f.types), Labels: splitList(f.labels),
