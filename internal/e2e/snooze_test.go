@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/pgtest"
 )
 
 // Issue 30 item 3: a command job snoozes through a real worker process. It
@@ -15,9 +16,16 @@ import (
 // waits that long blocked, then runs again and succeeds, though it has one
 // attempt: the snoozed attempt was not charged. A job that always snoozes
 // fails once it asks past its max_snoozes; one that exits 75 without a
-// delay just fails.
+// delay just fails. On SQLite, and on PostgreSQL.
 func TestCommandJobSnoozesThroughARealWorker(t *testing.T) {
-	cl := newCluster(t, testConfig)
+	t.Run("sqlite", func(t *testing.T) { snoozeThroughAWorker(t, testConfig) })
+	t.Run("postgres", func(t *testing.T) {
+		snoozeThroughAWorker(t, testConfig+"  store: "+pgtest.URL(t)+"\n")
+	})
+}
+
+func snoozeThroughAWorker(t *testing.T, config string) {
+	cl := newCluster(t, config)
 	cl.worker("w1", "--slots", "2")
 	marker := filepath.Join(t.TempDir(), "ready")
 	once := cl.submit(api.JobSpec{Type: "poll", MaxAttempts: 1, Command: []string{"sh", "-c",
