@@ -36,7 +36,7 @@ type submitFlags struct {
 	labels, env, after, tags             stringList
 	resultLocation                       string
 	dir, idempotencyKey                  string
-	maxAttempts                          int
+	maxAttempts, maxSnoozes              int
 	retry                                string
 	retryDelay, retryMaxDelay            time.Duration
 	timeout, expected                    time.Duration
@@ -98,6 +98,7 @@ func (f *submitFlags) registerTemplate(fs *flag.FlagSet) {
 	fs.StringVar(&f.dir, "dir", "", "working directory on the worker")
 	fs.BoolVar(&f.shell, "shell", false, "run COMMAND through the shell (if the type allows it)")
 	fs.IntVar(&f.maxAttempts, "max-attempts", 0, "attempts before it fails for good (default: the type's, else 3)")
+	fs.IntVar(&f.maxSnoozes, "max-snoozes", 0, "times it may snooze ($FAIRWAY_SNOOZE_FILE, worker.Snooze) before a snooze fails it (default: server.max_snoozes)")
 	fs.StringVar(&f.retry, "retry", "", "retry back-off: fixed, exponential or immediate")
 	fs.DurationVar(&f.retryDelay, "retry-delay", 0, "delay before a retry (the first, for exponential)")
 	fs.DurationVar(&f.retryMaxDelay, "retry-max-delay", 0, "cap of the exponential back-off (default 1h)")
@@ -160,7 +161,7 @@ func (f *submitFlags) spec(typ string, command []string, now time.Time) (api.Job
 	s := api.JobSpec{
 		Type: typ, Tenant: f.tenant, Name: f.name, Lane: f.lane, Key: f.key, FairnessKey: f.fairnessKey,
 		OnDemand: f.onDemand, Labels: f.labels, Tags: f.tags, ResultLocation: f.resultLocation, Command: command, Shell: f.shell, Dir: f.dir,
-		IdempotencyKey: f.idempotencyKey, MaxAttempts: f.maxAttempts, SLAPolicy: f.sla,
+		IdempotencyKey: f.idempotencyKey, MaxAttempts: f.maxAttempts, MaxSnoozes: f.maxSnoozes, SLAPolicy: f.sla,
 		TimeoutMS: f.timeout.Milliseconds(), ExpectedMS: f.expected.Milliseconds(),
 		OutputLimitBytes: int64(f.outputLimit),
 	}

@@ -14,7 +14,7 @@ func TestCLISubmitUnique(t *testing.T) {
 	res := api.SubmitResponse{Job: testJob("j1", api.StateRunning), Deduplicated: true,
 		UniqueMatch: &api.UniqueMatch{By: []string{"key", "type"}, States: []string{"pending", "running"}, JobID: "j1"}}
 	f := newAPIFake(t, map[string]http.HandlerFunc{"POST /api/v1/jobs": replyWith(200, res)})
-	code, out, errOut := runCLI(t, f.URL, "submit", "reindex", "--key", "repo-1",
+	code, out, errOut := runCLI(t, f.URL, "submit", "reindex", "--key", "repo-1", "--max-snoozes", "7",
 		"--unique-by", "type,key", "--unique-states", "pending,running", "--unique-period", "10m")
 	if code != 0 || out != "j1\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
@@ -22,7 +22,11 @@ func TestCLISubmitUnique(t *testing.T) {
 	if !strings.Contains(errOut, "unique rule (by key,type, states pending,running) matched job j1") {
 		t.Errorf("stderr %q does not say which rule matched", errOut)
 	}
-	got := decodeJSON[api.JobSpec](t, string(f.only(t).Body)).Unique
+	spec := decodeJSON[api.JobSpec](t, string(f.only(t).Body))
+	if spec.MaxSnoozes != 7 {
+		t.Errorf("max_snoozes %d, want 7", spec.MaxSnoozes)
+	}
+	got := spec.Unique
 	want := &api.UniqueRule{By: []string{"type", "key"}, States: []string{"pending", "running"}, PeriodMS: new(int64(600000))}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unique rule (-want +got)\n%s", diff)

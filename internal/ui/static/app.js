@@ -497,6 +497,7 @@ async function jobDetail(id) {
       el("dt", {}, "attempt"), el("dd", {}, attempts.of(j.attempt)),
       el("dt", {}, "created"), el("dd", {}, when(j.created_at)),
       j.unique ? [el("dt", {}, "unique"), el("dd", { id: "unique" }, uniqueText(j.unique))] : null,
+      j.snoozes ? [el("dt", {}, "snoozes"), el("dd", { id: "snoozes" }, `${j.snoozes} of ${j.max_snoozes} (not charged)`)] : null,
       j.last_error ? [el("dt", {}, "last error"), el("dd", { class: "error" }, j.last_error)] : null),
     el("p", {}, jobActions(j, () => route())), jobTuning(j)),
     explain,
