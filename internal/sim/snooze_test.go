@@ -26,7 +26,7 @@ jobs:
 	}
 	want := []string{
 		"arrive poll 0s", "admit poll 0s", "snooze poll 1s", // blocked until 11 s
-		"admit other 1s",                                 // the slot goes to other meanwhile
+		"admit other 1s",                    // the slot goes to other meanwhile
 		"admit poll 11s", "snooze poll 12s", // blocked until 22 s
 		"admit poll 22s", "done poll 23s",
 	}
@@ -40,8 +40,8 @@ jobs:
 
 func TestBadSnoozeIsAScenarioError(t *testing.T) {
 	for field, doc := range map[string]string{
-		"jobs[0].snooze.times": `{times: 0, delay: 5}`,
-		"jobs[0].snooze.delay": `{times: 1, delay: -1}`,
+		"jobs[0].snooze.times":  `{times: 0, delay: 5}`,
+		"jobs[0].snooze.delay":  `{times: 1, delay: -1}`,
 		"jobs[0].snooze.delay ": `{times: 1, delay: 315360000}`,
 	} {
 		_, err := Load(strings.NewReader("pool: {slots: 1}\ntypes: {t: {}}\njobs:\n  - {type: t, duration: 1, snooze: " + doc + "}\n"))
