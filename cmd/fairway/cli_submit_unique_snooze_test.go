@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -46,5 +48,24 @@ func TestCLISubmitUniqueBadFlags(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want a usage error naming the flag", code, errOut)
 			}
 		})
+	}
+}
+
+// submit --wait says a snooze, and numbers the attempts after it as
+// uncharged.
+func TestJobTrailSaysASnooze(t *testing.T) {
+	tr := &jobTrail{job: api.Job{MaxAttempts: 1}}
+	runAt := at.Add(5 * time.Minute)
+	for _, tc := range []struct {
+		e    api.Event
+		want string
+	}{
+		{api.Event{Type: "snoozed", Attempt: 1, Detail: json.RawMessage(`{"delay_ms":300000,"run_at":"` + runAt.Format(time.RFC3339) + `","snoozes":1}`)},
+			"blocked (attempt 1 snoozed for 5m0s, uncharged: it runs again from 2026-11-21 06:05:00 UTC)"},
+		{api.Event{Type: "leased", Attempt: 2, Detail: json.RawMessage(`{"worker":"w2"}`)}, "leased (attempt 2 of 2 on worker w2)"},
+	} {
+		if got, _ := tr.line(tc.e); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.e.Type, got, tc.want)
+		}
 	}
 }
