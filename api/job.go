@@ -412,6 +412,7 @@ type FailureReport struct {
 	Failed      int64                    `json:"failed"`       // of them, failed, timed out or lost
 	Cancelled   int64                    `json:"cancelled"`    // attempts cancelled, not in total
 	Preempted   int64                    `json:"preempted"`    // attempts stopped for a job of higher priority and queued again, not in total
+	Snoozed     int64                    `json:"snoozed"`      // attempts whose handler snoozed the job, not in total
 	FailureRate float64                  `json:"failure_rate"` // failed / total, 0 when total is 0
 	ByOutcome   map[string]int64         `json:"by_outcome"`   // failed, timeout, lost
 	ByClass     map[string]int64         `json:"by_failure_class"`

@@ -46,6 +46,11 @@ func TestSnoozeBlocksTheJobUntilItsDelayUncharged(t *testing.T) {
 	if diff := cmp.Diff(want, h.events(job.ID)); diff != "" {
 		t.Fatalf("audit trail (-want +got):\n%s", diff)
 	}
+	var report api.FailureReport
+	h.do("GET", "/failures", nil, &report)
+	if report.Snoozed != 1 || report.Cancelled != 0 || report.Total != 1 || report.ByClass["snoozed"] != 0 {
+		t.Fatalf("failures report: %+v", report)
+	}
 	var execs api.ExecutionList
 	h.do("GET", "/jobs/"+job.ID+"/executions", nil, &execs)
 	if len(execs.Executions) != 2 || execs.Executions[0].Outcome != api.OutcomeSnoozed || execs.Executions[0].FailureClass != api.FailSnoozed {
