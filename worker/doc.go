@@ -39,7 +39,10 @@
 //     Options.LogFlushInterval (default 100ms) after it fills, or at once
 //     when it holds 64 KiB, and always before the job's completion;
 //   - reports the completion: completions within Options.BatchWindow share
-//     one request, sent early when no job is left running.
+//     one request, sent early when no job is left running. A handler that
+//     returns Snooze(d) (a command: exit code 75 with the delay in
+//     FAIRWAY_SNOOZE_FILE) reports the outcome snoozed with d, checked
+//     first: a delay out of (0, MaxSnooze] is reported as a failure.
 //
 // Every heartbeat_interval_ms (as the server said at registration), a
 // heartbeat names every attempt the worker holds (running, or done and not
