@@ -78,6 +78,19 @@ func TestSnoozePastMaxSnoozesFailsTheJob(t *testing.T) {
 	if got.State != api.StateFailed || got.FailureClass != api.FailSnoozeLimit || got.Snoozes != 2 {
 		t.Fatalf("after 3 snoozes of max 2: state %s class %s snoozes %d (%s) %v", got.State, got.FailureClass, got.Snoozes, got.LastError, h.events(job.ID))
 	}
+	// A retry gives it its snoozes again.
+	var retried api.ActionResponse
+	h.do("POST", "/jobs/"+job.ID+"/retry", nil, &retried)
+	ls := h.lease(w, 1)
+	if len(ls) != 1 {
+		t.Fatalf("after the retry: leases %+v", ls)
+	}
+	if r := h.complete(w, api.Completion{JobID: job.ID, Attempt: ls[0].Attempt, Outcome: api.OutcomeSnoozed, SnoozeMS: 1000}); !r.OK {
+		t.Fatalf("snooze after the retry: %+v", r)
+	}
+	if got := h.get(job.ID); got.State != api.StateBlocked || got.Snoozes != 1 {
+		t.Fatalf("snoozed after the retry: state %s snoozes %d (%s)", got.State, got.Snoozes, got.LastError)
+	}
 }
 
 // A snooze of -1 or of ten years is refused with invalid_snooze and
