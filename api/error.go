@@ -28,6 +28,7 @@ const (
 	CodeBadFraming        = "bad_framing"     // no longer sent: chunked request bodies are accepted (issue 28)
 	CodeUnrunnable        = "unrunnable"      // 422: no registered worker could ever run the job
 	CodeCursorMismatch    = "cursor_mismatch" // 400: a list cursor sent with filters other than its list's
+	CodeInvalidSnooze     = "invalid_snooze"  // a completion item (outcome snoozed) whose snooze_ms is out of range: refused, nothing changed
 )
 
 // ErrorBody is the error object of every error response.

@@ -53,6 +53,8 @@ type JobSpec struct {
 	// TraceParent is a W3C trace context (traceparent) the job's spans and
 	// handler join; the traceparent header of the submit does the same.
 	TraceParent string       `json:"traceparent,omitempty"`
+	Unique      *UniqueRule  `json:"unique,omitempty"` // docs/concepts.md, "Unique jobs"
+	MaxSnoozes  int          `json:"max_snoozes,omitempty"`
 	MaxAttempts int          `json:"max_attempts,omitempty"`
 	Retry       *RetryPolicy `json:"retry,omitempty"`
 	TimeoutMS   int64        `json:"timeout_ms,omitempty"`
@@ -108,6 +110,7 @@ type Job struct {
 	Payload        json.RawMessage   `json:"payload,omitempty"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
 	TraceParent    string            `json:"traceparent,omitempty"` // the job's trace context (docs/tracing.md)
+	Unique         *UniqueRule       `json:"unique,omitempty"`      // as resolved: states filled in
 	MaxAttempts    int               `json:"max_attempts"`
 	Retry          RetryPolicy       `json:"retry"`
 	TimeoutMS      int64             `json:"timeout_ms,omitempty"`
@@ -125,6 +128,8 @@ type Job struct {
 	// ReturnedLeases counts leases handed back without the job having run
 	// (not charged against max_attempts).
 	ReturnedLeases  int             `json:"returned_leases,omitempty"`
+	Snoozes         int             `json:"snoozes,omitempty"` // snoozed attempts (in returned_leases too)
+	MaxSnoozes      int             `json:"max_snoozes,omitempty"`
 	CreatedAt       time.Time       `json:"created_at"`
 	UpdatedAt       time.Time       `json:"updated_at"`
 	EnqueuedAt      *time.Time      `json:"enqueued_at,omitempty"`
@@ -153,9 +158,45 @@ type SubmitResponse struct {
 	Job            Job        `json:"job"`
 	EstimatedStart *time.Time `json:"estimated_start,omitempty"`
 	Deduplicated   bool       `json:"deduplicated"`
+	// UniqueMatch, on a submit deduplicated by its unique rule, names the
+	// rule and the existing job it matched.
+	UniqueMatch *UniqueMatch `json:"unique_match,omitempty"`
 	// Warnings say what the submitter may not expect: no registered
 	// worker can run the job now (it is queued all the same).
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// UniqueRule is a job's unique rule: while a job of the same tenant with
+// the same values of By is in one of States and, with PeriodMS, was
+// created less than PeriodMS ago, a submit returns it instead of adding
+// a job.
+type UniqueRule struct {
+	// By lists the fields compared: type, key, payload, tenant, lane
+	// (uniqueness is always within the tenant). Required.
+	By []string `json:"by"`
+	// States the existing job must be in; default blocked, pending,
+	// leased, running, retry_wait (every unfinished state).
+	States []string `json:"states,omitempty"`
+	// PeriodMS bounds the existing job's age; absent: no bound. At most a
+	// year.
+	PeriodMS *int64 `json:"period_ms,omitempty"`
+}
+
+// Unique field names, for UniqueRule.By.
+const (
+	UniqueByType    = "type"
+	UniqueByKey     = "key"
+	UniqueByPayload = "payload"
+	UniqueByTenant  = "tenant"
+	UniqueByLane    = "lane"
+)
+
+// UniqueMatch says which rule made a submit a duplicate, and of which job.
+type UniqueMatch struct {
+	By       []string `json:"by"`
+	States   []string `json:"states"`
+	PeriodMS int64    `json:"period_ms,omitempty"`
+	JobID    string   `json:"job_id"`
 }
 
 // BatchRequest is the body of POST /jobs/batch.
@@ -378,6 +419,7 @@ type FailureReport struct {
 	Failed      int64                    `json:"failed"`       // of them, failed, timed out or lost
 	Cancelled   int64                    `json:"cancelled"`    // attempts cancelled, not in total
 	Preempted   int64                    `json:"preempted"`    // attempts stopped for a job of higher priority and queued again, not in total
+	Snoozed     int64                    `json:"snoozed"`      // attempts whose handler snoozed the job, not in total
 	FailureRate float64                  `json:"failure_rate"` // failed / total, 0 when total is 0
 	ByOutcome   map[string]int64         `json:"by_outcome"`   // failed, timeout, lost
 	ByClass     map[string]int64         `json:"by_failure_class"`

@@ -101,7 +101,14 @@ const (
 	// OutcomePreempted is reported for an attempt stopped because the
 	// server asked (HeartbeatResponse.Preempt).
 	OutcomePreempted = "preempted"
+	// OutcomeSnoozed is reported for an attempt whose handler said "not
+	// ready yet, come back in SnoozeMS": the job waits that long and runs
+	// again, the attempt not charged (docs/worker.md, "Snooze").
+	OutcomeSnoozed = "snoozed"
 )
+
+// MaxSnoozeMS is the longest snooze a completion may ask for: 30 days.
+const MaxSnoozeMS = 30 * 24 * 3600 * 1000
 
 // Failure classes.
 const (
@@ -113,6 +120,11 @@ const (
 	FailCancelled  = "cancelled"
 	FailPreempted  = "preempted"
 	FailStartError = "start_error"
+	// FailSnoozed is the class of a snoozed attempt (its execution is
+	// stored as cancelled, and read back as snoozed).
+	FailSnoozed = "snoozed"
+	// FailSnoozeLimit ends a job that asked to snooze past its max_snoozes.
+	FailSnoozeLimit = "snooze_limit"
 )
 
 // Completion is one finished attempt, as a worker reports it.
@@ -129,6 +141,9 @@ type Completion struct {
 	// OutputDroppedBytes is how much of the attempt's output the worker
 	// dropped from the middle to keep within the job's output limit.
 	OutputDroppedBytes int64 `json:"output_dropped_bytes,omitempty"`
+	// SnoozeMS is how long a snoozed attempt's job waits before it runs
+	// again: 1 .. MaxSnoozeMS, with outcome snoozed only.
+	SnoozeMS int64 `json:"snooze_ms,omitempty"`
 	// Usage is what the attempt's processes used, when the worker measured
 	// it (a command job); nil otherwise.
 	Usage *Usage `json:"usage,omitempty"`

@@ -15,7 +15,8 @@ import (
 )
 
 // Submit submits one job. A duplicate idempotency key answers the original
-// job with Deduplicated set. A spec without an idempotency key gets one
+// job with Deduplicated set; so does a spec whose unique rule
+// (spec.Unique) matches a job, with UniqueMatch naming the rule. A spec without an idempotency key gets one
 // made up by the client (GeneratedKeyPrefix), so that a submit whose
 // answer was lost can be sent again without running the job twice.
 func (c *Client) Submit(ctx context.Context, spec api.JobSpec) (api.SubmitResponse, error) {

@@ -32,6 +32,10 @@ type CommandOptions struct {
 	// cgroup's. Empty: the job's process group, and the orphans that carry
 	// its marker, are killed.
 	CgroupParent string
+	// SnoozeExitCode is the exit code with which a command that wrote a
+	// delay to its FAIRWAY_SNOOZE_FILE snoozes its job (see Snooze);
+	// 0 means DefaultSnoozeExitCode (75), a negative code turns it off.
+	SnoozeExitCode int
 }
 
 // CommandHandler returns the handler of `fairway worker`: it runs the job's
@@ -80,6 +84,11 @@ func (h commandHandler) Run(ctx context.Context, job Job) (json.RawMessage, erro
 		env["FAIRWAY_PREEMPTED_FILE"] = f.Name()
 		job.setPreemptFile(f.Name())
 	}
+	if f, err := os.CreateTemp("", "fairway-snooze-*"); err == nil {
+		_ = f.Close()
+		defer os.Remove(f.Name())
+		env["FAIRWAY_SNOOZE_FILE"] = f.Name()
+	}
 	spec := runner.Spec{
 		Argv: job.Command, Env: env, Dir: job.Dir, Shell: job.Shell,
 		InheritEnv: h.opts.InheritEnv, KillGrace: h.opts.KillGrace,
@@ -99,13 +108,20 @@ func (h commandHandler) Run(ctx context.Context, job Job) (json.RawMessage, erro
 	if res.Pid != 0 && res.Usage.Source != "" {
 		job.setUsage(apiUsage(res.Usage))
 	}
+	if res.Class == runner.ClassExitCode && res.ExitCode == h.opts.snoozeExitCode() && env["FAIRWAY_SNOOZE_FILE"] != "" {
+		if err, ok := commandSnooze(env["FAIRWAY_SNOOZE_FILE"], res.ExitCode); ok {
+			return nil, err
+		}
+	}
 	return nil, runFailure(res)
 }
 
 // jobEnv is the job's environment plus what it may want to know of
 // itself: FAIRWAY_JOB_ID, FAIRWAY_ATTEMPT, TRACEPARENT (the attempt's W3C
 // trace context, when the job has one), (set by Run) FAIRWAY_PREEMPTED_FILE,
-// an empty file that holds "1" once the attempt is preempted, and for a
+// an empty file that holds "1" once the attempt is preempted, and
+// FAIRWAY_SNOOZE_FILE, an empty file where the command may write a delay
+// before it exits with the snooze exit code (75), and for a
 // schedule's job
 // FAIRWAY_SCHEDULE_ID and FAIRWAY_SCHEDULED_FOR (RFC 3339, UTC). The
 // job's own env wins.

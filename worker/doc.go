@@ -49,7 +49,10 @@
 //     one request, sent early when no job is left running. CommandHandler's
 //     completions carry the command's measured usage (CPU user and system,
 //     peak RSS, from the job's cgroup or rusage: package runner) as
-//     Completion.Usage; other handlers' carry none.
+//     Completion.Usage; other handlers' carry none. A handler that
+//     returns Snooze(d) (a command: exit code 75 with the delay in
+//     FAIRWAY_SNOOZE_FILE) reports the outcome snoozed with d, checked
+//     first: a delay out of (0, MaxSnooze] is reported as a failure.
 //
 // Every heartbeat_interval_ms (as the server said at registration), a
 // heartbeat names every attempt the worker holds (running, or done and not

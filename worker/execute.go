@@ -157,6 +157,7 @@ func (t *task) verdict(res json.RawMessage, err, cause error, finished time.Time
 	case errors.Is(cause, ErrTimeout):
 		c.Outcome, c.FailureClass = api.OutcomeFailed, api.FailTimeout
 		c.Error = fmt.Sprintf("timed out after %s", time.Duration(t.job.TimeoutMS)*time.Millisecond)
+	case snoozed(&c, err):
 	default:
 		setFailure(&c, err)
 	}

@@ -238,5 +238,8 @@ func attemptsLine(j api.Job) string {
 		line += fmt.Sprintf(" (max_attempts %d, plus %d lease(s) handed back uncharged: never received by the worker, or stopped by a shutdown; fairway logs %s names them)",
 			j.MaxAttempts, j.ReturnedLeases, j.ID)
 	}
+	if j.Snoozes > 0 {
+		line += fmt.Sprintf("; %d of them snoozed (of max_snoozes %d)", j.Snoozes, j.MaxSnoozes)
+	}
 	return line
 }

@@ -36,12 +36,13 @@ type submitFlags struct {
 	labels, env, after, tags             stringList
 	resultLocation                       string
 	dir, idempotencyKey, traceParent     string
-	maxAttempts                          int
+	maxAttempts, maxSnoozes              int
 	retry                                string
 	retryDelay, retryMaxDelay            time.Duration
 	timeout, expected                    time.Duration
 	sla, runAt, payload                  string
 	outputLimit                          byteSizeFlag
+	uniqueBy, uniqueStates, uniquePeriod string
 }
 
 // byteSizeFlag is a flag spelled like config sizes: 64KiB, 10MB, 4096.
@@ -72,6 +73,9 @@ func (f *submitFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.runAt, "run-at", "", "not before this `time`: RFC 3339, or +DURATION from now")
 	fs.Var(&f.after, "after", "run after job `ID[:condition]` ends; condition success (default), failure or any (repeatable)")
 	fs.BoolVar(&f.wait, "wait", false, "follow the job: stream its logs and state, exit 0 on success, 1 on failure")
+	fs.StringVar(&f.uniqueBy, "unique-by", "", "`FIELDS` (type,key,payload,tenant,lane) that make two jobs the same: a submit matching a job in --unique-states returns it")
+	fs.StringVar(&f.uniqueStates, "unique-states", "", "`STATES` the matching job must be in (default: every unfinished state)")
+	fs.StringVar(&f.uniquePeriod, "unique-period", "", "only a matching job created less than `DURATION` ago counts (default: any age)")
 }
 
 // registerTemplate registers the flags of a job template, which a
@@ -95,6 +99,7 @@ func (f *submitFlags) registerTemplate(fs *flag.FlagSet) {
 	fs.StringVar(&f.dir, "dir", "", "working directory on the worker")
 	fs.BoolVar(&f.shell, "shell", false, "run COMMAND through the shell (if the type allows it)")
 	fs.IntVar(&f.maxAttempts, "max-attempts", 0, "attempts before it fails for good (default: the type's, else 3)")
+	fs.IntVar(&f.maxSnoozes, "max-snoozes", 0, "times it may snooze ($FAIRWAY_SNOOZE_FILE, worker.Snooze) before a snooze fails it (default: server.max_snoozes)")
 	fs.StringVar(&f.retry, "retry", "", "retry back-off: fixed, exponential or immediate")
 	fs.DurationVar(&f.retryDelay, "retry-delay", 0, "delay before a retry (the first, for exponential)")
 	fs.DurationVar(&f.retryMaxDelay, "retry-max-delay", 0, "cap of the exponential back-off (default 1h)")
@@ -142,7 +147,10 @@ func (c *cli) printSubmitted(res api.SubmitResponse) error {
 	if c.json {
 		return c.printJSON(res)
 	}
-	if res.Deduplicated {
+	if m := res.UniqueMatch; m != nil {
+		fmt.Fprintf(c.stderr, "fairway: unique rule (by %s, states %s) matched job %s, which already exists (%s)\n",
+			strings.Join(m.By, ","), strings.Join(m.States, ","), res.Job.ID, res.Job.State)
+	} else if res.Deduplicated {
 		fmt.Fprintf(c.stderr, "fairway: idempotency key seen before: job %s already exists (%s)\n", res.Job.ID, res.Job.State)
 	}
 	_, err := fmt.Fprintln(c.stdout, res.Job.ID)
@@ -154,7 +162,7 @@ func (f *submitFlags) spec(typ string, command []string, now time.Time) (api.Job
 	s := api.JobSpec{
 		Type: typ, Tenant: f.tenant, Name: f.name, Lane: f.lane, Key: f.key, FairnessKey: f.fairnessKey,
 		OnDemand: f.onDemand, Labels: f.labels, Tags: f.tags, ResultLocation: f.resultLocation, Command: command, Shell: f.shell, Dir: f.dir,
-		IdempotencyKey: f.idempotencyKey, TraceParent: f.traceParent, MaxAttempts: f.maxAttempts, SLAPolicy: f.sla,
+		IdempotencyKey: f.idempotencyKey, TraceParent: f.traceParent, MaxAttempts: f.maxAttempts, MaxSnoozes: f.maxSnoozes, SLAPolicy: f.sla,
 		TimeoutMS: f.timeout.Milliseconds(), ExpectedMS: f.expected.Milliseconds(),
 		OutputLimitBytes: int64(f.outputLimit),
 	}
@@ -182,6 +190,9 @@ func (f *submitFlags) spec(typ string, command []string, now time.Time) (api.Job
 		return s, err
 	}
 	s.Retry = f.retryPolicy()
+	if s.Unique, err = f.uniqueRule(); err != nil {
+		return s, err
+	}
 	if s.Payload, err = readPayload(f.payload); err != nil {
 		return s, err
 	}
@@ -250,6 +261,26 @@ func readFileLimited(path string, n int64) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, n))
+}
+
+// uniqueRule builds the unique rule of --unique-by, --unique-states and
+// --unique-period; nil without --unique-by.
+func (f *submitFlags) uniqueRule() (*api.UniqueRule, error) {
+	if f.uniqueBy == "" {
+		if f.uniqueStates != "" || f.uniquePeriod != "" {
+			return nil, errors.New("--unique-states and --unique-period need --unique-by (the fields that make two jobs the same, e.g. type,key)")
+		}
+		return nil, nil
+	}
+	r := &api.UniqueRule{By: splitList(f.uniqueBy), States: splitList(f.uniqueStates)}
+	if f.uniquePeriod != "" {
+		d, err := time.ParseDuration(f.uniquePeriod)
+		if err != nil || d < time.Millisecond {
+			return nil, fmt.Errorf("--unique-period: want a duration of at least 1ms such as 10m or 24h, got %q", f.uniquePeriod)
+		}
+		r.PeriodMS = new(d.Milliseconds())
+	}
+	return r, nil
 }
 
 func (f *submitFlags) retryPolicy() *api.RetryPolicy {

@@ -37,6 +37,7 @@ type eventDetail struct {
 	Final       bool       `json:"final"`
 	NextTryAt   *time.Time `json:"next_try_at"`
 	MaxAttempts int        `json:"max_attempts"`
+	DelayMS     int64      `json:"delay_ms"`
 }
 
 // jobTrail turns a job's audit events into lines for people. It knows the
@@ -81,6 +82,10 @@ func (t *jobTrail) line(e api.Event) (text, key string) {
 		t.job.ReturnedLeases++
 		return fmt.Sprintf("pending (attempt %d handed back uncharged: %s; it does not count against max_attempts)",
 			n, firstNonEmpty(d.Reason, "the worker did not run it")), keyOf(api.StatePending, n)
+	case "snoozed":
+		t.job.ReturnedLeases++
+		return fmt.Sprintf("blocked (attempt %d snoozed for %s, uncharged: it runs again from %s)", n, msText(d.DelayMS), timeText(d.RunAt)),
+			keyOf(api.StateBlocked, n)
 	case "unleased":
 		return fmt.Sprintf("pending (attempt %d withdrawn before it started, uncharged: its slot went to job %s)", n, d.ForJob),
 			keyOf(api.StatePending, n)

@@ -39,6 +39,7 @@ type workerFlags struct {
 	allowShell, inheritEnv bool
 	jobCgroups             bool
 	logLevel               string
+	snoozeExitCode         int
 }
 
 func (f *workerFlags) register(fs *flag.FlagSet) {
@@ -57,6 +58,8 @@ func (f *workerFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.inheritEnv, "inherit-env", false, "give jobs the worker's whole environment (default: PATH, HOME, LANG, TMPDIR and the job's env)")
 	fs.BoolVar(&f.jobCgroups, "job-cgroups", true, "run each job in a cgroup v2 of its own where the worker may create one (else: its process group, and its orphans by marker)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
+	fs.IntVar(&f.snoozeExitCode, "snooze-exit-code", worker.DefaultSnoozeExitCode,
+		"exit `code` with which a job that wrote a delay (5m, or seconds) to $FAIRWAY_SNOOZE_FILE snoozes: it runs again after the delay, uncharged; -1: off")
 }
 
 func (f *workerFlags) check() error {
@@ -69,6 +72,8 @@ func (f *workerFlags) check() error {
 		return fmt.Errorf("--drain-timeout: must be positive, got %s", f.drain)
 	case f.killGrace <= 0:
 		return fmt.Errorf("--kill-grace: must be positive, got %s", f.killGrace)
+	case f.snoozeExitCode != -1 && (f.snoozeExitCode < 1 || f.snoozeExitCode > 255):
+		return fmt.Errorf("--snooze-exit-code: must be an exit code from 1 to 255, or -1 for none, got %d", f.snoozeExitCode)
 	}
 	return nil
 }
@@ -142,7 +147,7 @@ func (f *workerFlags) options(log *slog.Logger, cgroupParent string) (worker.Opt
 		return worker.Options{}, fmt.Errorf("--server: %w", err)
 	}
 	run := worker.CommandHandler(worker.CommandOptions{
-		AllowShell: f.allowShell, InheritEnv: f.inheritEnv, KillGrace: f.killGrace,
+		AllowShell: f.allowShell, InheritEnv: f.inheritEnv, KillGrace: f.killGrace, SnoozeExitCode: f.snoozeExitCode,
 		CgroupParent: cgroupParent,
 	})
 	return worker.Options{

@@ -54,6 +54,9 @@ type Server struct {
 	// the defaults. Off, such a submit is refused with invalid_argument.
 	AllowUnknownTypes bool `yaml:"allow_unknown_types"`
 	MaxQueued         int  `yaml:"max_queued"` // whole server; 0 = unlimited
+	// MaxSnoozes is a job's max_snoozes when its spec gives none
+	// (DefaultMaxSnoozes when 0): past it, a snooze fails the job.
+	MaxSnoozes int `yaml:"max_snoozes"`
 	// Retention deletes finished jobs (with their executions and logs)
 	// this long after they finished; 0 keeps them. Idempotency keys stay
 	// bound for their own 24 h whatever the retention.
@@ -341,6 +344,21 @@ func (s Server) EventRetention() time.Duration {
 	return s.Retention.D()
 }
 
+// A job's snooze cap: server.max_snoozes's default, and the most a job
+// or the server may set.
+const (
+	DefaultMaxSnoozes = 100
+	MaxSnoozesCap     = 10000
+)
+
+// SnoozeCap is server.max_snoozes with its default.
+func (s Server) SnoozeCap() int {
+	if s.MaxSnoozes == 0 {
+		return DefaultMaxSnoozes
+	}
+	return s.MaxSnoozes
+}
+
 // server.unrunnable's values.
 const (
 	UnrunnableAccept       = "accept"
@@ -399,6 +417,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.MaxQueued < 0 {
 		return invalid("server.max_queued", "must be >= 0")
+	}
+	if c.Server.MaxSnoozes < 0 || c.Server.MaxSnoozes > MaxSnoozesCap {
+		return invalid("server.max_snoozes", fmt.Sprintf("must be between 0 (the default, %d) and %d", DefaultMaxSnoozes, MaxSnoozesCap))
 	}
 	if c.Server.MaxConnections < 0 {
 		return invalid("server.max_connections", "must be >= 0 (0: from the open-file limit)")

@@ -48,4 +48,10 @@
 // heartbeat interval after the restart goes back to the queue uncharged
 // (handBack: returned_leases + 1, a lease_returned event; the attempt
 // number still grows at the next lease, which keeps the lost lease fenced).
+//
+// A snoozed attempt (snooze.go) is uncharged the same way, counted in the
+// job's snoozes too, and sends the job to blocked until its delay has
+// passed. A unique rule's duplicate (unique.go) is found by the store,
+// which claims the rule's hash in the insert's own operation: the
+// dispatcher answers the job the store names.
 package dispatch

@@ -30,6 +30,9 @@ func (d *Dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.Item
 	if rec == nil || rec.worker != wk || rec.job.Attempt != c.Attempt {
 		return staleResult(c.JobID, c.Attempt)
 	}
+	if bad := checkSnooze(c); bad != nil {
+		return *bad
+	}
 	end := attemptEnd{
 		outcome: store.Outcome(c.Outcome), class: store.FailureClass(c.FailureClass),
 		exitCode: c.ExitCode, err: c.Error, result: c.Result, actor: "worker:" + wk.w.ID,
@@ -47,6 +50,14 @@ func (d *Dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.Item
 	}
 	if end.outcome == store.OutcomeFailed && end.class == "" {
 		end.class = store.FailExitCode
+	}
+	if c.Outcome == api.OutcomeSnoozed {
+		if rec.job.CancelRequested {
+			end.outcome = store.OutcomeCancelled // ends below, as cancelled
+		} else {
+			d.snooze(tx, rec, end, time.Duration(c.SnoozeMS)*time.Millisecond)
+			return api.ItemResult{JobID: c.JobID, OK: true}
+		}
 	}
 	if c.Outcome == api.OutcomePreempted && !rec.job.CancelRequested {
 		// A job cancelled while it was being preempted ends as cancelled

@@ -57,6 +57,7 @@ func (d *Dispatcher) retryByHand(tx *txn, id, actor string) string {
 		State: store.Ptr(store.StatePending), EnqueuedAt: &tx.now, FinishedAt: &time.Time{}, // NULL
 		CancelRequested: store.Ptr(false), LastError: store.Ptr(""), ClearExitCode: true,
 		FailureClass: store.Ptr(store.FailureClass("")), MaxAttempts: &maxAttempts,
+		Snoozes: store.Ptr(0), // its max_snoozes again (returned_leases keeps them)
 	}
 	if !d.transition(tx, rec, []store.State{from}, set) {
 		return ""

@@ -93,6 +93,12 @@ func (r *jobRec) apply(set store.JobSet, at time.Time) {
 	if set.MaxAttempts != nil {
 		j.MaxAttempts = *set.MaxAttempts
 	}
+	if set.ReturnedLeases != nil {
+		j.ReturnedLeases = *set.ReturnedLeases
+	}
+	if set.Snoozes != nil {
+		j.Snoozes = *set.Snoozes
+	}
 }
 
 // workerRec is a registered worker: its liveness, the leases made for it

@@ -20,6 +20,8 @@ type submitted struct {
 	deduplicated bool
 	warning      string // said in the answer (no registered worker can run it now)
 	err          error  // a client error (*FieldError, *QuotaError)
+	// uniqueMatch is the rule that deduplicated it, if a unique rule did.
+	uniqueMatch *api.UniqueMatch
 }
 
 // checkRunnable applies server.unrunnable to a job that no registered
@@ -213,6 +215,10 @@ func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 	}
 	err := tx.w.JobInsertBatched(tx.ctx, j)
 	var dup *store.DuplicateError
+	var uniq *store.UniqueError
+	if errors.As(err, &uniq) {
+		return d.uniqueDuplicate(tx, j, uniq, actor)
+	}
 	if errors.As(err, &dup) {
 		return d.duplicate(tx, j, dup, inBatch, actor)
 	}
@@ -263,7 +269,7 @@ func (s submitted) response(d *Dispatcher) api.SubmitResponse {
 	if s.rec != nil {
 		job = s.rec.job
 	}
-	r := api.SubmitResponse{Job: wire.Job(job), Deduplicated: s.deduplicated}
+	r := api.SubmitResponse{Job: wire.Job(job), Deduplicated: s.deduplicated, UniqueMatch: s.uniqueMatch}
 	if s.warning != "" {
 		r.Warnings = []string{s.warning}
 	}

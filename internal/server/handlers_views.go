@@ -345,7 +345,8 @@ func failureReport(sum store.Summary, recent []store.Execution) api.FailureRepor
 		Recent: make([]api.FailedAttempt, 0, len(recent))}
 	out.Total, out.Failed, out.Cancelled = verdicts(sum.ByOutcome)
 	out.Preempted = sum.ByFailureClass[store.FailPreempted] // stored as cancelled
-	out.Cancelled -= out.Preempted
+	out.Snoozed = sum.ByFailureClass[store.FailSnoozed]     // stored as cancelled
+	out.Cancelled -= out.Preempted + out.Snoozed
 	for o, n := range sum.ByOutcome {
 		if o != store.OutcomeSucceeded && o != store.OutcomeCancelled {
 			out.ByOutcome[string(o)] = n
@@ -353,7 +354,7 @@ func failureReport(sum store.Summary, recent []store.Execution) api.FailureRepor
 	}
 	out.FailureRate = ratio(out.Failed, out.Total)
 	for c, n := range sum.ByFailureClass {
-		if c != store.FailCancelled && c != store.FailPreempted {
+		if c != store.FailCancelled && c != store.FailPreempted && c != store.FailSnoozed {
 			out.ByClass[string(c)] = n
 		}
 	}

@@ -171,9 +171,9 @@ func checkItems(n int, field string) error {
 
 func checkCompletion(c api.Completion) *fieldError {
 	switch c.Outcome {
-	case api.OutcomeSucceeded, api.OutcomeFailed, api.OutcomeCancelled, api.OutcomePreempted:
+	case api.OutcomeSucceeded, api.OutcomeFailed, api.OutcomeCancelled, api.OutcomePreempted, api.OutcomeSnoozed:
 	default:
-		return badField("outcome", "must be succeeded, failed, cancelled or preempted, got %q", c.Outcome)
+		return badField("outcome", "must be succeeded, failed, cancelled, preempted or snoozed, got %q", c.Outcome)
 	}
 	if c.FailureClass != "" && !validClass(c.FailureClass) {
 		return badField("failure_class", "unknown failure class %q", c.FailureClass)
@@ -207,7 +207,7 @@ func checkUsage(u *api.Usage) *fieldError {
 func validClass(c string) bool {
 	switch store.FailureClass(c) {
 	case store.FailExitCode, store.FailTimeout, store.FailKilled, store.FailOOM, store.FailLostWorker, store.FailCancelled, store.FailStartError,
-		store.FailPreempted, "signal":
+		store.FailPreempted, store.FailSnoozed, "signal":
 		return true
 	}
 	return false

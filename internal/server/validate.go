@@ -83,7 +83,7 @@ func (s *Server) buildJob(spec api.JobSpec, tenant string) (store.Job, *fieldErr
 		j.FairnessKey = tenant
 	}
 	steps := []func(*store.Job, api.JobSpec, config.Type) *fieldError{
-		s.resolveLane, resolvePriority, resolveResources, checkStrings, resolveShell, resolveRetry, resolveSLA, resolveDeps, s.resolveOutputLimit, s.resolveResultLocation,
+		s.resolveLane, resolvePriority, resolveResources, checkStrings, resolveShell, resolveRetry, resolveSLA, resolveDeps, s.resolveOutputLimit, s.resolveResultLocation, resolveUnique, s.resolveMaxSnoozes,
 	}
 	for _, step := range steps {
 		if err := step(&j, spec, typ); err != nil {

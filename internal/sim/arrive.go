@@ -38,6 +38,7 @@ type simJob struct {
 	dropDep string
 	sched   *simSched // the schedule that fired it, if any
 	nominal int64     // its slot's nominal time (scheduled jobs)
+	snoozed int       // runs that ended snoozed so far
 
 	fkAcc, laneAcc *acc
 }

@@ -18,9 +18,10 @@ const (
 	Cancel                   // it was cancelled, pending or running
 	Drop                     // the engine dropped it: a dependency can never succeed
 	Preempt                  // it was stopped for a waiting job and queued again with its age
+	Snooze                   // its run ended snoozed: blocked until its delay has passed, then ready again
 )
 
-var kindNames = [...]string{"arrive", "reprioritize", "admit", "done", "cancel", "drop", "preempt"}
+var kindNames = [...]string{"arrive", "reprioritize", "admit", "done", "cancel", "drop", "preempt", "snooze"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {

@@ -87,7 +87,7 @@ func intervals(evs []Event) []interval {
 		case Admit:
 			open[e.ID] = len(out)
 			out = append(out, interval{ev: e, start: e.At, end: 1<<63 - 1})
-		case Done, Cancel:
+		case Done, Cancel, Snooze:
 			if i, ok := open[e.ID]; ok {
 				out[i].end = e.At
 				delete(open, e.ID)
@@ -177,7 +177,7 @@ func (rp *replay) apply(e Event) string {
 		}
 		rp.running[e.ID] = e
 		return rp.take(e, +1)
-	case Done, Cancel, Preempt:
+	case Done, Cancel, Preempt, Snooze:
 		adm, ok := rp.running[e.ID]
 		if !ok {
 			return ""

@@ -38,6 +38,9 @@ type jobGen struct {
 	hasRunAt, hasCancel       bool
 	hasReprio                 bool
 	reprioPrio                int
+
+	snoozes     int   // runs that end snoozed
+	snoozeDelay int64 // how long each snooze blocks the job
 }
 
 // laneSet is the lanes a job may name: the scenario's, else the default.
@@ -224,6 +227,18 @@ func compileLifecycle(field string, js JobSpec, g *jobGen) error {
 			return fieldErr(field+".reprioritize.priority", "%v", err)
 		}
 		g.hasReprio, g.reprioPrio = true, r.Priority
+	}
+	if sn := js.Snooze; sn != nil {
+		if sn.Times < 1 || sn.Times > 10000 {
+			return fieldErr(field+".snooze.times", "must be between 1 and 10000, got %d", sn.Times)
+		}
+		if g.snoozeDelay, err = nanos(field+".snooze.delay", sn.Delay); err != nil {
+			return err
+		}
+		if g.snoozeDelay <= 0 || sn.Delay > 30*24*3600 {
+			return fieldErr(field+".snooze.delay", "must be > 0 and at most 30 days (2592000 s), got %v", sn.Delay)
+		}
+		g.snoozes = sn.Times
 	}
 	return nil
 }

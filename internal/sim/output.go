@@ -86,6 +86,11 @@ func (t textWriter) Summary(s Summary) error {
 	if err != nil {
 		return err
 	}
+	if s.Snoozes > 0 {
+		if _, err := fmt.Fprintf(t.w, "  snoozes %d\n", s.Snoozes); err != nil {
+			return err
+		}
+	}
 	if err := groupTable(t.w, "fairness_key", s.FairnessKeys); err != nil {
 		return err
 	}

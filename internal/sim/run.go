@@ -235,6 +235,12 @@ func (r *runner) completions() error {
 		if j.state != stRunning {
 			continue // cancelled while running
 		}
+		if j.snoozed < j.g.snoozes {
+			if err := r.snooze(j); err != nil {
+				return err
+			}
+			continue
+		}
 		dropped, err := r.eng.Finish(j.id, r.at(), policy.Succeeded)
 		if err != nil {
 			return fmt.Errorf("sim: finish %s: %w", j.id, err)
@@ -249,6 +255,32 @@ func (r *runner) completions() error {
 		}
 	}
 	return nil
+}
+
+// snooze ends a run snoozed, as the server does: the engine gets the job
+// back (Released) and again with run_at at the end of the delay; until
+// then it waits, blocked, like a job whose run_at is ahead.
+func (r *runner) snooze(j *simJob) error {
+	if _, err := r.eng.Finish(j.id, r.at(), policy.Released); err != nil {
+		return fmt.Errorf("sim: snooze %s: %w", j.id, err)
+	}
+	r.stats.stopRunning(j, r.now)
+	r.stats.snoozed++
+	var ev Event
+	if r.emitting {
+		ev = r.event(j, Snooze)
+		ev.Worker, ev.Ran = j.worker, time.Duration(r.now-j.admit)
+	}
+	j.snoozed++
+	j.state, j.worker, j.ready = stWaitReady, "", r.now+j.g.snoozeDelay
+	if err := r.eng.Submit(r.policyJob(j, nil), r.at()); err != nil {
+		return fmt.Errorf("sim: snooze %s: %w", j.id, err)
+	}
+	r.addTimer(j.ready, tReady, j, 0)
+	if !r.emitting {
+		return nil
+	}
+	return r.emit(ev)
 }
 
 // dispatch asks the engine for decisions until it has none.

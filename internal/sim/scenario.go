@@ -123,6 +123,16 @@ type JobSpec struct {
 	DependsOn    []string          `yaml:"depends_on"`
 	// Preemptible false keeps the job from being preempted (default true).
 	Preemptible *bool `yaml:"preemptible"`
+	// Snooze makes the job's first Times runs end snoozed (docs/worker.md
+	// "Snooze"): each runs its duration, then the job waits Delay seconds
+	// blocked and runs again.
+	Snooze *SnoozeSpec `yaml:"snooze"`
+}
+
+// SnoozeSpec is how often a job snoozes, and for how long.
+type SnoozeSpec struct {
+	Times int     `yaml:"times"`
+	Delay float64 `yaml:"delay"`
 }
 
 // ReprioritizeSpec changes a pending job's priority at a time.

@@ -36,6 +36,9 @@ type Summary struct {
 	// Preemptions is the runs stopped for a waiting job (each queued
 	// again with its age, its attempt not charged).
 	Preemptions int `json:"preemptions"`
+	// Snoozes is the runs that ended snoozed (each blocked for its delay,
+	// then ready again).
+	Snoozes int `json:"snoozes,omitempty"`
 }
 
 // GroupStats is the statistics of one fairness key or lane.
@@ -79,6 +82,7 @@ type collector struct {
 	jobs, admitted, done, dropped      int
 	cancelledPending, cancelledRunning int
 	preempted                          int     // runs stopped by preemption (each queued again)
+	snoozed                            int     // runs that ended snoozed (each blocked, then ready again)
 	heldSlots                          int     // idle slots on reserved workers since the last instant
 	held                               float64 // their slot-seconds so far
 }
@@ -169,8 +173,8 @@ func (r *runner) summary(wall time.Duration) Summary {
 	s := Summary{
 		Jobs: c.jobs, Admitted: c.admitted, Done: c.done, Cancelled: c.cancelledPending + c.cancelledRunning,
 		Dropped: c.dropped, CapacitySlots: slots, Decisions: c.admitted, WallSeconds: wall.Seconds(),
-		Running: c.admitted - c.done - c.cancelledRunning - c.preempted,
-		Pending: c.jobs - c.admitted + c.preempted - c.cancelledPending - c.dropped,
+		Running: c.admitted - c.done - c.cancelledRunning - c.preempted - c.snoozed,
+		Pending: c.jobs - c.admitted + c.preempted + c.snoozed - c.cancelledPending - c.dropped,
 	}
 	if r.arrived {
 		s.Makespan = float64(r.end-r.first) / 1e9
@@ -187,7 +191,7 @@ func (r *runner) summary(wall time.Duration) Summary {
 	c.hold(r.now, r.end, 0)
 	bf := r.eng.BackfillStats()
 	s.Reservations, s.Backfilled, s.HeldIdleSlotSeconds = bf.Reserved, bf.Backfilled, c.held
-	s.Preemptions = c.preempted
+	s.Preemptions, s.Snoozes = c.preempted, c.snoozed
 	if wall > 0 {
 		s.DecisionsPerSecond = float64(s.Decisions) / wall.Seconds()
 	}

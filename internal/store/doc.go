@@ -75,6 +75,41 @@
 // JobGetByIdempotencyKey(tenant, key, now-IdempotencyWindow) finds the
 // holder for a "return the original job" answer.
 //
+// # Unique jobs
+//
+// A job with a UniqueRule {By, States, Period} is unique among its
+// tenant's jobs that have the same values of the By fields (type, key,
+// lane, payload; tenant is always part of it). JobInsert claims the key
+// (Tenant, UniqueHash) in the unique_claims table, in the same operation
+// as the insert: a row keyed by (tenant, hash), holding the id and
+// creation time of the job that claimed it last. No state change ever
+// writes that table: whether a claim still binds is decided by the next
+// job that claims the key, from the holder's current state and creation
+// time, under the new job's rule (UniqueRule.Holds): the holder binds if
+// it is in one of the rule's States and, when the rule has a Period, was
+// created less than Period before the new job. A job that binds is
+// returned as a *UniqueError naming it and nothing is stored (nor the
+// new job's idempotency claim); otherwise the new job takes the row over.
+// So a job "releases" its claim in the very write that moves it out of
+// the rule's states, without that write knowing of it, and a rule costs
+// nothing on the hot path: one primary-key insert when the key is free,
+// and a read of the claim joined to its holder's row plus an update of
+// the claim when it is held. A claim is deleted with its job (ON DELETE
+// CASCADE): a job that retention deleted binds nothing.
+//
+// Atomicity. The take-over is a compare-and-swap on the row's job_id,
+// and the first claim an INSERT ... ON CONFLICT DO NOTHING: of two
+// transactions that race for one key (two instances that both believe
+// they lead, or concurrent Writes), the second waits on the first's row
+// lock (PostgreSQL) or on the single writer (SQLite), then sees its
+// claim and its job, and reports the duplicate; the loser never commits a
+// second claim. The same holds inside one transaction and one batch.
+//
+// The hash is a SHA-256 over the rule's field names and values,
+// length-prefixed, with the payload canonical (JSON object keys sorted,
+// numbers as written). The rule itself is kept on the job (jobs.unique_rule
+// as JSON) for the API and the UI.
+//
 // # Ids, times, cursors
 //
 // Job ids are chosen by the caller; NewID makes ULIDs (26 characters,

@@ -32,6 +32,7 @@ const (
 	// EventPreempted: the victim stopped and is queued again with its age,
 	// the attempt not charged (detail: for, worker).
 	EventPreempted        EventType = "preempted"
+	EventSnoozed          EventType = "snoozed" // the handler asked to run again later: blocked until run_at, uncharged
 	EventReprioritized    EventType = "reprioritized"
 	EventHeld             EventType = "held"
 	EventReleased         EventType = "released"

@@ -135,6 +135,11 @@ const (
 	// cancelled (the column's constraint predates it) and read back as
 	// preempted.
 	FailPreempted FailureClass = "preempted"
+	// FailSnoozed: the handler asked to run again later; the job waits,
+	// the attempt not charged. Stored as cancelled, read back as snoozed.
+	FailSnoozed FailureClass = "snoozed"
+	// FailSnoozeLimit: the job asked to snooze past its max_snoozes.
+	FailSnoozeLimit FailureClass = "snooze_limit"
 )
 
 // Valid reports whether c is one of the failure classes.
@@ -177,6 +182,13 @@ type Job struct {
 	// TraceParent is the job's W3C trace context: its submit span's, or
 	// the one it was submitted with ("" for none).
 	TraceParent string
+	// Unique, when set, makes the job unique among its tenant's jobs with
+	// the same values of the rule's fields; see JobInsert and UniqueRule.
+	Unique *UniqueRule
+	// Snoozes counts attempts that ended snoozed (ReturnedLeases counts
+	// them too: they are not charged); MaxSnoozes caps them, 0 meaning
+	// the server's default.
+	Snoozes, MaxSnoozes int
 
 	State       State
 	Attempt     int // fencing token: incremented at every lease
@@ -237,6 +249,13 @@ func (j *Job) Validate() error {
 		return fmt.Errorf("%w: job %s: unknown sla policy %q", ErrInvalid, j.ID, j.SLAPolicy)
 	case j.OutputLimit < 0:
 		return fmt.Errorf("%w: job %s: negative output limit", ErrInvalid, j.ID)
+	case j.Snoozes < 0 || j.MaxSnoozes < 0:
+		return fmt.Errorf("%w: job %s: negative snoozes or max_snoozes", ErrInvalid, j.ID)
+	}
+	if j.Unique != nil {
+		if err := j.Unique.Validate(); err != nil {
+			return fmt.Errorf("job %s: %w", j.ID, err)
+		}
 	}
 	for _, d := range j.DependsOn {
 		if d.JobID == "" || !d.Condition.Valid() {
@@ -275,6 +294,7 @@ type JobSet struct {
 	State           *State
 	Attempt         *int
 	ReturnedLeases  *int
+	Snoozes         *int
 	Priority        *int
 	WorkerID        *string
 	LeaseExpiresAt  *time.Time

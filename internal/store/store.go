@@ -125,14 +125,18 @@ type Writer interface {
 	// JobInsert stores a new job. With an idempotency key it first claims
 	// (Tenant, IdempotencyKey); if a job created less than
 	// IdempotencyWindow before job.CreatedAt holds it, nothing is stored
-	// and the error is a *DuplicateError. ErrExists if the id is taken.
+	// and the error is a *DuplicateError. With a unique rule it then
+	// claims (Tenant, the rule's hash of the job); if the job holding that
+	// claim still binds (UniqueRule.Holds), nothing is stored and the
+	// error is a *UniqueError naming it. ErrExists if the id is taken.
 	JobInsert(ctx context.Context, job Job) error
 	// JobInsertBatched is JobInsert for a caller to whom a taken id is
 	// fatal (the dispatcher, which makes the ids): for a job without an
 	// idempotency key the driver may hold it and insert it with others
 	// before the transaction's next operation or its commit; ErrExists
-	// then fails that operation, or the Write. A job with a key is
-	// inserted at once, as by JobInsert (ErrDuplicate is an answer).
+	// then fails that operation, or the Write. A job with a key or a
+	// unique rule (Job.InsertAnswers) is inserted at once, as by JobInsert
+	// (ErrDuplicate is an answer).
 	JobInsertBatched(ctx context.Context, job Job) error
 	// JobTransition applies a fenced change; see JobTransitionParams.
 	// ErrConflict when the guard misses, ErrNotFound when there is no job.

@@ -43,6 +43,26 @@ func Job(j store.Job) api.Job {
 		out.DependsOn = append(out.DependsOn, api.Dependency{JobID: dep.JobID, Condition: string(dep.Condition)})
 	}
 	out.Shell = j.Shell
+	out.Unique = UniqueRule(j.Unique)
+	out.Snoozes, out.MaxSnoozes = j.Snoozes, j.MaxSnoozes
+	return out
+}
+
+// UniqueRule renders a job's unique rule; nil for none.
+func UniqueRule(r *store.UniqueRule) *api.UniqueRule {
+	if r == nil {
+		return nil
+	}
+	out := &api.UniqueRule{}
+	for _, f := range r.By {
+		out.By = append(out.By, string(f))
+	}
+	for _, s := range r.States {
+		out.States = append(out.States, string(s))
+	}
+	if r.Period > 0 {
+		out.PeriodMS = store.Ptr(r.Period.Milliseconds())
+	}
 	return out
 }
 
@@ -92,10 +112,14 @@ func Usage(u store.Usage) *api.Usage {
 }
 
 // outcome is the execution's outcome as clients see it: a preempted
-// attempt is stored as cancelled with the failure class preempted.
+// (snoozed) attempt is stored as cancelled with the failure class
+// preempted (snoozed).
 func outcome(e store.Execution) string {
-	if e.FailureClass == store.FailPreempted {
+	switch e.FailureClass {
+	case store.FailPreempted:
 		return api.OutcomePreempted
+	case store.FailSnoozed:
+		return api.OutcomeSnoozed
 	}
 	return string(e.Outcome)
 }

@@ -4,7 +4,7 @@
 // A driver's WriteDeferred (through Applier.Write) runs the caller's
 // function on a Recorder, a store.Writer with no transaction open. Every
 // operation whose contract lets a failure surface at the commit —
-// JobInsertBatched without an idempotency key, JobTransitionBatched,
+// JobInsertBatched without an idempotency key or unique rule, JobTransitionBatched,
 // ExecutionUpsertMany, EventAppend, WorkerUpsert — is checked at once (store.ErrInvalid still answers at
 // once) and recorded with a copy of its arguments. If the function returns
 // with only such operations, the driver hands them to the Applier and

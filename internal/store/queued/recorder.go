@@ -85,7 +85,7 @@ func (r *Recorder) record(ctx context.Context, o Op, touch func(rows []string) [
 }
 
 func (r *Recorder) JobInsertBatched(ctx context.Context, j store.Job) error {
-	if j.IdempotencyKey != "" {
+	if j.InsertAnswers() {
 		return r.JobInsert(ctx, j)
 	}
 	if err := j.Validate(); err != nil {
@@ -248,6 +248,7 @@ func cloneJob(j store.Job) store.Job {
 // what its pointers point at once the operation returned.
 func cloneSet(s store.JobSet) store.JobSet {
 	s.State, s.Attempt, s.ReturnedLeases = clonePtr(s.State), clonePtr(s.Attempt), clonePtr(s.ReturnedLeases)
+	s.Snoozes = clonePtr(s.Snoozes)
 	s.Priority, s.WorkerID = clonePtr(s.Priority), clonePtr(s.WorkerID)
 	s.LeaseExpiresAt, s.EnqueuedAt, s.StartedAt = clonePtr(s.LeaseExpiresAt), clonePtr(s.EnqueuedAt), clonePtr(s.StartedAt)
 	s.FinishedAt, s.RunAt = clonePtr(s.FinishedAt), clonePtr(s.RunAt)

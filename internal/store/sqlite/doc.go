@@ -136,6 +136,10 @@
 //	                  older than the window is overwritten by an upsert
 //	                  ... ON CONFLICT DO UPDATE ... WHERE created_at <= cutoff.
 //	                  No FK: a claim outlives its job (retention).
+//	unique_claims     (tenant, unique_hash) PRIMARY KEY -> job_id, created_at;
+//	                  the last job that claimed a unique rule's hash. FK jobs
+//	                  ON DELETE CASCADE (index on job_id); jobs.unique_rule
+//	                  keeps the rule as JSON (store doc, "Unique jobs").
 //	executions        PRIMARY KEY (job_id, attempt), FK jobs ON DELETE
 //	                  CASCADE; outcome NULL while the attempt runs; index on
 //	                  finished_at for summaries.

@@ -31,14 +31,14 @@ type heldTransition struct {
 type heldTransitions struct {
 	list    []heldTransition
 	ids     map[string]bool
-	inserts [][]any // jobArgs of jobs without an idempotency key
+	inserts [][]any // jobArgs of jobs without an idempotency key or unique rule
 }
 
 // maxBatchedInserts bounds one multi-row job INSERT (52 columns a row).
 const maxBatchedInserts = 500
 
 func (w *Writer) JobInsertBatched(ctx context.Context, j store.Job) (err error) {
-	if !w.s.D.BatchTransitions || j.IdempotencyKey != "" {
+	if !w.s.D.BatchTransitions || j.InsertAnswers() {
 		return w.JobInsert(ctx, j)
 	}
 	defer w.guard(&err)

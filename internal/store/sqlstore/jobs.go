@@ -18,7 +18,7 @@ var jobColumns = []string{
 	"created_at", "updated_at", "enqueued_at", "started_at", "finished_at",
 	"worker_id", "lease_expires_at", "cancel_requested", "last_error", "exit_code",
 	"failure_class", "result", "shell", "returned_leases", "output_limit", "scheduled_for", "tags", "result_location", "held",
-	"not_preemptible", "trace_parent",
+	"not_preemptible", "trace_parent", "unique_rule", "snoozes", "max_snoozes",
 }
 
 // jobSelect is "SELECT <columns> FROM jobs".
@@ -55,6 +55,10 @@ func jobArgs(j *store.Job) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	unique, err := uniqueArg(j.Unique)
+	if err != nil {
+		return nil, err
+	}
 	return []any{
 		j.ID, j.Tenant, j.Name, j.Type, j.Lane, j.Key, j.FairnessKey, int64(j.Priority), j.OnDemand,
 		j.Resources.MilliCPU, j.Resources.MemoryMB, j.Resources.GPU, labels, command, env, j.Dir, bytesArg(j.Payload),
@@ -65,7 +69,7 @@ func jobArgs(j *store.Job) ([]any, error) {
 		strArg(j.WorkerID), timeArg(j.LeaseExpiresAt), j.CancelRequested, strArg(j.LastError), intPtrArg(j.ExitCode),
 		strArg(string(j.FailureClass)), bytesArg(j.Result), j.Shell, int64(j.ReturnedLeases), j.OutputLimit,
 		timeArg(j.ScheduledFor), tags, strArg(j.ResultLocation), j.Held,
-		j.NotPreemptible, strArg(j.TraceParent),
+		j.NotPreemptible, strArg(j.TraceParent), unique, int64(j.Snoozes), int64(j.MaxSnoozes),
 	}, nil
 }
 
@@ -75,7 +79,7 @@ type scanner interface{ Scan(dest ...any) error }
 // scanJob reads one row of jobSelect.
 func scanJob(sc scanner) (store.Job, error) {
 	var j store.Job
-	var priority, attempt, maxAttempts, returned int64
+	var priority, attempt, maxAttempts, returned, snoozes, maxSnoozes int64
 	err := sc.Scan(
 		&j.ID, &j.Tenant, &j.Name, &j.Type, &j.Lane, &j.Key, &j.FairnessKey, &priority, &j.OnDemand,
 		&j.Resources.MilliCPU, &j.Resources.MemoryMB, &j.Resources.GPU,
@@ -89,9 +93,10 @@ func scanJob(sc scanner) (store.Job, error) {
 		strCol[string]{&j.WorkerID}, timeCol{&j.LeaseExpiresAt}, &j.CancelRequested, strCol[string]{&j.LastError},
 		intPtrCol{&j.ExitCode}, strCol[store.FailureClass]{&j.FailureClass}, bytesCol{&j.Result}, &j.Shell, &returned, &j.OutputLimit,
 		timeCol{&j.ScheduledFor}, jsonCol{&j.Tags}, strCol[string]{&j.ResultLocation}, &j.Held,
-		&j.NotPreemptible, strCol[string]{&j.TraceParent},
+		&j.NotPreemptible, strCol[string]{&j.TraceParent}, jsonCol{&j.Unique}, &snoozes, &maxSnoozes,
 	)
 	j.Priority, j.Attempt, j.MaxAttempts, j.ReturnedLeases = int(priority), int(attempt), int(maxAttempts), int(returned)
+	j.Snoozes, j.MaxSnoozes = int(snoozes), int(maxSnoozes)
 	return j, err
 }
 
@@ -112,6 +117,7 @@ var setFields = [...]setField{
 	{"returned_leases", "bigint", func(s *store.JobSet) (any, bool) {
 		return optional(s.ReturnedLeases, func(v int) any { return int64(v) })
 	}},
+	{"snoozes", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.Snoozes, func(v int) any { return int64(v) }) }},
 	{"priority", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.Priority, func(v int) any { return int64(v) }) }},
 	{"worker_id", "text", func(s *store.JobSet) (any, bool) { return optional(s.WorkerID, strArg) }},
 	{"lease_expires_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.LeaseExpiresAt, timeArg) }},

@@ -229,14 +229,19 @@ func (w *Writer) JobInsert(ctx context.Context, j store.Job) (err error) {
 	if err != nil {
 		return fmt.Errorf("job %s: %w", j.ID, err)
 	}
-	if j.IdempotencyKey == "" {
+	if !j.InsertAnswers() {
 		return w.insertJob(&j, args)
 	}
 	return w.atomically(func() error {
-		if err := w.claimKey(&j); err != nil {
+		if j.IdempotencyKey != "" {
+			if err := w.claimKey(&j); err != nil {
+				return err
+			}
+		}
+		if err := w.insertJob(&j, args); err != nil || j.Unique == nil {
 			return err
 		}
-		return w.insertJob(&j, args)
+		return w.claimUnique(&j)
 	})
 }
 

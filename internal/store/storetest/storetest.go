@@ -59,6 +59,18 @@ var tests = []testCase{
 	{"IdempotencyConcurrent", testIdempotencyConcurrent},
 	{"IdempotencyPurge", testIdempotencyPurge},
 
+	{"UniqueRoundTrip", testUniqueRoundTrip},
+	{"UniqueDuplicate", testUniqueDuplicate},
+	{"UniqueReleasedByState", testUniqueReleasedByState},
+	{"UniquePeriod", testUniquePeriod},
+	{"UniqueDeletedHolder", testUniqueDeletedHolder},
+	{"UniqueSameBatch", testUniqueSameBatch},
+	{"UniqueDuplicateKeepsKeyFree", testUniqueDuplicateKeepsKeyFree},
+	{"UniquePayload", testUniquePayload},
+	{"UniqueConcurrent", testUniqueConcurrent},
+	{"UniqueInvalid", testUniqueInvalid},
+	{"Snoozes", testSnoozes},
+
 	{"TransitionFenced", testTransitionFenced},
 	{"TransitionBatched", testTransitionBatched},
 	{"InsertBatched", testInsertBatched},

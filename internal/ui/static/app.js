@@ -514,6 +514,8 @@ async function jobDetail(id) {
       el("dt", {}, "attempt"), el("dd", {}, attempts.of(j.attempt)),
       el("dt", {}, "created"), el("dd", {}, when(j.created_at)),
       j.traceparent ? [el("dt", {}, "trace"), el("dd", { class: "mono", title: j.traceparent }, traceID(j.traceparent))] : null,
+      j.unique ? [el("dt", {}, "unique"), el("dd", { id: "unique" }, uniqueText(j.unique))] : null,
+      j.snoozes ? [el("dt", {}, "snoozes"), el("dd", { id: "snoozes" }, `${j.snoozes} of ${j.max_snoozes} (not charged)`)] : null,
       j.last_error ? [el("dt", {}, "last error"), el("dd", { class: "error" }, j.last_error)] : null),
     el("p", {}, jobActions(j, () => route())), jobTuning(j)),
     explain,
@@ -538,6 +540,23 @@ async function jobDetail(id) {
 function traceID(tp) {
   const parts = tp.split("-");
   return parts.length === 4 ? parts[1] : tp;
+}
+
+// uniqueText says a job's unique rule: a submit with the same values of
+// these fields, while a job that has them is in one of these states (and
+// younger than the period), returns that job.
+function uniqueText(u) {
+  let text = "by " + u.by.join(", ") + "; while " + u.states.join(" or ");
+  if (u.period_ms) text += "; period " + durationText(u.period_ms);
+  return text;
+}
+
+// durationText is milliseconds as the largest whole unit that fits.
+function durationText(ms) {
+  for (const [unit, size] of [["d", 86400000], ["h", 3600000], ["m", 60000], ["s", 1000]]) {
+    if (ms >= size && ms % size === 0) return ms / size + unit;
+  }
+  return ms + "ms";
 }
 
 // attemptRows gathers what the page says of a job's attempts: each
