@@ -23,6 +23,9 @@ func (e *Engine) Unadmit(id string, now time.Time) error {
 		return fmt.Errorf("%w: %s is %s", ErrNotRunning, id, en.state)
 	}
 	e.release(en, now)
+	if len(e.limits) > 0 {
+		e.giveTokens(en, now.UnixNano()) // it never started
+	}
 	en.wk, en.admittedAt, en.cost = nil, time.Time{}, 0
 	en.grp, en.cls, en.heapIdx = nil, nil, -1
 	en.ln.pending++
