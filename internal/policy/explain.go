@@ -26,8 +26,8 @@ const (
 	// CodeRateLimited: a rate limit's bucket it draws on has no token
 	// until RateLimit.NextToken.
 	CodeRateLimited Code = "rate_limited"
-	CodeConflict           Code = "conflict"
-	CodeNoFreeSlot         Code = "no_free_slot"
+	CodeConflict    Code = "conflict"
+	CodeNoFreeSlot  Code = "no_free_slot"
 	// CodeReserved: no free hole fits it, and it holds a reservation: it
 	// starts on the named worker once the jobs there it waits for end.
 	CodeReserved Code = "reserved"

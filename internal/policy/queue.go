@@ -63,8 +63,8 @@ type class struct {
 	tnt  *tenant
 	jobs jobHeap
 
-	where        int8   // heapNone, heapOpen or heapCapped
-	ver          uint32 // bumped at every (re)placement: older heap entries are void
+	where int8   // heapNone, heapOpen or heapCapped
+	ver   uint32 // bumped at every (re)placement: older heap entries are void
 	// tenantParked: out of both heaps, parked with its tenant (cap or
 	// quota) or on a tenant's rate-limit bucket until its next token.
 	tenantParked bool
