@@ -22,18 +22,18 @@ var ErrInvalid = errors.New("invalid config")
 
 // Config is the server's whole configuration.
 type Config struct {
-	Server    Server               `yaml:"server"`
-	Lanes     map[string]Lane      `yaml:"lanes"`
-	Tiers     map[string]Tier      `yaml:"tiers"`
-	Types     map[string]Type      `yaml:"types"`
-	Tenants   map[string]Tenant    `yaml:"tenants"`
+	Server  Server            `yaml:"server"`
+	Lanes   map[string]Lane   `yaml:"lanes"`
+	Tiers   map[string]Tier   `yaml:"tiers"`
+	Types   map[string]Type   `yaml:"types"`
+	Tenants map[string]Tenant `yaml:"tenants"`
 	// RateLimits bound job starts (token buckets, docs/scheduling.md).
-	RateLimits []RateLimit `yaml:"rate_limits"`
-	Cost      Cost                 `yaml:"cost"`
-	AdminKeys []string             `yaml:"admin_keys"`
-	Workers   WorkerAuth           `yaml:"workers"`
-	Alerts    Alerts               `yaml:"alerts"`
-	Extra     map[string]yaml.Node `yaml:",inline"` // rejected: unknown top-level keys
+	RateLimits []RateLimit          `yaml:"rate_limits"`
+	Cost       Cost                 `yaml:"cost"`
+	AdminKeys  []string             `yaml:"admin_keys"`
+	Workers    WorkerAuth           `yaml:"workers"`
+	Alerts     Alerts               `yaml:"alerts"`
+	Extra      map[string]yaml.Node `yaml:",inline"` // rejected: unknown top-level keys
 }
 
 // Server holds process settings.
