@@ -220,6 +220,8 @@ type Capacity struct {
 type LaneList struct {
 	Lanes    []LaneInfo `json:"lanes"`
 	Capacity Capacity   `json:"capacity"`
+	// RateLimits are the configured limits on starts and their buckets.
+	RateLimits []RateLimitInfo `json:"rate_limits,omitempty"`
 }
 
 // KeyRequest is the body of POST /keys: an API key to create. Role is
@@ -293,6 +295,10 @@ type TenantUsage struct {
 	Running    int    `json:"running"`
 	MaxRunning int    `json:"max_running"`
 	MaxQueued  int    `json:"max_queued"`
+	// Quota is the tenant's resource quota (absent: none); Held is what
+	// its running jobs hold against it.
+	Quota *Quota    `json:"quota,omitempty"`
+	Held  Resources `json:"held"`
 }
 
 // TenantList answers GET /tenants.
