@@ -64,6 +64,14 @@ func (c *Client) Lanes(ctx context.Context) (api.LaneList, error) {
 	return out, wrap("list lanes", err)
 }
 
+// Tenants returns each tenant's load against its limits and quota (a
+// tenant key: its own).
+func (c *Client) Tenants(ctx context.Context) ([]api.TenantUsage, error) {
+	var out api.TenantList
+	_, err := c.do(ctx, call{method: http.MethodGet, path: "/tenants", out: &out})
+	return out.Tenants, wrap("list tenants", err)
+}
+
 // Health checks that the server process is up (GET /healthz).
 func (c *Client) Health(ctx context.Context) error {
 	return c.probe(ctx, "/healthz")
