@@ -213,9 +213,6 @@ func (b *bucket) take(now int64) {
 	b.level -= b.lim.cost
 }
 
-// give returns a token taken by an admission that was taken back.
-func (b *bucket) give() { b.level = min(b.lim.full, b.level+b.lim.cost) }
-
 // nextToken is when the bucket next holds a whole token (last when it
 // does).
 func (b *bucket) nextToken() int64 {
@@ -318,13 +315,6 @@ func (e *Engine) takeTokens(g *group, h *entry, n int64) {
 	}
 	for _, r := range g.keyLimits {
 		r.bucket(h.job.Key, n).take(n)
-	}
-}
-
-// giveTokens refunds an admission taken back (Unadmit).
-func (e *Engine) giveTokens(en *entry, now int64) {
-	for _, b := range e.bucketsOf(en, now) {
-		b.give()
 	}
 }
 
