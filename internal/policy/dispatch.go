@@ -244,8 +244,10 @@ func (e *Engine) groupAdmits(g *group, n int64) (int, bool) {
 
 // top returns the group's best class whose head passes the per-job checks,
 // cleaning up on the way: stale costs are refreshed, tombstones dropped,
-// classes of a tenant at its cap parked with the tenant, and heads whose
-// resource key is held by a conflicting job parked with that key.
+// classes of a tenant at its cap or quota parked with the tenant, heads
+// whose resource key is held by a conflicting job parked with that key,
+// and classes or heads without a rate-limit token set aside until it
+// comes.
 func (e *Engine) top(g *group, now time.Time) *class {
 	n := now.UnixNano()
 	for {
@@ -272,6 +274,8 @@ func (e *Engine) top(g *group, now time.Time) *class {
 			e.park(e.heldConflict(h), h, g)
 			g.place(c, n)
 		case (len(g.tenantLimits) > 0 || len(g.keyLimits) > 0) && e.rateBlocked(g, c, now):
+			// The class waits on its tenant's bucket, or its head on its
+			// key's, until the next token (ratelimit.go).
 		default:
 			return c
 		}
