@@ -389,6 +389,9 @@ type Explanation struct {
 	// Reservation is the job's own reservation (code reserved) or the one
 	// whose capacity it may not take (code behind_reservation).
 	Reservation *Reservation `json:"reservation,omitempty"`
+	// RateLimit is set for code rate_limited, Quota for tenant_quota.
+	RateLimit *RateLimitBlock `json:"rate_limit,omitempty"`
+	Quota     *QuotaBlock     `json:"quota,omitempty"`
 }
 
 // Reservation is a queued job's claim on the worker where it fits first

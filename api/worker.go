@@ -256,7 +256,9 @@ type Capacity struct {
 type LaneList struct {
 	Lanes    []LaneInfo `json:"lanes"`
 	Capacity Capacity   `json:"capacity"`
-	Costs    *Costs     `json:"costs,omitempty"` // with ?costs=true
+	// RateLimits are the configured limits on starts and their buckets.
+	RateLimits []RateLimitInfo `json:"rate_limits,omitempty"`
+	Costs      *Costs          `json:"costs,omitempty"` // with ?costs=true
 }
 
 // KeyRequest is the body of POST /keys: an API key to create. Role is
@@ -330,6 +332,10 @@ type TenantUsage struct {
 	Running    int    `json:"running"`
 	MaxRunning int    `json:"max_running"`
 	MaxQueued  int    `json:"max_queued"`
+	// Quota is the tenant's resource quota (absent: none); Held is what
+	// its running jobs hold against it.
+	Quota *Quota    `json:"quota,omitempty"`
+	Held  Resources `json:"held"`
 }
 
 // TenantList answers GET /tenants.

@@ -80,6 +80,14 @@ func (c *Client) Costs(ctx context.Context) (api.Costs, error) {
 	return *out.Costs, nil
 }
 
+// Tenants returns each tenant's load against its limits and quota (a
+// tenant key: its own).
+func (c *Client) Tenants(ctx context.Context) ([]api.TenantUsage, error) {
+	var out api.TenantList
+	_, err := c.do(ctx, call{method: http.MethodGet, path: "/tenants", out: &out})
+	return out.Tenants, wrap("list tenants", err)
+}
+
 // Health checks that the server process is up (GET /healthz).
 func (c *Client) Health(ctx context.Context) error {
 	return c.probe(ctx, "/healthz")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fairwayhq/fairway/api"
 )
@@ -49,6 +50,14 @@ func explainFields(x api.Explanation) []field {
 	}
 	if r := x.Reservation; r != nil {
 		f = append(f, field{"reservation", reservationText(x.JobID, r)})
+	}
+	if r := x.RateLimit; r != nil {
+		f = append(f, field{"rate limit", fmt.Sprintf("%s: %d per %s, burst %d%s; next token at %s",
+			r.Limit, r.Rate, r.Per, r.Burst, prefixed(", bucket "+r.By+" ", r.Value), r.NextToken.UTC().Format(time.RFC3339Nano))})
+	}
+	if q := x.Quota; q != nil {
+		f = append(f, field{"tenant quota", fmt.Sprintf("%s %s of %s in use, the job needs %s",
+			q.Resource, floatText(q.Used), floatText(q.Limit), floatText(q.Need))})
 	}
 	f = append(f, field{"estimated start", timeOrEmpty(x.EstimatedStart)})
 	if x.EstimateBasis != "" {

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
-
 	"fmt"
-	"github.com/fairwayhq/fairway/api"
 	"io"
 	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fairwayhq/fairway/api"
 )
 
 func init() {
@@ -17,6 +19,8 @@ const lanesAbout = `Shows each lane: its weight, its jobs (pending: runnable and
 queued: every job not yet started; running), the resources its running jobs
 use and its weighted dominant share (the lane with the smallest goes next),
 then the pool's capacity. A paused lane (fairway lane pause) leases nothing.
+Then the rate limits on starts (rate_limits in the config) with their
+buckets that are not full: tokens left and when the next comes.
 
 --costs adds what fair queuing ranks jobs of equal priority by: each
 fairness key's accumulated cost (lowest first: served next) and the run
@@ -63,11 +67,52 @@ func runLanes(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return c.fail(err)
 	}
 	cp := lanes.Capacity
-	_, err = fmt.Fprintf(c.stdout, "\ncapacity: %d slots, %s cpu, %d MB memory, %d gpu\n", cp.Slots, floatText(cp.CPU), cp.MemoryMB, cp.GPU)
+	if _, err = fmt.Fprintf(c.stdout, "\ncapacity: %d slots, %s cpu, %d MB memory, %d gpu\n", cp.Slots, floatText(cp.CPU), cp.MemoryMB, cp.GPU); err != nil {
+		return c.fail(err)
+	}
+	err = writeRateLimits(c, lanes.RateLimits)
 	if err == nil && lanes.Costs != nil {
 		err = printCosts(c, *lanes.Costs)
 	}
 	return c.done(err)
+}
+
+// writeRateLimits lists the rate limits and their buckets that are not
+// full.
+func writeRateLimits(c *cli, limits []api.RateLimitInfo) error {
+	if len(limits) == 0 {
+		return nil
+	}
+	if _, err := fmt.Fprintln(c.stdout); err != nil {
+		return err
+	}
+	tw := c.table()
+	tableRow(tw, "RATE LIMIT", "MATCH", "BY", "RATE", "BURST", "BUCKET", "TOKENS", "NEXT TOKEN")
+	for _, r := range limits {
+		match := strings.TrimSpace(strings.Join([]string{prefixed("type ", r.Type), prefixed("lane ", r.Lane)}, " "))
+		if match == "" {
+			match = "every job"
+		}
+		rate := fmt.Sprintf("%d/%s", r.Rate, r.Per)
+		if len(r.Buckets) == 0 {
+			tableRow(tw, r.Name, match, dashIfEmpty(r.By), rate, strconv.FormatInt(r.Burst, 10), "-", "full", "-")
+		}
+		for _, b := range r.Buckets {
+			tableRow(tw, r.Name, match, dashIfEmpty(r.By), rate, strconv.FormatInt(r.Burst, 10), dashIfEmpty(b.Value),
+				strconv.FormatFloat(b.Tokens, 'f', 2, 64), b.NextToken.UTC().Format(time.RFC3339Nano))
+		}
+		if more := r.BucketsNotFull - len(r.Buckets); more > 0 {
+			tableRow(tw, r.Name, "", "", "", "", fmt.Sprintf("(%d more not full)", more), "", "")
+		}
+	}
+	return tw.Flush()
+}
+
+func prefixed(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
 }
 
 // printCosts prints the fairness keys, lowest accumulated cost first, and

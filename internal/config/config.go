@@ -22,17 +22,19 @@ var ErrInvalid = errors.New("invalid config")
 
 // Config is the server's whole configuration.
 type Config struct {
-	Server    Server               `yaml:"server"`
-	Lanes     map[string]Lane      `yaml:"lanes"`
-	Tiers     map[string]Tier      `yaml:"tiers"`
-	Types     map[string]Type      `yaml:"types"`
-	Tenants   map[string]Tenant    `yaml:"tenants"`
-	Cost      Cost                 `yaml:"cost"`
-	AdminKeys []string             `yaml:"admin_keys"`
-	Workers   WorkerAuth           `yaml:"workers"`
-	Alerts    Alerts               `yaml:"alerts"`
-	Tracing   Tracing              `yaml:"tracing"`
-	Extra     map[string]yaml.Node `yaml:",inline"` // rejected: unknown top-level keys
+	Server  Server            `yaml:"server"`
+	Lanes   map[string]Lane   `yaml:"lanes"`
+	Tiers   map[string]Tier   `yaml:"tiers"`
+	Types   map[string]Type   `yaml:"types"`
+	Tenants map[string]Tenant `yaml:"tenants"`
+	// RateLimits bound job starts (token buckets, docs/scheduling.md).
+	RateLimits []RateLimit          `yaml:"rate_limits"`
+	Cost       Cost                 `yaml:"cost"`
+	AdminKeys  []string             `yaml:"admin_keys"`
+	Workers    WorkerAuth           `yaml:"workers"`
+	Alerts     Alerts               `yaml:"alerts"`
+	Tracing    Tracing              `yaml:"tracing"`
+	Extra      map[string]yaml.Node `yaml:",inline"` // rejected: unknown top-level keys
 }
 
 // Server holds process settings.
@@ -224,6 +226,8 @@ type Tenant struct {
 	SubmitRate  float64  `yaml:"submit_rate"`  // jobs per second, token bucket; 0 = unlimited
 	SubmitBurst int      `yaml:"submit_burst"` // bucket size; default max(1, rate)
 	APIKeys     []string `yaml:"api_keys"`
+	// Quota caps the cpu, memory and GPUs the tenant's running jobs hold.
+	Quota *Quota `yaml:"quota"`
 }
 
 // WorkerAuth holds the keys workers present.
@@ -454,6 +458,14 @@ func (c *Config) Validate() error {
 		if t.MaxRunning < 0 || t.MaxQueued < 0 || t.SubmitRate < 0 || t.SubmitBurst < 0 {
 			return invalid("tenants."+name, "max_running, max_queued, submit_rate and submit_burst must be >= 0")
 		}
+		if err := t.Quota.validate(name); err != nil {
+			return err
+		}
+	}
+	for i, r := range c.RateLimits {
+		if err := r.validate(i, c); err != nil {
+			return err
+		}
 	}
 	if err := c.validateKeys(); err != nil {
 		return err
@@ -638,7 +650,10 @@ func (c *Config) PolicyConfig() policy.Config {
 		}
 	}
 	for name, t := range c.Tenants {
-		pc.Tenants[name] = policy.TenantConfig{MaxRunning: t.MaxRunning}
+		pc.Tenants[name] = policy.TenantConfig{MaxRunning: t.MaxRunning, Quota: t.Quota.Policy()}
+	}
+	for _, r := range c.RateLimits {
+		pc.RateLimits = append(pc.RateLimits, r.Policy())
 	}
 	for _, name := range sortedKeys(c.Tiers) {
 		pc.Tiers = append(pc.Tiers, c.Tiers[name].policy(name))

@@ -103,6 +103,14 @@ func (d *Dispatcher) Lanes(ctx context.Context, tenant string) (api.LaneList, er
 	return out, err
 }
 
+// TenantsHeld returns what each tenant's running jobs hold (cpu, memory,
+// GPUs), against its quota.
+func (d *Dispatcher) TenantsHeld(ctx context.Context) (map[string]api.Resources, error) {
+	var out map[string]api.Resources
+	err := d.submit(ctx, func(tx *txn) { out = d.tenantsHeld() })
+	return out, err
+}
+
 // Workers lists the registered workers.
 func (d *Dispatcher) Workers(ctx context.Context) (api.WorkerList, error) {
 	var out api.WorkerList

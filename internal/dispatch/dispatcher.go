@@ -378,6 +378,9 @@ func (d *Dispatcher) run(ctx context.Context) {
 // at its time, not up to a tick later.
 func (d *Dispatcher) wakeForSlot(slot *time.Timer) {
 	at, ok := d.nextSlot()
+	if tok, tokOK := d.eng.NextToken(); tokOK && (!ok || tok.Before(at)) {
+		at, ok = tok, true // a rate-limited job gets its token then
+	}
 	if !ok {
 		slot.Reset(time.Hour)
 		return

@@ -38,8 +38,57 @@ func (d *Dispatcher) explain(id string, now time.Time) (api.Explanation, bool) {
 	x.Code, x.Message, x.Blocker = string(e.Code), e.Message, e.Blocker
 	x.Score, x.Position, x.Queued = e.Score, e.Position, e.Queued
 	x.Reservation = apiReservation(e.Reservation)
+	x.RateLimit, x.Quota = apiRateBlock(e.RateLimit), apiQuotaBlock(e.Quota)
 	d.estimateStart(&x, e, now)
 	return x, true
+}
+
+func apiRateBlock(b *policy.RateBlock) *api.RateLimitBlock {
+	if b == nil {
+		return nil
+	}
+	return &api.RateLimitBlock{Limit: b.Limit, By: b.By, Value: b.Value, Rate: b.Rate, Per: b.Per.String(), Burst: b.Burst, NextToken: b.NextToken.UTC()}
+}
+
+func apiQuotaBlock(b *policy.QuotaBlock) *api.QuotaBlock {
+	if b == nil {
+		return nil
+	}
+	out := &api.QuotaBlock{Tenant: b.Tenant, Resource: b.Resource, Used: float64(b.Used), Limit: float64(b.Limit), Need: float64(b.Need)}
+	if b.Resource == "cpu" {
+		out.Used, out.Limit, out.Need = out.Used/1000, out.Limit/1000, out.Need/1000
+	}
+	return out
+}
+
+// maxBucketsShown bounds the buckets a rate limit lists in GET /lanes.
+const maxBucketsShown = 100
+
+// rateLimits is every rate limit with its emptiest buckets at now.
+func (d *Dispatcher) rateLimits(now time.Time) []api.RateLimitInfo {
+	var out []api.RateLimitInfo
+	for _, r := range d.eng.RateLimits(now) {
+		info := api.RateLimitInfo{Name: r.Name, Type: r.Type, Lane: r.Lane, By: r.By, Rate: r.Rate, Per: r.Per.String(), Burst: r.Burst, Buckets: []api.RateBucket{}}
+		for _, b := range r.Buckets {
+			if b.Tokens < float64(r.Burst) {
+				info.Buckets = append(info.Buckets, api.RateBucket{Value: b.Value, Tokens: b.Tokens, NextToken: b.NextToken.UTC()})
+			}
+		}
+		info.BucketsNotFull = len(info.Buckets)
+		sort.SliceStable(info.Buckets, func(i, j int) bool { return info.Buckets[i].Tokens < info.Buckets[j].Tokens })
+		info.Buckets = info.Buckets[:min(len(info.Buckets), maxBucketsShown)]
+		out = append(out, info)
+	}
+	return out
+}
+
+// tenantsHeld is what each tenant's running jobs hold, by the engine.
+func (d *Dispatcher) tenantsHeld() map[string]api.Resources {
+	out := map[string]api.Resources{}
+	for _, t := range d.eng.Tenants() {
+		out[t.Name] = wire.Resources(t.Used)
+	}
+	return out
 }
 
 func apiReservation(r *policy.Reservation) *api.Reservation {
@@ -79,7 +128,7 @@ func (d *Dispatcher) estimateStart(x *api.Explanation, e policy.Explanation, now
 // tenantLanes is lanes() counting only tenant's unfinished jobs.
 func (d *Dispatcher) tenantLanes(tenant string) api.LaneList {
 	byLane := map[string]*api.LaneInfo{}
-	out := api.LaneList{}
+	out := api.LaneList{RateLimits: d.rateLimits(d.clock.Now())}
 	for _, l := range d.eng.Lanes() {
 		out.Lanes = append(out.Lanes, api.LaneInfo{Name: l.Name, Weight: l.Weight, Paused: l.Paused, PauseNote: d.pauseNote(l)})
 	}
@@ -111,7 +160,7 @@ func (d *Dispatcher) tenantLanes(tenant string) api.LaneList {
 
 func (d *Dispatcher) lanes() api.LaneList {
 	capRes, slots := d.eng.Capacity()
-	out := api.LaneList{Capacity: api.Capacity{Resources: wire.Resources(capRes), Slots: slots}}
+	out := api.LaneList{Capacity: api.Capacity{Resources: wire.Resources(capRes), Slots: slots}, RateLimits: d.rateLimits(d.clock.Now())}
 	for _, l := range d.eng.Lanes() {
 		out.Lanes = append(out.Lanes, api.LaneInfo{
 			Name: l.Name, Weight: l.Weight, Pending: l.Pending, Queued: l.Queued, Running: l.Running,

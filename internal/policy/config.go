@@ -142,6 +142,8 @@ type TypeConfig struct {
 // TenantConfig holds per-tenant limits enforced by the engine.
 type TenantConfig struct {
 	MaxRunning int // 0 = unlimited
+	// Quota caps what the tenant's running jobs hold together (quota.go).
+	Quota Quota
 }
 
 // CostConfig tunes cost learning and fairness-key bookkeeping.
@@ -169,6 +171,8 @@ type Config struct {
 	Types   map[string]TypeConfig
 	Tenants map[string]TenantConfig
 	Cost    CostConfig
+	// RateLimits bound the starts of the jobs they match (ratelimit.go).
+	RateLimits []RateLimit
 }
 
 // ErrInvalidConfig wraps every configuration error.
@@ -219,8 +223,16 @@ func (c Config) withDefaults() (Config, error) {
 		if t.MaxRunning < 0 {
 			return out, fmt.Errorf("%w: tenants.%s.max_running: must be >= 0", ErrInvalidConfig, name)
 		}
+		if err := t.Quota.validate(); err != nil {
+			return out, fmt.Errorf("%w: tenants.%s.%v", ErrInvalidConfig, name, err)
+		}
 		out.Tenants[name] = t
 	}
+	limits, err := validateRateLimits(c.RateLimits, out.Lanes)
+	if err != nil {
+		return out, err
+	}
+	out.RateLimits = limits
 	tiers, err := normalizeTiers(c.Tiers)
 	if err != nil {
 		return out, err

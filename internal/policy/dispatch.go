@@ -56,7 +56,11 @@ func (e *Engine) Advance(now time.Time) { e.advance(now) }
 
 // advance applies the passage of time: due jobs, idle keys, old estimates.
 func (e *Engine) advance(now time.Time) {
+	e.now = now.UnixNano()
 	e.promoteDue(now)
+	if len(e.limits) > 0 {
+		e.wakeTokens(now)
+	}
 	e.evictIdleKeys(now)
 	e.costs.evict(now)
 }
@@ -172,9 +176,9 @@ func (e *Engine) candidates(l *lane, n int64) []candidate {
 			}
 			continue
 		}
-		free, ok := e.groupAdmits(g)
+		free, ok := e.groupAdmits(g, n)
 		if !ok {
-			if g.passesCaps() && g.fit.anyWorker() {
+			if g.passesCaps(n) && g.fit.anyWorker() {
 				if c := g.peek(n); c != nil {
 					e.blocked = append(e.blocked, candidate{g: g, score: g.realScore(c, n)})
 				}
@@ -222,23 +226,28 @@ func rarity(l *lane, freeSlots int) int64 {
 }
 
 // groupAdmits applies the checks shared by all of a group's jobs: type cap,
-// tier cap, and a free worker that supports and fits them. It returns the
-// number of free slots that could run them.
-func (e *Engine) groupAdmits(g *group) (int, bool) {
+// tier cap, group-wide rate limits, and a free worker that supports and
+// fits them. It returns the number of free slots that could run them.
+func (e *Engine) groupAdmits(g *group, n int64) (int, bool) {
 	if m := g.typ.cfg.MaxConcurrency; m > 0 && g.typ.running >= m {
 		return 0, false
 	}
 	if g.tr != nil && g.tr.MaxRunning > 0 && g.tr.running >= g.tr.MaxRunning {
 		return 0, false
 	}
-	fits, n := g.fit.fit(e.gen)
-	return n, fits
+	if len(g.buckets) > 0 && !e.groupBucketsReady(g, n) {
+		return 0, false
+	}
+	fits, slots := g.fit.fit(e.gen)
+	return slots, fits
 }
 
 // top returns the group's best class whose head passes the per-job checks,
 // cleaning up on the way: stale costs are refreshed, tombstones dropped,
-// classes of a tenant at its cap parked with the tenant, and heads whose
-// resource key is held by a conflicting job parked with that key.
+// classes of a tenant at its cap or quota parked with the tenant, heads
+// whose resource key is held by a conflicting job parked with that key,
+// and classes or heads without a rate-limit token set aside until it
+// comes.
 func (e *Engine) top(g *group, now time.Time) *class {
 	n := now.UnixNano()
 	for {
@@ -254,7 +263,7 @@ func (e *Engine) top(g *group, now time.Time) *class {
 		case h.state != stateQueued:
 			c.jobs.popHead()
 			g.place(c, n)
-		case c.tnt.max > 0 && c.tnt.running >= c.tnt.max:
+		case c.tnt.max > 0 && c.tnt.running >= c.tnt.max, !c.tnt.quotaFits(g.shape):
 			c.tenantParked = true
 			g.unplace(c)
 			c.tnt.parked = append(c.tnt.parked, c)
@@ -264,6 +273,9 @@ func (e *Engine) top(g *group, now time.Time) *class {
 			g.ln.queued--
 			e.park(e.heldConflict(h), h, g)
 			g.place(c, n)
+		case (len(g.tenantLimits) > 0 || len(g.keyLimits) > 0) && e.rateBlocked(g, c, now):
+			// The class waits on its tenant's bucket, or its head on its
+			// key's, until the next token (ratelimit.go).
 		default:
 			return c
 		}
@@ -300,6 +312,10 @@ func (e *Engine) admit(o offer, now time.Time) Assignment {
 		h.tr.running++
 	}
 	h.tnt.running++
+	h.tnt.used = h.tnt.used.Add(h.job.Resources)
+	if len(e.limits) > 0 {
+		e.takeTokens(g, h, now.UnixNano())
+	}
 	if id := h.conflictID(); id.group != "" {
 		e.holdKey(e.conflictSlot(id), h)
 		e.leaveQueue(h, now) // the key is held now: no one stands in
@@ -368,6 +384,7 @@ func (e *Engine) release(en *entry, now time.Time) {
 	if en.tr != nil {
 		en.tr.running--
 	}
+	en.tnt.used = en.tnt.used.Sub(en.job.Resources)
 	e.releaseTenant(en.tnt, now)
 	if id := en.conflictID(); id.group != "" {
 		e.releaseConflict(e.conflicts[id], en, now)

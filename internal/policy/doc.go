@@ -21,12 +21,20 @@
 // has queued work, so the heaps fix stale costs lazily at their top.
 //
 // Per-job checks park what they block: a class whose tenant is at its cap
-// waits with the tenant, a job whose resource key is held by a conflicting
-// job waits with that key. Both return when the blocker releases; of the
+// or its resource quota (quota.go) waits with the tenant, a job whose
+// resource key is held by a conflicting job waits with that key. Both return when the blocker releases; of the
 // jobs parked on a key, only the best of each class comes back (the others
 // are behind it in their class and would be parked again at once), so a
 // chain of a thousand jobs on one key costs nothing per decision
 // (conflict.go).
+//
+// Rate limits on starts (ratelimit.go) are token buckets whose level is
+// kept as of the last now they saw, in exact integers. An empty bucket
+// blocks at the level where its jobs share it: a group-wide bucket fails
+// the group's check like a type cap, a tenant's parks the class like a
+// tenant cap, a key's takes the job out of its class until its token
+// time. Wake-ups wait in a heap by token time; NextToken tells the owner
+// when to call again.
 //
 // # Decision
 //

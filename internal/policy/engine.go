@@ -36,6 +36,7 @@ type Engine struct {
 
 	seq      uint64
 	gen      uint64 // decision generation, for per-decision caches
+	now      int64  // the latest now the engine was told (advance), unix ns
 	idleKeys fifo[idleMark]
 	released []string // jobs that became runnable since TakeReleased
 	track    bool     // whether to keep released
@@ -55,6 +56,12 @@ type Engine struct {
 	// stop deadline and the job it is stopped for, per waiting job its
 	// victims still running. Empty but for them, so entries stay lean.
 	stops map[*entry]*stopState
+
+	// Rate limits (ratelimit.go): the limits in config order, the
+	// wake-ups at token times, and the bucket count that triggers a sweep.
+	limits  []*rateLimit
+	wakes   wakeHeap
+	sweepAt int
 }
 
 type lane struct {
@@ -106,6 +113,11 @@ type tenant struct {
 	max     int
 	running int
 	parked  []*class
+	// The quota (quota.go): its limits, math.MaxInt64 where none, and
+	// what the tenant's running jobs hold.
+	hasQuota bool
+	quota    Resources
+	used     Resources
 }
 
 type conflictID struct{ group, key string }
@@ -151,6 +163,10 @@ func New(cfg Config) (*Engine, error) {
 	for _, t := range c.Tiers {
 		e.tiers = append(e.tiers, &tier{TierConfig: t})
 	}
+	for _, r := range c.RateLimits {
+		e.limits = append(e.limits, newRateLimit(r))
+	}
+	e.sweepAt = minSweep
 	return e, nil
 }
 
@@ -182,7 +198,8 @@ func (e *Engine) jobType(name string) *jobType {
 func (e *Engine) tenant(name string) *tenant {
 	t, ok := e.tenants[name]
 	if !ok {
-		t = &tenant{name: name, max: e.cfg.Tenants[name].MaxRunning}
+		tc := e.cfg.Tenants[name]
+		t = &tenant{name: name, max: tc.MaxRunning, hasQuota: !tc.Quota.IsZero(), quota: tc.Quota.limits()}
 		e.tenants[name] = t
 	}
 	return t

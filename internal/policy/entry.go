@@ -13,9 +13,10 @@ const (
 	stateRunning                    // admitted, holding a slot
 	stateHeld                       // set aside by Hold: in no queue until Release
 	stateDead                       // tombstone: cancelled, reprioritized away or finished
+	stateRateWait                   // out of its class until its key's bucket has a token (ratelimit.go)
 )
 
-var stateNames = [...]string{"waiting", "delayed", "queued", "conflict", "running", "held", "dead"}
+var stateNames = [...]string{"waiting", "delayed", "queued", "conflict", "running", "held", "dead", "rate_limited"}
 
 func (s entryState) String() string { return stateNames[s] }
 
@@ -68,6 +69,8 @@ type entry struct {
 	// resvWorker is the worker a decision reserved for it (reserve.go,
 	// reserveFor): later decisions keep it while it can take the job.
 	resvWorker *worker
+	// wakeAt is the token time a job in stateRateWait waits for.
+	wakeAt int64
 
 	// While running.
 	wk         *worker

@@ -20,8 +20,14 @@ const (
 	CodeTierCap            Code = "tier_cap"
 	CodeTypeCap            Code = "type_cap"
 	CodeTenantCap          Code = "tenant_cap"
-	CodeConflict           Code = "conflict"
-	CodeNoFreeSlot         Code = "no_free_slot"
+	// CodeTenantQuota: the tenant's running jobs and this one would hold
+	// more than the tenant's quota of a resource.
+	CodeTenantQuota Code = "tenant_quota"
+	// CodeRateLimited: a rate limit's bucket it draws on has no token
+	// until RateLimit.NextToken.
+	CodeRateLimited Code = "rate_limited"
+	CodeConflict    Code = "conflict"
+	CodeNoFreeSlot  Code = "no_free_slot"
 	// CodeReserved: no free hole fits it, and it holds a reservation: it
 	// starts on the named worker once the jobs there it waits for end.
 	CodeReserved Code = "reserved"
@@ -51,6 +57,9 @@ type Explanation struct {
 	// Reservation is set for CodeReserved (the job's own) and
 	// CodeBehindReservation (the one it waits behind).
 	Reservation *Reservation
+	// RateLimit is set for CodeRateLimited, Quota for CodeTenantQuota.
+	RateLimit *RateBlock
+	Quota     *QuotaBlock
 }
 
 // Explain reports why the job is not running at now. It may tidy internal
@@ -84,10 +93,21 @@ func (e *Engine) Explain(id string, now time.Time) (Explanation, error) {
 	case stateHeld:
 		x.Code, x.Message = CodeHeld, "held: it starts only once released"
 		return x, nil
+	case stateRateWait:
+		b := e.waitedBucket(en)
+		rb := b.block()
+		x.Code, x.Message, x.RateLimit = CodeRateLimited, rateMessage(b), &rb
+		return x, nil
 	}
 	x.Score, x.Position = e.rank(en, now)
 	x.Code, x.Message, x.Blocker = e.queuedBlock(en, now)
 	switch x.Code {
+	case CodeRateLimited:
+		rb := e.emptyBucket(en, now.UnixNano()).block()
+		x.RateLimit = &rb
+	case CodeTenantQuota:
+		qb := en.tnt.quotaBlock(en.job.Resources)
+		x.Quota = &qb
 	case CodeReserved, CodePreempting:
 		pr := e.reservationOf(en).public()
 		x.Reservation = &pr
@@ -135,13 +155,15 @@ func (e *Engine) Reason(id string, now time.Time) (Code, error) {
 		return CodeConflict, nil
 	case stateHeld:
 		return CodeHeld, nil
+	case stateRateWait:
+		return CodeRateLimited, nil
 	}
 	code, _, _ := e.queuedBlock(en, now)
 	return code, nil
 }
 
 func (e *Engine) queuedBlock(en *entry, now time.Time) (Code, string, string) {
-	switch code := e.blockCode(en); code {
+	switch code := e.blockCode(en, now.UnixNano()); code {
 	case CodeLanePaused:
 		return code, fmt.Sprintf("lane %s is paused: nothing in it starts until it is resumed (running jobs finish)", en.ln.name), ""
 	case CodeNoCompatibleWorker:
@@ -152,6 +174,10 @@ func (e *Engine) queuedBlock(en *entry, now time.Time) (Code, string, string) {
 		return code, fmt.Sprintf("type %s runs %d of %d", en.typ.name, en.typ.running, en.typ.cfg.MaxConcurrency), ""
 	case CodeTenantCap:
 		return code, fmt.Sprintf("tenant %s runs %d of %d", en.tnt.name, en.tnt.running, en.tnt.max), ""
+	case CodeTenantQuota:
+		return code, quotaMessage(en.tnt.quotaBlock(en.job.Resources)), ""
+	case CodeRateLimited:
+		return code, rateMessage(e.emptyBucket(en, now.UnixNano())), ""
 	case CodeConflict:
 		cs := e.heldConflict(en)
 		return code, fmt.Sprintf("job %s holds %s/%s", cs.holder().job.ID, cs.id.group, cs.id.key), cs.holder().job.ID
@@ -182,7 +208,7 @@ func (e *Engine) queuedBlock(en *entry, now time.Time) (Code, string, string) {
 
 // blockCode is the first of the job's own admission checks that fails,
 // CodeQueued if none does (the lanes' shares are not looked at).
-func (e *Engine) blockCode(en *entry) Code {
+func (e *Engine) blockCode(en *entry, now int64) Code {
 	g := en.grp
 	switch {
 	case en.ln.paused:
@@ -195,6 +221,10 @@ func (e *Engine) blockCode(en *entry) Code {
 		return CodeTypeCap
 	case en.tnt.max > 0 && en.tnt.running >= en.tnt.max:
 		return CodeTenantCap
+	case !en.tnt.quotaFits(en.job.Resources):
+		return CodeTenantQuota
+	case e.emptyBucket(en, now) != nil:
+		return CodeRateLimited
 	case e.heldConflict(en) != nil:
 		return CodeConflict
 	}
@@ -210,7 +240,7 @@ func (e *Engine) blockCode(en *entry) Code {
 // on every arrival.
 func (e *Engine) WaitsForSlot(id string) bool {
 	en, ok := e.jobs[id]
-	return ok && en.state == stateQueued && e.blockCode(en) == CodeNoFreeSlot
+	return ok && en.state == stateQueued && e.blockCode(en, e.now) == CodeNoFreeSlot
 }
 
 func describe(en *entry) string {
@@ -297,4 +327,21 @@ func reservedMessage(r *reservation) string {
 	}
 	return fmt.Sprintf("reserved: starts by %s on worker %s, when %s end (expected ends from %s)",
 		r.at.UTC().Format(time.RFC3339), r.wk.ID, strings.Join(ids, ", "), r.basis)
+}
+
+// waitedBucket is the bucket a job in stateRateWait waits on: the first
+// of its key's buckets that is empty, or the one whose token time it
+// waits for.
+func (e *Engine) waitedBucket(en *entry) *bucket {
+	var last *bucket
+	for _, b := range e.bucketsOf(en, e.now) {
+		if b.lim.kind != byKey {
+			continue
+		}
+		if !b.ready(e.now) {
+			return b
+		}
+		last = b
+	}
+	return last
 }

@@ -63,8 +63,10 @@ type class struct {
 	tnt  *tenant
 	jobs jobHeap
 
-	where        int8   // heapNone, heapOpen or heapCapped
-	ver          uint32 // bumped at every (re)placement: older heap entries are void
+	where int8   // heapNone, heapOpen or heapCapped
+	ver   uint32 // bumped at every (re)placement: older heap entries are void
+	// tenantParked: out of both heaps, parked with its tenant (cap or
+	// quota) or on a tenant's rate-limit bucket until its next token.
 	tenantParked bool
 
 	// Snapshot of the ordering key, taken when the class is placed and,
@@ -213,6 +215,12 @@ type group struct {
 	capped  classHeap // heads at the aging cap, keyed by priority
 	queued  int       // live queued jobs
 	inLane  bool
+
+	// Rate limits (ratelimit.go): the buckets every job of the group
+	// draws on, and the limits it draws on per tenant and per key.
+	buckets      []*bucket
+	tenantLimits []*rateLimit
+	keyLimits    []*rateLimit
 }
 
 type classKey struct {

@@ -129,10 +129,17 @@ func (e *Engine) reserveBlocked(l *lane, blocked []candidate, open offer, haveOp
 	}
 }
 
-// passesCaps reports whether the group's type and tier caps admit one more.
-func (g *group) passesCaps() bool {
+// passesCaps reports whether the group's type and tier caps and its
+// group-wide rate limits admit one more: a group waiting for a token
+// reserves nothing, so it never holds capacity idle.
+func (g *group) passesCaps(n int64) bool {
 	if m := g.typ.cfg.MaxConcurrency; m > 0 && g.typ.running >= m {
 		return false
+	}
+	for _, b := range g.buckets {
+		if !b.ready(n) {
+			return false
+		}
 	}
 	return g.tr == nil || g.tr.MaxRunning == 0 || g.tr.running < g.tr.MaxRunning
 }

@@ -38,6 +38,7 @@ func (e *Engine) Restore(j Job, workerID string, admittedAt time.Time, cost floa
 		en.tr.running++
 	}
 	en.tnt.running++
+	en.tnt.used = en.tnt.used.Add(en.job.Resources)
 	if id := en.conflictID(); id.group != "" {
 		e.holdKey(e.conflictSlot(id), en)
 	}

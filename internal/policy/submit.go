@@ -137,6 +137,9 @@ func (e *Engine) group(en *entry) *group {
 			sl = l.od
 		}
 		g = &group{ln: l, typ: en.typ, tr: en.tr, fit: f, od: od, sl: sl, shape: en.job.Resources, classes: map[classKey]*class{}}
+		if len(e.limits) > 0 {
+			e.groupBuckets(g, en.job.Labels, e.now)
+		}
 		l.byID[id] = g
 	}
 	return g

@@ -13,7 +13,9 @@ import (
 // admission stays charged: a key's accumulated cost only grows, which the
 // lazily refreshed class heaps rely on, so a withdrawn admission costs its
 // key one job's estimate. It is how a higher-priority arrival takes a slot
-// promised to, but not yet delivered to, a lower-priority job.
+// promised to, but not yet delivered to, a lower-priority job. The rate
+// limits' tokens it took stay spent (the simulator unadmits a preempted
+// run that did start): a limit errs towards fewer starts, never more.
 func (e *Engine) Unadmit(id string, now time.Time) error {
 	en, ok := e.jobs[id]
 	if !ok {

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/internal/config"
 )
 
 // handleTenants is each tenant's load against its limits: every tenant
@@ -18,12 +19,16 @@ func (s *Server) handleTenants(w http.ResponseWriter, r *http.Request, p princip
 	if !ok {
 		return errf(http.StatusServiceUnavailable, api.CodeServerUnavailable, "the dispatcher is not running")
 	}
+	held, err := s.d.TenantsHeld(r.Context())
+	if err != nil {
+		return err
+	}
 	usage := map[string]*api.TenantUsage{}
 	get := func(name string) *api.TenantUsage {
 		u := usage[name]
 		if u == nil {
 			t := s.cfg.Tenants[name]
-			u = &api.TenantUsage{Name: name, MaxRunning: t.MaxRunning, MaxQueued: t.MaxQueued}
+			u = &api.TenantUsage{Name: name, MaxRunning: t.MaxRunning, MaxQueued: t.MaxQueued, Quota: apiQuota(t.Quota), Held: held[name]}
 			usage[name] = u
 		}
 		return u
@@ -49,4 +54,12 @@ func (s *Server) handleTenants(w http.ResponseWriter, r *http.Request, p princip
 	sort.Slice(out.Tenants, func(i, j int) bool { return out.Tenants[i].Name < out.Tenants[j].Name })
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// apiQuota is a configured quota as the API shows it (nil: none).
+func apiQuota(q *config.Quota) *api.Quota {
+	if q == nil || (q.CPU == nil && q.MemoryMB == nil && q.GPU == nil) {
+		return nil
+	}
+	return &api.Quota{CPU: q.CPU, MemoryMB: q.MemoryMB, GPU: q.GPU}
 }

@@ -63,6 +63,9 @@ func (s *Scenario) compile() (*compiled, error) {
 	if c.cfg.Cost, err = compileCost(s.Cost); err != nil {
 		return nil, err
 	}
+	if c.cfg.RateLimits, err = compileRateLimits(s.RateLimits); err != nil {
+		return nil, err
+	}
 	if _, err := policy.New(c.cfg); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrScenario, err)
 	}
@@ -186,7 +189,10 @@ func compileTenants(in map[string]TenantSpec) (map[string]policy.TenantConfig, e
 		if t.MaxRunning < 0 {
 			return nil, fieldErr("tenants."+name+".max_running", "must be >= 0")
 		}
-		out[name] = policy.TenantConfig{MaxRunning: t.MaxRunning}
+		if q := t.Quota; q != nil && q.CPU != nil && (math.IsNaN(*q.CPU) || math.IsInf(*q.CPU, 0) || *q.CPU < 0 || *q.CPU > 1e12) {
+			return nil, fieldErr("tenants."+name+".quota.cpu", "must be a number of cores >= 0 (omit it for no limit)")
+		}
+		out[name] = policy.TenantConfig{MaxRunning: t.MaxRunning, Quota: t.Quota.Policy()}
 	}
 	return out, nil
 }
@@ -208,4 +214,17 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// compileRateLimits converts the rate limits; the engine validates them
+// (rate, per, by, lane) when the scenario's engine is built.
+func compileRateLimits(in []RateLimitSpec) ([]policy.RateLimit, error) {
+	var out []policy.RateLimit
+	for i, r := range in {
+		if r.Burst != nil && *r.Burst < 1 {
+			return nil, fieldErr(fmt.Sprintf("rate_limits[%d].burst", i), "must be >= 1 (omit it for a burst of rate)")
+		}
+		out = append(out, r.Policy())
+	}
+	return out, nil
 }

@@ -5,8 +5,8 @@
 // # Scenario
 //
 // Load parses a YAML scenario (docs/simulator.md is the reference): the
-// pool or workers, lanes, tiers, job types, tenants, cost learning and a
-// list of jobs. Unknown fields are errors, and every error wraps
+// pool or workers, lanes, tiers, job types, tenants (with their quotas),
+// rate limits on starts, cost learning and a list of jobs. Unknown fields are errors, and every error wraps
 // ErrScenario and names the field, e.g. "jobs[3].duration: must be >= 0".
 // A jobs entry with count N stands for N copies arriving every S seconds;
 // {i} and {i%M} in its id, key, fairness_key, tenant and depends_on are
@@ -20,7 +20,8 @@
 // and jumps from instant to instant: the next arrival (a heap of cursors,
 // ordered by time then file order), the next completion (a heap of running
 // jobs), the next per-job timer (run_at, cancel_at, reprioritize.at) and the
-// engine's NextDue. At one instant the loop
+// engine's NextDue and NextToken (a rate-limited job's token). At one
+// instant the loop
 //
 //  1. finishes the jobs whose run ends now (Finish, outcome Succeeded: the
 //     engine learns the run time as the cost of (type, key));

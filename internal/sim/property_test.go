@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -45,7 +46,34 @@ func genScenario(t *rapid.T) *Scenario {
 	if off := rapid.Bool().Draw(t, "backfillOff"); off {
 		s.Lanes = map[string]LaneSpec{"default": {Backfill: &config.Backfill{Off: &off}}}
 	}
+	genLimits(t, s, types)
 	return s
+}
+
+// genLimits draws, half the time, rate limits on starts and a CPU quota
+// for tenant t0.
+func genLimits(t *rapid.T, s *Scenario, types []string) {
+	if !rapid.Bool().Draw(t, "limits") {
+		return
+	}
+	for i := range rapid.IntRange(1, 2).Draw(t, "rateLimits") {
+		burst := int64(rapid.IntRange(1, 2).Draw(t, "burst"))
+		r := RateLimitSpec{
+			Name: fmt.Sprintf("r%d", i), Rate: int64(rapid.IntRange(1, 2).Draw(t, "rate")),
+			Per:   config.Duration(time.Duration(rapid.IntRange(2, 10).Draw(t, "per")) * time.Second),
+			Burst: &burst, By: rapid.SampledFrom([]string{"", "type", "tenant", "key"}).Draw(t, "by"),
+		}
+		if rapid.Bool().Draw(t, "matchType") {
+			r.Match.Type = rapid.SampledFrom(types).Draw(t, "limitType")
+		}
+		s.RateLimits = append(s.RateLimits, r)
+	}
+	if rapid.Bool().Draw(t, "quota") {
+		cpu := float64(rapid.IntRange(0, 3).Draw(t, "quotaCPU"))
+		t0 := s.Tenants["t0"]
+		t0.Quota = &QuotaSpec{CPU: &cpu}
+		s.Tenants["t0"] = t0
+	}
 }
 
 // backfillOff reports whether the scenario's lanes reserve nothing.
@@ -157,6 +185,12 @@ func (rp *replay) admissible(e Event, labels []string) string {
 		return ""
 	}
 	if _, held := rp.holders[[2]string{tc.ConflictGroup, e.Key}]; tc.ConflictGroup != "" && held {
+		return ""
+	}
+	if q := rp.c.cfg.Tenants[e.Tenant].Quota; q.MilliCPU != nil && rp.held[e.Tenant].MilliCPU+e.Resources.MilliCPU > *q.MilliCPU {
+		return ""
+	}
+	if !rp.conforms(e) {
 		return ""
 	}
 	for _, w := range rp.c.workers {

@@ -213,6 +213,11 @@ func (r *runner) nextInstant() (int64, bool) {
 			consider(d)
 		}
 	}
+	if tok, ok := r.eng.NextToken(); ok {
+		if d := int64(tok.Sub(Epoch)); d > r.now {
+			consider(d)
+		}
+	}
 	return t, found
 }
 

@@ -30,7 +30,16 @@ type Scenario struct {
 	Cost      CostSpec              `yaml:"cost"`
 	Jobs      []JobSpec             `yaml:"jobs"`
 	Schedules []ScheduleSpec        `yaml:"schedules"`
+	// RateLimits are the server config's rate_limits, as they are.
+	RateLimits []RateLimitSpec `yaml:"rate_limits"`
 }
+
+// RateLimitSpec is a rate limit on starts: the server config's.
+type RateLimitSpec = config.RateLimit
+
+// QuotaSpec is a tenant's resource quota: the server config's (cpu in
+// cores).
+type QuotaSpec = config.Quota
 
 // WorkerSpec is one executor, or Count of them named by the Name template.
 // No Types means every type. CPU is in cores.
@@ -83,7 +92,8 @@ type ResourceSpec = config.Resources
 
 // TenantSpec holds a tenant's limits.
 type TenantSpec struct {
-	MaxRunning int `yaml:"max_running"`
+	MaxRunning int        `yaml:"max_running"`
+	Quota      *QuotaSpec `yaml:"quota"`
 }
 
 // CostSpec tunes cost learning; TTLs are in seconds.
@@ -183,7 +193,7 @@ func cleanYAMLError(err error) string {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
 	msg = strings.ReplaceAll(msg, "\n  ", "; ")
-	msg = strings.NewReplacer(" in type config.Lane", "", " in type config.Aging", "", " in type config.OnDemand", "", " in type config.Duration", "").Replace(msg)
+	msg = strings.NewReplacer(" in type config.Lane", "", " in type config.Aging", "", " in type config.OnDemand", "", " in type config.Duration", "", " in type config.RateLimit", "", " in type config.RateMatch", "", " in type config.Quota", "").Replace(msg)
 	for _, t := range []string{"Scenario", "WorkerSpec", "TierSpec", "TypeSpec", "ResourceSpec", "TenantSpec", "CostSpec", "JobSpec", "ReprioritizeSpec", "ScheduleSpec"} {
 		msg = strings.ReplaceAll(msg, " in type sim."+t, "")
 	}

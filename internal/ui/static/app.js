@@ -309,7 +309,22 @@ async function overview() {
   const tenantRows = (tenants.tenants || []).map((t) => el("tr", {},
     el("td", {}, t.name), el("td", { class: t.max_running && t.running >= t.max_running ? "error" : "" }, limit(t.running, t.max_running)),
     el("td", { class: t.max_queued && t.pending + t.running >= t.max_queued ? "error" : "" }, limit(t.pending + t.running, t.max_queued)),
+    el("td", {}, quotaText(t)),
     el("td", {}, el("a", { href: "#/jobs?tenant=" + encodeURIComponent(t.name) }, "jobs"))));
+  const limitRows = [];
+  for (const r of lanes.rate_limits || []) {
+    const match = [r.type ? "type " + r.type : "", r.lane ? "lane " + r.lane : ""].filter(Boolean).join(", ") || "every job";
+    const buckets = r.buckets && r.buckets.length ? r.buckets : [null];
+    for (const b of buckets) {
+      limitRows.push(el("tr", {}, el("td", {}, r.name), el("td", {}, match), el("td", {}, r.by || "-"),
+        el("td", {}, `${r.rate} per ${r.per}, burst ${r.burst}`), el("td", {}, b ? (b.value || "-") : "-"),
+        el("td", { class: b && b.tokens < 1 ? "error" : "" }, b ? b.tokens.toFixed(2) : "full"),
+        el("td", {}, b ? when(b.next_token) : "")));
+    }
+    if (r.buckets_not_full > (r.buckets || []).length) {
+      limitRows.push(el("tr", {}, el("td", {}, r.name), el("td", { colspan: 6, class: "muted" }, `${r.buckets_not_full - r.buckets.length} more buckets not full`)));
+    }
+  }
   const rows = (lanes.lanes || []).map((l) => el("tr", {},
     el("td", {}, l.name),
     el("td", {}, l.paused ? el("span", { class: "badge paused", title: l.pause_note || "" }, "paused") : "active"),
@@ -327,7 +342,10 @@ async function overview() {
       el("p", { class: "muted" }, `Capacity: ${cap.slots || 0} slots, ${cap.cpu || 0} cpu, ${cap.memory_mb || 0} MB, ${cap.gpu || 0} gpu`)),
     el("div", { class: "card", id: "tenants" }, el("h2", {}, "Tenants"),
       el("p", { class: "muted" }, "Running jobs against max_running, unfinished jobs against max_queued (no limit when none is shown)."),
-      table(["Tenant", "Running", "Unfinished", ""], tenantRows)),
+      table(["Tenant", "Running", "Unfinished", { text: "Quota", title: "what the tenant's running jobs hold against tenants.NAME.quota" }, ""], tenantRows)),
+    limitRows.length ? el("div", { class: "card", id: "rate-limits" }, el("h2", {}, "Rate limits"),
+      el("p", { class: "muted" }, "Limits on job starts (token buckets). Buckets not listed are full. A job whose bucket is empty waits for its next token; the jobs behind it do not."),
+      table(["Limit", "Match", "By", "Rate", "Bucket", "Tokens", "Next token"], limitRows)) : null,
     costs ? costsCard(costs) : null,
     activityCharts(series));
 }
@@ -474,6 +492,28 @@ function jobTuning(j) {
   return out.childElementCount ? out : null;
 }
 
+// quotaText says what a tenant's running jobs hold against its quota.
+function quotaText(t) {
+  const q = t.quota;
+  if (!q) return "none";
+  const held = t.held || {};
+  const parts = [];
+  if (q.cpu !== undefined) parts.push(`cpu ${held.cpu || 0} of ${q.cpu}`);
+  if (q.memory_mb !== undefined) parts.push(`memory ${held.memory_mb || 0} of ${q.memory_mb} MB`);
+  if (q.gpu !== undefined) parts.push(`gpu ${held.gpu || 0} of ${q.gpu}`);
+  return parts.join(", ");
+}
+
+// rateLimitText and tenantQuotaText say what explain's blocks hold.
+function rateLimitText(r) {
+  const bucket = r.by ? `, bucket ${r.by} ${r.value || ""}` : "";
+  return `${r.limit}: ${r.rate} per ${r.per}, burst ${r.burst}${bucket}; next token at ${when(r.next_token)}`;
+}
+
+function tenantQuotaText(q) {
+  return `tenant ${q.tenant}: ${q.resource} ${q.used} of ${q.limit} in use, the job needs ${q.need}`;
+}
+
 // reservationText says where a reservation holds capacity and until when.
 function reservationText(x) {
   const r = x.reservation;
@@ -500,6 +540,8 @@ async function jobDetail(id) {
           x.blocker ? [el("dt", {}, "blocked by"), el("dd", {}, el("a", { href: "#/job/" + x.blocker }, x.blocker))] : null,
           x.position ? [el("dt", {}, "position"), el("dd", {}, `${x.position} of ${x.queued} queued in lane ${x.lane}`)] : null,
           x.reservation ? [el("dt", {}, "reservation"), el("dd", {}, reservationText(x))] : null,
+          x.rate_limit ? [el("dt", {}, "rate limit"), el("dd", {}, rateLimitText(x.rate_limit))] : null,
+          x.quota ? [el("dt", {}, "tenant quota"), el("dd", {}, tenantQuotaText(x.quota))] : null,
           x.estimated_start ? [el("dt", {}, "estimated start"), el("dd", {}, when(x.estimated_start))] : null,
           x.estimate_note ? [el("dt", {}, "estimate"), el("dd", {}, x.estimate_note)] : null));
     } catch (e) { explain = null; }
