@@ -24,9 +24,9 @@
 // before those of the higher-priority jobs leased with it. For each lease
 // it:
 //
-//   - reports the start: starts that happen within Options.BatchWindow
-//     (default 2ms) share one request; a job that ends before its start
-//     report goes out sends none, its completion carries started_at;
+//   - sends no start report: the server counts the job running from its
+//     lease, and the worker tells it the real start with the attempt's
+//     heartbeats (started_at of each attempt listed) and its completion;
 //   - runs the handler with a context cancelled when the job is cancelled
 //     (ErrCancelled) or preempted (ErrPreempted, reported preempted), its
 //     lease revoked (ErrRevoked), its timeout passes

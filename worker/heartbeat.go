@@ -72,14 +72,17 @@ func (w *Worker) heartbeat(ctx context.Context, sess session, wait time.Duration
 	return true
 }
 
-// heldAttempts lists the attempts held under registration gen.
+// heldAttempts lists the attempts held under registration gen, with the
+// start of those whose handler has begun: a job is running on the server
+// from its lease, and the heartbeat tells it the real start (the
+// completion tells it too, for a job shorter than a heartbeat).
 func (w *Worker) heldAttempts(gen uint64) []api.JobAttempt {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	jobs := make([]api.JobAttempt, 0, len(w.held))
 	for _, t := range w.held {
 		if t.sess.gen == gen {
-			jobs = append(jobs, t.attempt())
+			jobs = append(jobs, t.attemptStarted())
 		}
 	}
 	return jobs

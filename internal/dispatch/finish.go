@@ -21,6 +21,9 @@ type attemptEnd struct {
 	started  time.Time
 	duration time.Duration // measured by the worker when it says so
 	actor    string
+	// recordStart: the start was first reported with this end; the job
+	// row's started_at takes it in the attempt's final write.
+	recordStart bool
 }
 
 // complete applies a worker's report of an attempt's end.
@@ -33,9 +36,15 @@ func (d *Dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.Item
 		outcome: store.Outcome(c.Outcome), class: store.FailureClass(c.FailureClass),
 		exitCode: c.ExitCode, err: c.Error, result: c.Result, actor: "worker:" + wk.w.ID,
 	}
-	end.started = rec.job.StartedAt
-	if c.StartedAt != nil && rec.job.State == store.StateLeased {
-		end.started = *c.StartedAt
+	rec.held = true
+	if !rec.startReported {
+		// The completion carries the real start of an attempt whose start
+		// no heartbeat reported: record it with the end, in this write.
+		rec.startReported = true
+		end.started = clampStart(c.StartedAt, rec.leasedAt, tx.now)
+		end.recordStart = !(rec.restored && end.started.Equal(rec.job.StartedAt))
+	} else {
+		end.started = rec.job.StartedAt
 	}
 	if c.StartedAt != nil && c.FinishedAt != nil && !c.FinishedAt.Before(*c.StartedAt) {
 		end.duration = c.FinishedAt.Sub(*c.StartedAt)
@@ -46,16 +55,15 @@ func (d *Dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.Item
 	if end.outcome == store.OutcomeFailed && end.class == "" {
 		end.class = store.FailExitCode
 	}
+	if end.recordStart {
+		tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, end.actor, map[string]any{"started_at": end.started.UTC()})
+		d.noteStarted(tx, rec, end.started)
+	}
 	if c.Outcome == api.OutcomePreempted && !rec.job.CancelRequested {
 		// A job cancelled while it was being preempted ends as cancelled
 		// below (endAttempt), instead of going back to the queue.
 		d.requeuePreempted(tx, rec, end)
 		return api.ItemResult{JobID: c.JobID, OK: true}
-	}
-	if rec.job.State == store.StateLeased {
-		// Started and ended between two reports: record the start too.
-		tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, end.actor, map[string]any{"started_at": end.started.UTC()})
-		d.noteStarted(tx, rec, end.started)
 	}
 	if end.outcome == store.OutcomeCancelled {
 		end.class = store.FailCancelled
@@ -121,7 +129,7 @@ func (d *Dispatcher) retry(tx *txn, rec *jobRec, end attemptEnd) {
 	if end.exitCode != nil {
 		set.ExitCode = end.exitCode
 	}
-	set.StartedAt = startedBetweenReports(rec, end)
+	set.StartedAt = reportedStart(end)
 	if !d.transition(tx, rec, []store.State{store.StateLeased, store.StateRunning}, set) {
 		return
 	}
@@ -171,12 +179,12 @@ func backoffDelay(p store.RetryPolicy, attempt int, randN func(n int64) int64) t
 	return delay
 }
 
-// startedBetweenReports is the start time to record on a job that started
-// and ended between two of its worker's reports (its state is still
-// leased), so that the job shows when its last attempt started as its
-// execution does; nil for any other job.
-func startedBetweenReports(rec *jobRec, end attemptEnd) *time.Time {
-	if rec.job.State != store.StateLeased || end.started.IsZero() {
+// reportedStart is the start time to write on the job row with the
+// attempt's end when the end brought the first report of the start, so
+// that the job shows when its last attempt started as its execution does;
+// nil otherwise (the row holds it already).
+func reportedStart(end attemptEnd) *time.Time {
+	if !end.recordStart {
 		return nil
 	}
 	started := end.started
@@ -199,7 +207,7 @@ func (d *Dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attempt
 	if end.result != nil {
 		set.Result = &end.result
 	}
-	set.StartedAt = startedBetweenReports(rec, end)
+	set.StartedAt = reportedStart(end)
 	from := []store.State{rec.job.State}
 	if !d.transition(tx, rec, from, set) {
 		return
