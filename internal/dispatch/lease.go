@@ -282,16 +282,19 @@ func staleResult(id string, attempt int) api.ItemResult {
 // holds must be cancelled or are no longer its own. It also reconciles the
 // other way (reconcile).
 //
-// A listed attempt that carries started_at reports its real start: a job
-// that runs longer than a heartbeat interval has its started_at corrected
-// from the lease time before it ends (recordStart).
-func (d *Dispatcher) heartbeat(tx *txn, wk *workerRec, held []api.JobAttempt) api.HeartbeatResponse {
+// The first listed of held are the worker's own list (the rest, leased to
+// it since it sent the request, count as listed but not as held: the
+// worker may never have received them). An attempt of its own list shows
+// the worker holds it, and one that carries started_at reports its real
+// start: a job that runs longer than a heartbeat interval has its
+// started_at corrected from the lease time before it ends (recordStart).
+func (d *Dispatcher) heartbeat(tx *txn, wk *workerRec, held []api.JobAttempt, listed int) api.HeartbeatResponse {
 	resp := api.HeartbeatResponse{LeaseExpiresAt: tx.now.Add(d.leaseTTL()).UTC()}
 	d.reconcile(tx, wk, held)
-	for _, a := range held {
+	for i, a := range held {
 		rec := d.jobs[a.JobID]
 		current := rec != nil && rec.worker == wk && rec.job.Attempt == a.Attempt
-		if current {
+		if current && i < listed {
 			rec.held = true
 			if a.StartedAt != nil && !d.recordStart(tx, rec, a.StartedAt) {
 				current = false

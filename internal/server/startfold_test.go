@@ -226,3 +226,52 @@ func TestWorkerDeadAfterTheLeaseLosesTheAttempt(t *testing.T) {
 		}
 	}
 }
+
+// A heartbeat held open counts the attempts leased to its worker since it
+// was sent as listed, but they do not show that the worker holds them: a
+// lease delivered meanwhile whose answer was lost still goes back to the
+// queue uncharged when the worker's next heartbeat does not list it.
+func TestHeldHeartbeatDoesNotClaimLeasesMadeSince(t *testing.T) {
+	h := newHarness(t, defaultConfig())
+	w := h.register(api.RegisterRequest{Name: "w", Slots: 2})
+	a := h.submit(api.JobSpec{Type: "a"})
+	if ls := h.lease(w, 1); len(ls) != 1 || ls[0].Job.ID != a.ID {
+		t.Fatalf("leases: %+v", ls)
+	}
+	b := h.submit(api.JobSpec{Type: "a", MaxAttempts: 1})
+	answered := make(chan api.HeartbeatResponse, 1)
+	go func() {
+		var r api.HeartbeatResponse
+		h.do("POST", "/workers/"+w+"/heartbeat", api.HeartbeatRequest{Jobs: []api.JobAttempt{{JobID: a.ID, Attempt: 1}}, WaitMS: 60000}, &r)
+		answered <- r
+	}()
+	// Let the heartbeat be held, then lease b (its answer is "lost") and
+	// cancel a: the cancel wakes the held heartbeat, which applies again
+	// with b counted as listed.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if ls := h.lease(w, 1); len(ls) == 1 && ls[0].Job.ID == b.ID {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("b was never leased")
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // the heartbeat is held by now (no assertion rests on it)
+	var r api.ActionResponse
+	h.do("DELETE", "/jobs/"+a.ID, nil, &r)
+	select {
+	case hb := <-answered:
+		if len(hb.Cancel) != 1 || hb.Cancel[0].JobID != a.ID {
+			t.Fatalf("held heartbeat: %+v", hb)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the held heartbeat was not answered on the cancel")
+	}
+	h.clock.Advance(11 * time.Second)
+	h.beat(w, api.JobAttempt{JobID: a.ID, Attempt: 1})
+	got := h.get(b.ID)
+	if got.ReturnedLeases != 1 || got.FailureClass != "" || (got.State != api.StatePending && got.State != api.StateRunning) {
+		t.Fatalf("b after a heartbeat without it: %s class %q returned %d, want handed back uncharged", got.State, got.FailureClass, got.ReturnedLeases)
+	}
+}
