@@ -26,7 +26,8 @@
 //
 //   - sends no start report: the server counts the job running from its
 //     lease, and the worker tells it the real start with the attempt's
-//     heartbeats (started_at of each attempt listed) and its completion;
+//     completion and, once it has run half a heartbeat interval, with its
+//     heartbeats (started_at of the attempt listed);
 //   - runs the handler with a context cancelled when the job is cancelled
 //     (ErrCancelled) or preempted (ErrPreempted, reported preempted), its
 //     lease revoked (ErrRevoked), its timeout passes

@@ -143,10 +143,10 @@ func (t *task) markStarted(at time.Time) {
 }
 
 // attemptStarted is the attempt as a heartbeat lists it: with its start
-// once the handler has begun.
-func (t *task) attemptStarted() api.JobAttempt {
+// if the handler began by startedBy.
+func (t *task) attemptStarted(startedBy time.Time) api.JobAttempt {
 	a := t.attempt()
-	if ns := t.startedNS.Load(); ns != 0 {
+	if ns := t.startedNS.Load(); ns != 0 && ns <= startedBy.UnixNano() {
 		at := time.Unix(0, ns).UTC()
 		a.StartedAt = &at
 	}

@@ -507,10 +507,10 @@ func TestRunFailsOnRefusedRegistration(t *testing.T) {
 	}
 }
 
-// TestStartReportedWithHeartbeats: the worker makes no start call; each
-// heartbeat lists a running attempt with its start (a job running longer
-// than a heartbeat has its start on the server before it ends), and one
-// that has not begun (its gate holds it, or it is new) without one.
+// TestStartReportedWithHeartbeats: the worker makes no start call; a
+// heartbeat lists an attempt running for half a heartbeat interval or more
+// with its start (a job running longer than a heartbeat has its start on
+// the server before it ends), and the completion reports the same start.
 func TestStartReportedWithHeartbeats(t *testing.T) {
 	const n = 5
 	f := newFakeServer(t)
