@@ -208,6 +208,9 @@ func (d *Dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attempt
 		set.Result = &end.result
 	}
 	set.StartedAt = reportedStart(end)
+	if rec.undelivered() {
+		set.StartedAt = &time.Time{} // the lease never left the server: no start
+	}
 	from := []store.State{rec.job.State}
 	if !d.transition(tx, rec, from, set) {
 		return

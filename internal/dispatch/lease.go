@@ -346,7 +346,10 @@ func (d *Dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) {
 	}
 	e.LeasedAt = rec.leasedAt
 	e.Wait = waitBeforeLease(rec)
-	if e.StartedAt.IsZero() {
+	if e.StartedAt.IsZero() && !rec.undelivered() {
+		// The job row's started_at: the reported start, or the lease
+		// time when the attempt ended before its worker reported one. A
+		// lease that never left the server has none.
 		e.StartedAt = rec.job.StartedAt
 	}
 	tx.execs = append(tx.execs, e)

@@ -156,6 +156,11 @@ func TestCancelInEachState(t *testing.T) {
 	if r := cancel(undelivered.ID); r.Result != api.ResultCancelled || r.Job.State != api.StateCancelled {
 		t.Fatalf("undelivered: %+v", r)
 	}
+	var cancelled api.JobResponse
+	h.do("GET", "/jobs/"+undelivered.ID, nil, &cancelled)
+	if e := cancelled.Execution; e == nil || e.StartedAt != nil || e.Outcome != "cancelled" || cancelled.Job.StartedAt != nil {
+		t.Fatalf("undelivered lease: job started_at %v, execution %+v: want cancelled, never started", cancelled.Job.StartedAt, e)
+	}
 	leased, running := h.submit(api.JobSpec{Type: "a"}), h.submit(api.JobSpec{Type: "a"})
 	if ls := h.lease(w, 3); len(ls) != 2 || ls[0].Job.ID == undelivered.ID || ls[1].Job.ID == undelivered.ID {
 		t.Fatalf("leases: %+v", ls)
