@@ -129,7 +129,7 @@ func (d *Dispatcher) retry(tx *txn, rec *jobRec, end attemptEnd) {
 	if end.exitCode != nil {
 		set.ExitCode = end.exitCode
 	}
-	set.StartedAt = reportedStart(end)
+	set.StartedAt = reportedStart(rec, end)
 	if !d.transition(tx, rec, []store.State{store.StateLeased, store.StateRunning}, set) {
 		return
 	}
@@ -182,8 +182,12 @@ func backoffDelay(p store.RetryPolicy, attempt int, randN func(n int64) int64) t
 // reportedStart is the start time to write on the job row with the
 // attempt's end when the end brought the first report of the start, so
 // that the job shows when its last attempt started as its execution does;
-// nil otherwise (the row holds it already).
-func reportedStart(end attemptEnd) *time.Time {
+// none (zero) for a lease that never left the server; nil otherwise (the
+// row holds it already).
+func reportedStart(rec *jobRec, end attemptEnd) *time.Time {
+	if rec.undelivered() {
+		return &time.Time{}
+	}
 	if !end.recordStart {
 		return nil
 	}
@@ -207,10 +211,7 @@ func (d *Dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attempt
 	if end.result != nil {
 		set.Result = &end.result
 	}
-	set.StartedAt = reportedStart(end)
-	if rec.undelivered() {
-		set.StartedAt = &time.Time{} // the lease never left the server: no start
-	}
+	set.StartedAt = reportedStart(rec, end)
 	from := []store.State{rec.job.State}
 	if !d.transition(tx, rec, from, set) {
 		return
@@ -309,6 +310,9 @@ func slaOf(j store.Job, dur time.Duration) (*bool, float64) {
 // leaseLost ends an attempt whose worker vanished.
 func (d *Dispatcher) leaseLost(tx *txn, rec *jobRec, reason string) {
 	end := attemptEnd{outcome: store.OutcomeLost, class: store.FailLostWorker, err: reason, started: rec.job.StartedAt, actor: "system"}
+	if rec.undelivered() {
+		end.started = time.Time{} // the lease never left the server
+	}
 	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventLeaseExpired, "system", map[string]string{"reason": reason})
 	d.observe(tx, func(m *metrics.Metrics) { m.LeaseExpired() })
 	d.endAttempt(tx, rec, end)

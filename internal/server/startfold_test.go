@@ -196,33 +196,45 @@ func TestZombieAttemptNeverOverwritesItsSuccessor(t *testing.T) {
 	}
 }
 
-// A worker that dies after its lease and before any report: its lease
-// expires and the attempt is retried as lost_worker, whether or not a
-// heartbeat had reported the start.
+// A worker that dies after its lease and before its completion: its lease
+// expires and the attempt is retried as lost_worker. Its execution starts
+// at the reported start, at the lease when none was reported, and not at
+// all when the lease never left the server.
 func TestWorkerDeadAfterTheLeaseLosesTheAttempt(t *testing.T) {
-	for _, reported := range []bool{false, true} {
+	for _, tc := range []string{"undelivered", "unreported", "reported"} {
 		h := newHarness(t, defaultConfig())
 		w := h.register(api.RegisterRequest{Name: "w", Slots: 1})
 		job := h.submit(api.JobSpec{Type: "a", Retry: &api.RetryPolicy{Kind: "fixed", DelayMS: 1000}})
 		leasedAt := h.clock.Now()
-		h.lease(w, 1)
-		wantStart := leasedAt
-		if reported {
-			wantStart = leasedAt.Add(200 * time.Millisecond)
+		wantStart := &leasedAt
+		switch tc {
+		case "undelivered":
+			wantStart = nil
+		case "unreported":
+			h.lease(w, 1)
+		case "reported":
+			h.lease(w, 1)
+			reported := leasedAt.Add(200 * time.Millisecond)
+			wantStart = &reported
 			h.clock.Advance(time.Second)
-			h.beat(w, api.JobAttempt{JobID: job.ID, Attempt: 1, StartedAt: &wantStart})
+			h.beat(w, api.JobAttempt{JobID: job.ID, Attempt: 1, StartedAt: &reported})
 		}
 		h.clock.Advance(31 * time.Second) // past the lease TTL without a call
 		h.tick()
-		got := h.execution(job.ID)
-		if got.Job.State != api.StateRetryWait || got.Job.FailureClass != "lost_worker" || got.Job.Attempt != 1 {
-			t.Fatalf("reported %v: %s %s attempt %d, want retry_wait lost_worker 1", reported, got.Job.State, got.Job.FailureClass, got.Job.Attempt)
+		got := h.get(job.ID)
+		if got.State != api.StateRetryWait || got.FailureClass != "lost_worker" || got.Attempt != 1 {
+			t.Fatalf("%s: %s %s attempt %d, want retry_wait lost_worker 1", tc, got.State, got.FailureClass, got.Attempt)
+		}
+		if (wantStart == nil) != (got.StartedAt == nil) || (wantStart != nil && !got.StartedAt.Equal(*wantStart)) {
+			t.Errorf("%s: job started_at %v, want %v", tc, got.StartedAt, wantStart)
 		}
 		var execs api.ExecutionList
 		h.do("GET", "/jobs/"+job.ID+"/executions", nil, &execs)
-		if len(execs.Executions) != 1 || execs.Executions[0].StartedAt == nil || !execs.Executions[0].StartedAt.Equal(wantStart) ||
-			execs.Executions[0].Outcome != "lost" {
-			t.Fatalf("reported %v: executions %+v, want one lost, started %v", reported, execs.Executions, wantStart)
+		if len(execs.Executions) != 1 || execs.Executions[0].Outcome != "lost" {
+			t.Fatalf("%s: executions %+v, want one lost", tc, execs.Executions)
+		}
+		if e := execs.Executions[0]; (wantStart == nil) != (e.StartedAt == nil) || (wantStart != nil && !e.StartedAt.Equal(*wantStart)) {
+			t.Errorf("%s: execution started_at %v, want %v", tc, e.StartedAt, wantStart)
 		}
 	}
 }
