@@ -53,7 +53,7 @@ type LeaseResponse struct {
 type JobAttempt struct {
 	JobID     string     `json:"job_id"`
 	Attempt   int        `json:"attempt"`
-	StartedAt *time.Time `json:"started_at,omitempty"` // start calls only
+	StartedAt *time.Time `json:"started_at,omitempty"` // start calls and heartbeats: the attempt's real start
 }
 
 // StartRequest is the body of POST /workers/{id}/start.

@@ -32,7 +32,10 @@ func (c *Client) Lease(ctx context.Context, workerID string, maxJobs int, wait t
 	return out.Leases, wrap("lease", err)
 }
 
-// Start reports that the worker started the named attempts. Each item's
+// Start reports the real start of the named attempts. The server counts a
+// leased job running from its lease, so a worker need not call it: the
+// worker package reports the start with its heartbeats and completions
+// (started_at). It is kept for workers written against it. Each item's
 // result says whether it is still current (see ResultError).
 func (c *Client) Start(ctx context.Context, workerID string, jobs []api.JobAttempt) ([]api.ItemResult, error) {
 	var out api.ItemResults

@@ -31,9 +31,10 @@
 // before those of the higher-priority jobs leased with it. For each lease
 // it:
 //
-//   - reports the start: starts that happen within Options.BatchWindow
-//     (default 2ms) share one request; a job that ends before its start
-//     report goes out sends none, its completion carries started_at;
+//   - sends no start report: the server counts the job running from its
+//     lease, and the worker tells it the real start with the attempt's
+//     completion and, once it has run half a heartbeat interval, with its
+//     heartbeats (started_at of the attempt listed);
 //   - runs the handler with a context cancelled when the job is cancelled
 //     (ErrCancelled) or preempted (ErrPreempted, reported preempted), its
 //     lease revoked (ErrRevoked), its timeout passes

@@ -88,12 +88,17 @@ type sum struct{ A, B int }
 
 func TestEndToEnd(t *testing.T) {
 	c := realServer(t)
+	release := make(chan struct{})
 	runWorker(t, worker.Options{
 		Client: c, Name: "e2e", Slots: 4,
 		Handlers: map[string]worker.Handler{
 			"*": worker.CommandHandler(worker.CommandOptions{}),
 			"add": worker.Typed(func(ctx context.Context, job worker.Job, in sum) (any, error) {
 				return map[string]int{"sum": in.A + in.B}, nil
+			}),
+			"long": worker.HandlerFunc(func(ctx context.Context, job worker.Job) (json.RawMessage, error) {
+				<-release
+				return nil, nil
 			}),
 		},
 	})
@@ -124,6 +129,50 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatalf("job = %+v, want result {\"sum\":42}", j)
 		}
 	})
+	// The start is folded into the lease: a job running longer than a
+	// heartbeat has its real start on the server before it ends, reported
+	// once, by the worker, within [leased_at, finished_at].
+	t.Run("start reported by heartbeat", func(t *testing.T) {
+		id := submit(t, c, api.JobSpec{Type: "long"})
+		ctx, cancel := context.WithTimeout(context.Background(), e2eGuard)
+		defer cancel()
+		var started []api.Event
+		for len(started) == 0 {
+			if ctx.Err() != nil {
+				t.Fatal("no started event while the job runs")
+			}
+			evs, err := c.Events(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			started = eventsOf(evs, "started")
+			time.Sleep(20 * time.Millisecond)
+		}
+		close(release)
+		if j := wait(t, c, id); j.State != api.StateSucceeded {
+			t.Fatalf("job = %+v", j)
+		}
+		execs, err := c.Executions(ctx, id)
+		if err != nil || len(execs) != 1 {
+			t.Fatalf("executions %+v, %v", execs, err)
+		}
+		e := execs[0]
+		evs, err := c.Events(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		started = eventsOf(evs, "started")
+		var detail struct {
+			StartedAt time.Time `json:"started_at"`
+		}
+		if len(started) != 1 || started[0].Actor != "worker:"+e.WorkerID || json.Unmarshal(started[0].Detail, &detail) != nil ||
+			e.StartedAt == nil || !detail.StartedAt.Equal(*e.StartedAt) {
+			t.Fatalf("started events %+v, execution %+v: want one by the worker with the execution's start", started, e)
+		}
+		if e.LeasedAt == nil || e.FinishedAt == nil || e.StartedAt.Before(*e.LeasedAt) || e.StartedAt.After(*e.FinishedAt) {
+			t.Fatalf("execution %+v: started_at outside [leased_at, finished_at]", e)
+		}
+	})
 	t.Run("cancel", func(t *testing.T) {
 		id := submit(t, c, api.JobSpec{Type: "sh", Command: []string{"/bin/sh", "-c", "echo started; exec sleep 60"}})
 		waitForOutput(t, c, id)
@@ -137,6 +186,16 @@ func TestEndToEnd(t *testing.T) {
 }
 
 var errSeen = errors.New("seen")
+
+func eventsOf(evs []api.Event, typ string) []api.Event {
+	var out []api.Event
+	for _, e := range evs {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
 
 // waitForOutput returns once the job has logged something: it is running.
 func waitForOutput(t *testing.T, c *client.Client, id string) {

@@ -20,14 +20,12 @@ const (
 // execute runs one attempt and queues its report.
 func (w *Worker) execute(t *task) {
 	t.gate.await(t)
-	t.startedAt = time.Now().UTC()
+	t.markStarted(time.Now().UTC())
 	var (
 		res        json.RawMessage
 		err, cause error
 	)
 	if h := w.handlerFor(t.job.Type); h != nil {
-		t.queueStart()
-		w.starts.add(t)
 		t.gate.started()
 		res, err, cause = w.invoke(t, h)
 	} else {
@@ -116,7 +114,7 @@ func (w *Worker) jobView(t *task) Job {
 // there is nothing to report (revoked, or handed back at shutdown).
 func (w *Worker) finish(t *task, res json.RawMessage, err, cause error) {
 	finished := time.Now().UTC()
-	t.settleStart()
+	t.markFinished()
 	dropped := w.logs.close(t)
 	c, report := t.verdict(res, err, cause, finished)
 	c.OutputDroppedBytes = dropped

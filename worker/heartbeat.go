@@ -51,7 +51,7 @@ func (w *Worker) heartbeat(ctx context.Context, sess session, wait time.Duration
 	callCtx, cancel := context.WithTimeout(ctx, w.opts.RequestTimeout+wait)
 	defer cancel()
 	err := func() (err error) {
-		resp, err = w.client.HeartbeatWait(callCtx, sess.id, w.heldAttempts(sess.gen), wait)
+		resp, err = w.client.HeartbeatWait(callCtx, sess.id, w.heldAttempts(sess.gen, sess.hbEvery/2), wait)
 		return err
 	}()
 	if err == nil {
@@ -72,14 +72,20 @@ func (w *Worker) heartbeat(ctx context.Context, sess session, wait time.Duration
 	return true
 }
 
-// heldAttempts lists the attempts held under registration gen.
-func (w *Worker) heldAttempts(gen uint64) []api.JobAttempt {
+// heldAttempts lists the attempts held under registration gen. A job is
+// running on the server from its lease; an attempt whose handler began at
+// least longRun ago (half a heartbeat interval) carries its real start,
+// which the server then stores before the job ends. A shorter one's start
+// goes with its completion only: reported by a heartbeat too, it would
+// cost the server a write of its own.
+func (w *Worker) heldAttempts(gen uint64, longRun time.Duration) []api.JobAttempt {
+	now := time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	jobs := make([]api.JobAttempt, 0, len(w.held))
 	for _, t := range w.held {
 		if t.sess.gen == gen {
-			jobs = append(jobs, t.attempt())
+			jobs = append(jobs, t.attemptStarted(now.Add(-longRun)))
 		}
 	}
 	return jobs

@@ -53,7 +53,7 @@ type Options struct {
 	// LogFlushInterval is how long output is buffered before it is sent
 	// (sooner when 64 KiB are buffered); default 100ms.
 	LogFlushInterval time.Duration
-	// BatchWindow is how long a start or completion report waits for others
+	// BatchWindow is how long a completion report waits for others
 	// to share its request; default 2ms, negative: no wait.
 	BatchWindow time.Duration
 	// DrainTimeout is how long running jobs may finish once Run's ctx is

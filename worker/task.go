@@ -16,17 +16,6 @@ type taskKey struct {
 	attempt int
 }
 
-// startState tracks the start report of a task.
-type startState int
-
-const (
-	startNone    startState = iota
-	startQueued             // waiting for the start batcher
-	startSending            // in a start request
-	startSent               // the request is over (acknowledged or given up)
-	startSkipped            // finished first: the completion carries started_at
-)
-
 // task is one leased attempt held by the worker, from the lease until its
 // completion is acknowledged or it is dropped.
 type task struct {
@@ -34,19 +23,18 @@ type task struct {
 	sess      session // the registration it was leased under
 	job       api.Job
 	expires   time.Time
-	startedAt time.Time
+	startedAt time.Time    // set by the attempt's goroutine before the handler runs
+	startedNS atomic.Int64 // startedAt for other goroutines (unix ns; 0: not started)
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
-	startDone chan struct{} // closed when start reaches startSent or startSkipped
-	gate      startGate     // orders the start among its lease answer
-	slotHolds atomic.Int32  // 2 at the lease: the handler and the held set
+	gate      startGate    // orders the start among its lease answer
+	slotHolds atomic.Int32 // 2 at the lease: the handler and the held set
 
 	mu         sync.Mutex
 	deadline   *time.Timer   // strict timeout; moved by extended SLAs
 	timeout    time.Duration // the strict run-time limit as last heard from the server
-	start      startState
-	finished   bool // the handler returned
-	dropped    bool // revoked or registration lost: report nothing
+	finished   bool          // the handler returned
+	dropped    bool          // revoked or registration lost: report nothing
 	exitCode   *int
 	usage      *api.Usage
 	completion api.Completion // set before it is queued
@@ -75,14 +63,13 @@ func newTask(parent context.Context, sess session, l api.Lease) *task {
 	}
 	ctx, cancel := context.WithCancelCause(withTraceParent(parent, job.TraceParent))
 	t := &task{
-		key:       taskKey{jobID: job.ID, attempt: l.Attempt},
-		sess:      sess,
-		job:       job,
-		expires:   l.LeaseExpiresAt,
-		ctx:       ctx,
-		cancel:    cancel,
-		startDone: make(chan struct{}),
-		out:       outputCap{limit: max(job.OutputLimitBytes, 0)},
+		key:     taskKey{jobID: job.ID, attempt: l.Attempt},
+		sess:    sess,
+		job:     job,
+		expires: l.LeaseExpiresAt,
+		ctx:     ctx,
+		cancel:  cancel,
+		out:     outputCap{limit: max(job.OutputLimitBytes, 0)},
 	}
 	t.slotHolds.Store(2)
 	return t
@@ -149,75 +136,31 @@ func (t *task) setExitCode(code int) {
 	t.exitCode = &code
 }
 
-// queueStart marks the start report as waiting for the batcher.
-func (t *task) queueStart() {
+// markFinished marks the handler returned.
+func (t *task) markFinished() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.start = startQueued
-}
-
-// claimStart moves a queued start report into a request, unless the task
-// finished or was dropped first (then no start is sent at all).
-func (t *task) claimStart() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.start != startQueued {
-		return false
-	}
-	if t.finished || t.dropped {
-		t.start = startSkipped
-		close(t.startDone)
-		return false
-	}
-	t.start = startSending
-	return true
-}
-
-// releaseStart ends a start report that was in a request: it was answered,
-// given up, or made pointless because the task finished meanwhile (its
-// completion carries started_at).
-func (t *task) releaseStart() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.start == startSending {
-		t.start = startSent
-		close(t.startDone)
-	}
-}
-
-// requeueStart puts a start report that was in a failed request back in
-// the queue, unless the task finished or was dropped meanwhile: then the
-// report is given up. It reports whether the report is to be queued.
-func (t *task) requeueStart() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.start != startSending {
-		return false
-	}
-	if t.finished || t.dropped {
-		t.start = startSkipped
-		close(t.startDone)
-		return false
-	}
-	t.start = startQueued
-	return true
-}
-
-// settleStart marks the handler finished. A start report still queued is
-// skipped; one in a request is waited for, so that the server sees the
-// start before the completion.
-func (t *task) settleStart() {
-	t.mu.Lock()
 	t.finished = true
-	st := t.start
-	if st == startQueued {
-		t.start = startSkipped
-		close(t.startDone)
+}
+
+// markStarted records the attempt's real start, which the worker reports
+// to the server with its heartbeats and its completion: the server counts
+// the job running from its lease, and takes the reported start as its
+// started_at.
+func (t *task) markStarted(at time.Time) {
+	t.startedAt = at
+	t.startedNS.Store(at.UnixNano())
+}
+
+// attemptStarted is the attempt as a heartbeat lists it: with its start
+// if the handler began by startedBy.
+func (t *task) attemptStarted(startedBy time.Time) api.JobAttempt {
+	a := t.attempt()
+	if ns := t.startedNS.Load(); ns != 0 && ns <= startedBy.UnixNano() {
+		at := time.Unix(0, ns).UTC()
+		a.StartedAt = &at
 	}
-	t.mu.Unlock()
-	if st == startSending {
-		<-t.startDone
-	}
+	return a
 }
 
 // extendDeadline moves the strict timeout to timeout after the start (the

@@ -31,7 +31,6 @@ type Worker struct {
 	slots     *slotPool
 	leaseCtx  context.Context // done once the worker takes no more jobs
 	reporting atomic.Int32    // completion reports in flight
-	starts    *queue
 	completes *queue
 	logs      *logShipper
 
@@ -73,7 +72,6 @@ func New(opts Options) (*Worker, error) {
 		killWait:  defaultKillWait,
 		flushWait: defaultFlushWait,
 		slots:     newSlotPool(opts.Slots),
-		starts:    newQueue(),
 		completes: newBulkQueue(bulkReport),
 		logs:      newLogShipper(),
 		held:      map[taskKey]*task{},
@@ -155,7 +153,6 @@ func (w *Worker) registerFirst(ctx context.Context) bool {
 func (w *Worker) startLoops(pollCtx, hbCtx context.Context, polls *sync.WaitGroup) {
 	polls.Go(func() { w.pollLoop(pollCtx) })
 	w.bg.Go(func() { w.heartbeatLoop(hbCtx) })
-	w.bg.Go(func() { w.startLoop(w.netCtx) })
 	w.bg.Go(func() { w.completeLoop(w.netCtx) })
 	w.bg.Go(func() { w.bulkCompleteLoop(w.netCtx) })
 	w.bg.Go(func() { w.logLoop(w.netCtx) })

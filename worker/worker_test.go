@@ -67,7 +67,7 @@ func TestLeaseStartLogsComplete(t *testing.T) {
 	})
 	startWorker(t, testOptions(t, f, map[string]Handler{"report": h}))
 	id := f.addJob(api.Job{Type: "report", Attempt: 2})
-	f.waitFor("start", func() bool { return len(f.callsOf("start")) > 0 })
+	f.waitFor("a heartbeat with the start", func() bool { return beatStart(f, id, 3) != nil })
 	close(proceed)
 	f.waitFor("completion", func() bool { return len(f.completions(id)) == 1 })
 
@@ -76,13 +76,15 @@ func TestLeaseStartLogsComplete(t *testing.T) {
 	if got := f.callsOf("register"); len(got) != 1 {
 		t.Fatalf("registers = %d, want 1", len(got))
 	}
-	start := f.callsOf("start")[0]
-	if len(start.starts) != 1 || start.starts[0].JobID != id || start.starts[0].Attempt != 3 || start.starts[0].StartedAt == nil {
-		t.Errorf("start = %+v, want job %s attempt 3 with started_at", start.starts, id)
+	if got := f.callsOf("start"); len(got) != 0 {
+		t.Errorf("start calls %+v, want none: the lease is the start", got)
 	}
 	c := f.completions(id)[0]
 	if c.Attempt != 3 || c.Outcome != api.OutcomeSucceeded || string(c.Result) != `{"n":1}` || c.StartedAt == nil || c.FinishedAt == nil {
 		t.Errorf("completion = %+v", c)
+	}
+	if beat := beatStart(f, id, 3); c.StartedAt != nil && !beat.Equal(*c.StartedAt) {
+		t.Errorf("heartbeat reported start %v, completion %v: one start, reported the same", beat, *c.StartedAt)
 	}
 	chunks := allChunks(f)
 	want := []api.LogChunk{
@@ -95,6 +97,19 @@ func TestLeaseStartLogsComplete(t *testing.T) {
 	if lastLogs, firstDone := lastIndex(f, "logs"), firstIndex(f, "complete"); lastLogs > firstDone {
 		t.Errorf("logs sent after the completion (calls %s)", f.describeLocked())
 	}
+}
+
+// beatStart is the start of attempt of job id as a heartbeat first
+// reported it, nil if none did; the caller holds f.mu (waitFor does).
+func beatStart(f *fakeServer, id string, attempt int) *time.Time {
+	for _, c := range f.callsOf("heartbeat") {
+		for _, a := range c.beats {
+			if a.JobID == id && a.Attempt == attempt && a.StartedAt != nil {
+				return a.StartedAt
+			}
+		}
+	}
+	return nil
 }
 
 func sameChunk(a, b api.LogChunk) bool {
@@ -180,7 +195,7 @@ func TestCancelViaHeartbeatKillsCommand(t *testing.T) {
 	f := newFakeServer(t)
 	startWorker(t, testOptions(t, f, map[string]Handler{"*": CommandHandler(CommandOptions{})}))
 	id := f.addJob(api.Job{Command: []string{"sleep", "60"}})
-	f.waitFor("start", func() bool { return len(f.callsOf("start")) > 0 })
+	f.waitFor("start", func() bool { return beatStart(f, id, 1) != nil })
 	f.setJob(id, func(j *fakeJob) { j.cancel = true })
 	f.waitFor("completion", func() bool { return len(f.completions(id)) == 1 })
 	f.mu.Lock()
@@ -198,7 +213,7 @@ func TestPreemptViaHeartbeatTellsTheCommand(t *testing.T) {
 	startWorker(t, testOptions(t, f, map[string]Handler{"*": CommandHandler(CommandOptions{KillGrace: 5 * time.Second})}))
 	script := `trap 'echo "preempted=$(cat "$FAIRWAY_PREEMPTED_FILE")"; exit 0' TERM; echo ready; while :; do sleep 0.05; done`
 	id := f.addJob(api.Job{Command: []string{"sh", "-c", script}})
-	f.waitFor("start", func() bool { return len(f.callsOf("start")) > 0 })
+	f.waitFor("start", func() bool { return beatStart(f, id, 1) != nil })
 	f.waitFor("ready", func() bool { return strings.Contains(stdoutOf(f, id), "ready") })
 	f.setJob(id, func(j *fakeJob) { j.preempt = true })
 	f.waitFor("completion", func() bool { return len(f.completions(id)) == 1 })
@@ -492,48 +507,52 @@ func TestRunFailsOnRefusedRegistration(t *testing.T) {
 	}
 }
 
-func TestStartsBatched(t *testing.T) {
-	const n = 20
+// TestStartReportedWithHeartbeats: the worker makes no start call; a
+// heartbeat lists an attempt running for half a heartbeat interval or more
+// with its start (a job running longer than a heartbeat has its start on
+// the server before it ends), and the completion reports the same start.
+func TestStartReportedWithHeartbeats(t *testing.T) {
+	const n = 5
 	f := newFakeServer(t)
 	h := newBlockingHandler(n)
 	opts := testOptions(t, f, map[string]Handler{"*": h})
 	opts.Slots = n
-	opts.BatchWindow = 200 * time.Millisecond
 	startWorker(t, opts)
+	var ids []string
 	for range n {
-		f.addJob(api.Job{})
+		ids = append(ids, f.addJob(api.Job{}))
 	}
-	f.waitFor("every start", func() bool {
-		got := 0
-		for _, c := range f.callsOf("start") {
-			got += len(c.starts)
-		}
-		return got == n
-	})
-	close(h.release)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if got := len(f.callsOf("start")); got > n/4 {
-		t.Errorf("%d start calls for %d jobs starting together", got, n)
+	for range n {
+		recv(t, h.started, "handler")
 	}
-}
-
-func TestStartRetriedAfter503(t *testing.T) {
-	f := newFakeServer(t)
-	f.fault("start", 503)
-	h := newBlockingHandler(1)
-	startWorker(t, testOptions(t, f, map[string]Handler{"*": h}))
-	id := f.addJob(api.Job{})
-	f.waitFor("an accepted start", func() bool {
-		for _, c := range f.callsOf("start") {
-			if c.status == 200 && len(c.starts) == 1 && c.starts[0].JobID == id {
-				return true
+	f.waitFor("every start in a heartbeat", func() bool {
+		for _, id := range ids {
+			if beatStart(f, id, 1) == nil {
+				return false
 			}
 		}
-		return false
+		return true
 	})
 	close(h.release)
-	f.waitFor("completion", func() bool { return len(f.completions(id)) == 1 })
+	f.waitFor("completions", func() bool {
+		for _, id := range ids {
+			if len(f.completions(id)) != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if got := f.callsOf("start"); len(got) != 0 {
+		t.Errorf("%d start calls, want none", len(got))
+	}
+	for _, id := range ids {
+		c := f.completions(id)[0]
+		if beat := beatStart(f, id, 1); c.StartedAt == nil || !beat.Equal(*c.StartedAt) {
+			t.Errorf("job %s: heartbeat start %v, completion start %v", id, beat, c.StartedAt)
+		}
+	}
 }
 
 func TestRefusedBatchIsRetriedOneByOne(t *testing.T) {

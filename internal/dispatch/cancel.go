@@ -9,17 +9,22 @@ import (
 )
 
 // cancel applies DESIGN §4's cancel races: a job not yet running is
-// cancelled at once (a leased one's lease is revoked: its attempt is no
-// longer current); a running one is asked to stop through its worker's next
-// heartbeat; a finished one is left alone. It returns false when the job is
+// cancelled at once, and so is one whose lease has not left the server
+// (its attempt is no longer current, so the lease is dropped from the
+// mailbox); a running one (from the lease on) is asked to stop through its
+// worker's next heartbeat; a finished one is left alone. It returns false when the job is
 // not in the index (finished, or unknown).
 func (d *Dispatcher) cancel(tx *txn, id, actor string) (string, bool) {
 	rec := d.jobs[id]
 	if rec == nil {
 		return api.ResultAlreadyFinished, false
 	}
-	switch rec.job.State {
-	case store.StateRunning:
+	switch {
+	case rec.job.State == store.StateLeased || rec.undelivered():
+		tx.nudge(rec.worker)
+		end := attemptEnd{outcome: store.OutcomeCancelled, class: store.FailCancelled, err: "cancelled while leased", actor: actor}
+		d.finish(tx, rec, store.StateCancelled, end)
+	case rec.job.State == store.StateRunning:
 		if !rec.job.CancelRequested {
 			if d.transition(tx, rec, []store.State{store.StateRunning}, store.JobSet{CancelRequested: store.Ptr(true)}) {
 				tx.event(id, rec.job.Attempt, rec.job.Tenant, store.EventCancelRequested, actor, nil)
@@ -27,10 +32,6 @@ func (d *Dispatcher) cancel(tx *txn, id, actor string) (string, bool) {
 			}
 		}
 		return api.ResultCancelRequested, true
-	case store.StateLeased:
-		tx.nudge(rec.worker)
-		end := attemptEnd{outcome: store.OutcomeCancelled, class: store.FailCancelled, err: "cancelled while leased", actor: actor}
-		d.finish(tx, rec, store.StateCancelled, end)
 	default:
 		d.finish(tx, rec, store.StateCancelled, attemptEnd{actor: actor})
 	}

@@ -218,7 +218,7 @@ func (d *Dispatcher) Heartbeat(ctx context.Context, workerID string, req api.Hea
 				// holds what it was leased since.
 				held = withCurrent(held, wk)
 			}
-			out = d.heartbeat(tx, wk, held)
+			out = d.heartbeat(tx, wk, held, len(req.Jobs))
 			news = wk.news(out)
 		})
 	}

@@ -29,12 +29,23 @@
 // # Leases and fencing
 //
 // A lease carries the job's attempt number, incremented at every lease. A
-// worker presents it on start, complete and heartbeat; a stale attempt is
-// refused (stale_attempt), so a worker that lost its lease cannot overwrite
-// the outcome of a newer attempt. Worker liveness is tracked per worker:
-// every worker call counts as a heartbeat, and a worker silent for the lease
-// TTL is lost — its jobs are re-queued for a new attempt (failure class
-// lost_worker) if their retry policy allows, else they fail.
+// worker presents it on heartbeat and complete (and on start, for older
+// workers); a stale attempt is refused (stale_attempt), so a worker that
+// lost its lease cannot overwrite the outcome of a newer attempt.
+//
+// The start is folded into the lease: the lease's write makes the job
+// running, with started_at the lease time. The worker reports the real
+// start with its heartbeats and its completion; the first report is
+// stored, clamped to [lease, now] (recordStart). What the state leased
+// used to tell apart is kept in memory: a lease still in its worker's
+// mailbox has not left the server (undelivered: it may be cancelled,
+// withdrawn or handed back at no cost), and an attempt its worker has
+// listed in a heartbeat or reported on is held.
+//
+// Worker liveness is tracked per worker: every worker call counts as a
+// heartbeat, and a worker silent for the lease TTL is lost — its jobs are
+// re-queued for a new attempt (failure class lost_worker) if their retry
+// policy allows, else they fail.
 //
 // # Restart
 //
@@ -44,7 +55,8 @@
 // TTL to call in before they are declared lost. A lease committed just
 // before a crash may never have reached its worker: a worker's heartbeat
 // lists every attempt it holds from the moment it receives the lease, so an
-// attempt not reported started and missing from a heartbeat sent a
+// attempt the worker has not shown it holds since the restart (in a
+// heartbeat or a report) and missing from a heartbeat sent a
 // heartbeat interval after the restart goes back to the queue uncharged
 // (handBack: returned_leases + 1, a lease_returned event; the attempt
 // number still grows at the next lease, which keeps the lost lease fenced).

@@ -22,6 +22,9 @@ type attemptEnd struct {
 	duration time.Duration // measured by the worker when it says so
 	usage    store.Usage   // measured by the worker when it says so
 	actor    string
+	// recordStart: the start was first reported with this end; the job
+	// row's started_at takes it in the attempt's final write.
+	recordStart bool
 }
 
 // complete applies a worker's report of an attempt's end.
@@ -37,9 +40,15 @@ func (d *Dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.Item
 		outcome: store.Outcome(c.Outcome), class: store.FailureClass(c.FailureClass),
 		exitCode: c.ExitCode, err: c.Error, result: c.Result, actor: "worker:" + wk.w.ID,
 	}
-	end.started = rec.job.StartedAt
-	if c.StartedAt != nil && rec.job.State == store.StateLeased {
-		end.started = *c.StartedAt
+	rec.held = true
+	if !rec.startReported {
+		// The completion carries the real start of an attempt whose start
+		// no heartbeat reported: record it with the end, in this write.
+		rec.startReported = true
+		end.started = clampStart(c.StartedAt, rec.leasedAt, tx.now)
+		end.recordStart = !(rec.restored && end.started.Equal(rec.job.StartedAt))
+	} else {
+		end.started = rec.job.StartedAt
 	}
 	if c.StartedAt != nil && c.FinishedAt != nil && !c.FinishedAt.Before(*c.StartedAt) {
 		end.duration = c.FinishedAt.Sub(*c.StartedAt)
@@ -50,6 +59,10 @@ func (d *Dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.Item
 	}
 	if end.outcome == store.OutcomeFailed && end.class == "" {
 		end.class = store.FailExitCode
+	}
+	if end.recordStart {
+		tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, end.actor, map[string]any{"started_at": end.started.UTC()})
+		d.noteStarted(tx, rec, end.started)
 	}
 	if c.Outcome == api.OutcomeSnoozed {
 		if rec.job.CancelRequested {
@@ -64,11 +77,6 @@ func (d *Dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.Item
 		// below (endAttempt), instead of going back to the queue.
 		d.requeuePreempted(tx, rec, end)
 		return api.ItemResult{JobID: c.JobID, OK: true}
-	}
-	if rec.job.State == store.StateLeased {
-		// Started and ended between two reports: record the start too.
-		tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, end.actor, map[string]any{"started_at": end.started.UTC()})
-		d.noteStarted(tx, rec, end.started)
 	}
 	if end.outcome == store.OutcomeCancelled {
 		end.class = store.FailCancelled
@@ -134,7 +142,7 @@ func (d *Dispatcher) retry(tx *txn, rec *jobRec, end attemptEnd) {
 	if end.exitCode != nil {
 		set.ExitCode = end.exitCode
 	}
-	set.StartedAt = startedBetweenReports(rec, end)
+	set.StartedAt = reportedStart(rec, end)
 	if !d.transition(tx, rec, []store.State{store.StateLeased, store.StateRunning}, set) {
 		return
 	}
@@ -184,12 +192,16 @@ func backoffDelay(p store.RetryPolicy, attempt int, randN func(n int64) int64) t
 	return delay
 }
 
-// startedBetweenReports is the start time to record on a job that started
-// and ended between two of its worker's reports (its state is still
-// leased), so that the job shows when its last attempt started as its
-// execution does; nil for any other job.
-func startedBetweenReports(rec *jobRec, end attemptEnd) *time.Time {
-	if rec.job.State != store.StateLeased || end.started.IsZero() {
+// reportedStart is the start time to write on the job row with the
+// attempt's end when the end brought the first report of the start, so
+// that the job shows when its last attempt started as its execution does;
+// none (zero) for a lease that never left the server; nil otherwise (the
+// row holds it already).
+func reportedStart(rec *jobRec, end attemptEnd) *time.Time {
+	if rec.undelivered() {
+		return &time.Time{}
+	}
+	if !end.recordStart {
 		return nil
 	}
 	started := end.started
@@ -212,7 +224,7 @@ func (d *Dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attempt
 	if end.result != nil {
 		set.Result = &end.result
 	}
-	set.StartedAt = startedBetweenReports(rec, end)
+	set.StartedAt = reportedStart(rec, end)
 	from := []store.State{rec.job.State}
 	if !d.transition(tx, rec, from, set) {
 		return
@@ -323,6 +335,9 @@ func slaOf(j store.Job, dur time.Duration) (*bool, float64) {
 // leaseLost ends an attempt whose worker vanished.
 func (d *Dispatcher) leaseLost(tx *txn, rec *jobRec, reason string) {
 	end := attemptEnd{outcome: store.OutcomeLost, class: store.FailLostWorker, err: reason, started: rec.job.StartedAt, actor: "system"}
+	if rec.undelivered() {
+		end.started = time.Time{} // the lease never left the server
+	}
 	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventLeaseExpired, "system", map[string]string{"reason": reason})
 	d.observe(tx, func(m *metrics.Metrics) { m.LeaseExpired() })
 	d.endAttempt(tx, rec, end)

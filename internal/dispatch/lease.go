@@ -27,16 +27,19 @@ func (d *Dispatcher) outputLimit(rec *jobRec) int64 {
 
 // lease records the engine's admission of rec on wk: a new attempt, and
 // the lease in the worker's mailbox, which it leaves once this batch is
-// durable.
+// durable. The start is folded into the lease: the job is running from
+// this write on, its started_at the lease time until the worker reports
+// the real start (recordStart), and no separate start is needed.
 func (d *Dispatcher) lease(tx *txn, rec *jobRec, wk *workerRec) {
 	attempt := rec.job.Attempt + 1
 	exp := tx.now.Add(d.leaseTTL())
 	from := []store.State{rec.job.State}
-	set := store.JobSet{State: store.Ptr(store.StateLeased), Attempt: &attempt, WorkerID: &wk.w.ID, LeaseExpiresAt: &exp, StartedAt: &time.Time{}}
+	set := store.JobSet{State: store.Ptr(store.StateRunning), Attempt: &attempt, WorkerID: &wk.w.ID, LeaseExpiresAt: &exp, StartedAt: &tx.now}
 	if !d.transition(tx, rec, from, set) {
 		return
 	}
 	rec.worker, rec.leasedAt, rec.deliveredAt = wk, tx.now, time.Time{}
+	rec.held, rec.startReported, rec.restored, rec.preemptFor = false, false, false, ""
 	rec.slaWarned, rec.slaViolated, rec.timedOut = false, false, false
 	rec.leaseTimeout = rec.job.Timeout
 	wk.jobs[rec.job.ID] = rec
@@ -210,26 +213,65 @@ func (wk *workerRec) closePolls() {
 	wk.owed = nil
 }
 
-// startAttempt moves a leased attempt to running.
+// startAttempt applies an older worker's start call: the job already runs
+// since its lease, and the call reports the attempt's real start.
 func (d *Dispatcher) startAttempt(tx *txn, wk *workerRec, a api.JobAttempt) api.ItemResult {
 	rec := d.jobs[a.JobID]
 	if rec == nil || rec.worker != wk || rec.job.Attempt != a.Attempt {
 		return staleResult(a.JobID, a.Attempt)
 	}
-	if rec.job.State == store.StateRunning {
-		return api.ItemResult{JobID: a.JobID, OK: true}
-	}
-	started := tx.now
-	if a.StartedAt != nil && !a.StartedAt.After(tx.now) {
-		started = *a.StartedAt
-	}
-	set := store.JobSet{State: store.Ptr(store.StateRunning), StartedAt: &started}
-	if !d.transition(tx, rec, []store.State{store.StateLeased}, set) {
+	rec.held = true
+	if !d.recordStart(tx, rec, a.StartedAt) {
 		return staleResult(a.JobID, a.Attempt)
 	}
-	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, "worker:"+wk.w.ID, nil)
-	d.noteStarted(tx, rec, started)
 	return api.ItemResult{JobID: a.JobID, OK: true}
+}
+
+// recordStart records the real start of rec's attempt the first time its
+// worker reports it (reported nil: the server's clock): started_at moves
+// from the lease time to it (clampStart), the started event is written
+// and the wait is observed. Later reports change nothing. It reports false
+// when the store refused the write.
+func (d *Dispatcher) recordStart(tx *txn, rec *jobRec, reported *time.Time) bool {
+	if rec.startReported {
+		return true
+	}
+	started := clampStart(reported, rec.leasedAt, tx.now)
+	if rec.restored && started.Equal(rec.job.StartedAt) {
+		rec.startReported = true // reported before the restart
+		return true
+	}
+	if !started.Equal(rec.job.StartedAt) || rec.job.State == store.StateLeased {
+		// A job leased by an older server is still in state leased.
+		set := store.JobSet{State: store.Ptr(store.StateRunning), StartedAt: &started}
+		if !d.transition(tx, rec, []store.State{store.StateRunning, store.StateLeased}, set) {
+			return false
+		}
+	}
+	rec.startReported = true
+	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, "worker:"+rec.worker.w.ID,
+		map[string]any{"started_at": started.UTC()})
+	d.noteStarted(tx, rec, started)
+	return true
+}
+
+// clampStart is the start time to store for a start reported by a worker
+// (nil: now). A worker's clock is not the server's, so the report is
+// clamped to what the server knows: no earlier than the lease (the job
+// cannot start before it) and no later than now (it has started, or
+// ended). Stored times have microsecond precision.
+func clampStart(reported *time.Time, leasedAt, now time.Time) time.Time {
+	t := now
+	if reported != nil && !reported.IsZero() {
+		t = *reported
+	}
+	if !leasedAt.IsZero() && t.Before(leasedAt) {
+		t = leasedAt
+	}
+	if t.After(now) {
+		t = now
+	}
+	return t.UTC().Truncate(time.Microsecond)
 }
 
 func staleResult(id string, attempt int) api.ItemResult {
@@ -240,13 +282,27 @@ func staleResult(id string, attempt int) api.ItemResult {
 // heartbeat extends the worker's liveness and tells it which of the jobs it
 // holds must be cancelled or are no longer its own. It also reconciles the
 // other way (reconcile).
-func (d *Dispatcher) heartbeat(tx *txn, wk *workerRec, held []api.JobAttempt) api.HeartbeatResponse {
+//
+// The first listed of held are the worker's own list (the rest, leased to
+// it since it sent the request, count as listed but not as held: the
+// worker may never have received them). An attempt of its own list shows
+// the worker holds it, and one that carries started_at reports its real
+// start: a job that runs longer than a heartbeat interval has its
+// started_at corrected from the lease time before it ends (recordStart).
+func (d *Dispatcher) heartbeat(tx *txn, wk *workerRec, held []api.JobAttempt, listed int) api.HeartbeatResponse {
 	resp := api.HeartbeatResponse{LeaseExpiresAt: tx.now.Add(d.leaseTTL()).UTC()}
 	d.reconcile(tx, wk, held)
-	for _, a := range held {
+	for i, a := range held {
 		rec := d.jobs[a.JobID]
+		current := rec != nil && rec.worker == wk && rec.job.Attempt == a.Attempt
+		if current && i < listed {
+			rec.held = true
+			if a.StartedAt != nil && !d.recordStart(tx, rec, a.StartedAt) {
+				current = false
+			}
+		}
 		switch {
-		case rec == nil || rec.worker != wk || rec.job.Attempt != a.Attempt:
+		case !current:
 			resp.Revoked = append(resp.Revoked, api.JobAttempt{JobID: a.JobID, Attempt: a.Attempt})
 		case rec.job.CancelRequested:
 			resp.Cancel = append(resp.Cancel, api.JobAttempt{JobID: a.JobID, Attempt: a.Attempt})
@@ -292,7 +348,10 @@ func (d *Dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) sto
 	}
 	e.LeasedAt = rec.leasedAt
 	e.Wait = waitBeforeLease(rec)
-	if e.StartedAt.IsZero() {
+	if e.StartedAt.IsZero() && !rec.undelivered() {
+		// The job row's started_at: the reported start, or the lease
+		// time when the attempt ended before its worker reported one. A
+		// lease that never left the server has none.
 		e.StartedAt = rec.job.StartedAt
 	}
 	tx.execs = append(tx.execs, e)
@@ -318,11 +377,13 @@ func waitBeforeLease(rec *jobRec) time.Duration {
 // reconcile handles the attempts handed to the worker more than a heartbeat
 // interval ago that it does not list: it holds every attempt from the
 // moment it receives the lease until its completion is acknowledged, so
-// such an attempt is not running there. One the worker never reported
-// started never reached it (its lease was committed but the answer was
-// lost, e.g. the server crashed before sending it): it goes back to the
-// queue without being charged (handBack). One reported started was lost
-// on the worker and ends as lost.
+// such an attempt is not running there. One the worker never showed it
+// held (no heartbeat listed it, no report named it) never reached it (its
+// lease was committed but the answer was lost, e.g. the server crashed
+// before sending it): it goes back to the queue without being charged
+// (handBack), or ends cancelled if a cancel was asked meanwhile. One the
+// worker held was lost on the worker and ends as lost. After a restart no
+// attempt counts as held until its worker lists it again.
 func (d *Dispatcher) reconcile(tx *txn, wk *workerRec, held []api.JobAttempt) {
 	listed := make(map[api.JobAttempt]bool, len(held))
 	for _, a := range held {
@@ -335,7 +396,10 @@ func (d *Dispatcher) reconcile(tx *txn, wk *workerRec, held []api.JobAttempt) {
 		}
 		switch {
 		case listed[api.JobAttempt{JobID: rec.job.ID, Attempt: rec.job.Attempt}]:
-		case rec.job.State == store.StateLeased:
+		case !rec.held && rec.job.CancelRequested:
+			d.finish(tx, rec, store.StateCancelled, attemptEnd{outcome: store.OutcomeCancelled, class: store.FailCancelled,
+				err: "cancelled; the lease never reached the worker", started: rec.job.StartedAt, actor: "system"})
+		case !rec.held:
 			d.handBack(tx, rec, "the lease never reached the worker")
 		default:
 			d.leaseLost(tx, rec, "the worker does not hold this attempt")

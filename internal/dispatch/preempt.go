@@ -66,7 +66,7 @@ func (d *Dispatcher) undeliveredBelow(rec *jobRec) *jobRec {
 		}
 		for _, it := range wk.mailbox {
 			v := d.mailRec(wk, it)
-			if v == nil || v.job.State != store.StateLeased || v.job.Lane != rec.job.Lane || v.job.Priority >= rec.job.Priority {
+			if v == nil || v.job.Lane != rec.job.Lane || v.job.Priority >= rec.job.Priority {
 				continue
 			}
 			if best == nil || v.job.Priority < best.job.Priority ||
@@ -92,8 +92,9 @@ func (d *Dispatcher) withdrawLease(tx *txn, rec *jobRec, detail map[string]any) 
 	wk := rec.worker
 	withdrawn := rec.job.Attempt
 	prev := withdrawn - 1
-	set := store.JobSet{State: store.Ptr(store.StatePending), Attempt: &prev, WorkerID: store.Ptr(""), LeaseExpiresAt: &time.Time{}}
-	if !d.transition(tx, rec, []store.State{store.StateLeased}, set) {
+	set := store.JobSet{State: store.Ptr(store.StatePending), Attempt: &prev, WorkerID: store.Ptr(""), LeaseExpiresAt: &time.Time{},
+		StartedAt: &time.Time{}}
+	if !d.transition(tx, rec, []store.State{store.StateRunning, store.StateLeased}, set) {
 		return
 	}
 	wk.mailbox = dropMail(wk.mailbox, rec.job.ID)

@@ -41,7 +41,7 @@ func (d *Dispatcher) preemptRunning(tx *txn) {
 				return
 			}
 			d.observe(tx, func(m *metrics.Metrics) { m.Preempted(rec.job.Lane) })
-			if rec.job.State == store.StateLeased {
+			if rec.job.State == store.StateLeased || rec.undelivered() {
 				tx.nudge(rec.worker)
 				d.handBack(tx, rec, "preempted for job "+p.JobID+" before it started")
 				continue

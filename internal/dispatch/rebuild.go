@@ -103,7 +103,9 @@ func (d *Dispatcher) restoreRunning(rec *jobRec) error {
 	if err := d.eng.Restore(policyJob(rec.job), wk.w.ID, at, 0); err != nil {
 		return err
 	}
-	rec.leasedAt, rec.deliveredAt = rec.job.UpdatedAt, d.clock.Now()
+	// started_at is the lease time or a reported start, never earlier
+	// than the lease: the best bound of the lease time the row keeps.
+	rec.leasedAt, rec.deliveredAt, rec.restored = at, d.clock.Now(), true
 	rec.leaseTimeout = rec.job.Timeout
 	rec.worker = wk
 	wk.jobs[rec.job.ID] = rec

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/fairwayhq/fairway/internal/store"
 )
 
 // A worker calls in at least once a heartbeat interval: its heartbeat
@@ -37,7 +35,7 @@ func (d *Dispatcher) markSilent(tx *txn) {
 		reason := fmt.Sprintf("worker %s silent for %s: it missed its heartbeats", wk.w.ID, silentFor)
 		for _, it := range slices.Clone(wk.mailbox) {
 			rec := d.mailRec(wk, it)
-			if rec == nil || it.sent || rec.job.State != store.StateLeased {
+			if rec == nil || it.sent {
 				continue
 			}
 			d.withdrawLease(tx, rec, map[string]any{"worker": wk.w.ID, "reason": reason})

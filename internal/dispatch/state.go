@@ -17,7 +17,20 @@ type jobRec struct {
 	// deliveredAt is when the lease was handed to the worker (or, after a
 	// restart, when it was restored): from then on the worker's heartbeats
 	// must list the attempt.
-	deliveredAt  time.Time
+	deliveredAt time.Time
+	// held is set once the worker showed it holds the attempt: a
+	// heartbeat listed it, or it reported the start or the end. A lease
+	// delivered but never held when a heartbeat should list it never
+	// reached the worker (reconcile).
+	held bool
+	// startReported is set once the worker reported the attempt's real
+	// start (with a heartbeat, a start call of an older worker, or its
+	// completion); until then the job's started_at is the lease time.
+	startReported bool
+	// restored is set on a job rebuilt from the store at restart: whether
+	// its stored started_at was reported is not known, so a report equal
+	// to it is not a new start (recordStart).
+	restored     bool
 	slaWarned    bool
 	slaViolated  bool
 	timedOut     bool          // the server stopped it at its strict deadline
@@ -30,6 +43,12 @@ type jobRec struct {
 	// preemptFor is the waiting job this running attempt is being stopped
 	// for (preempt_running.go); heartbeats tell its worker.
 	preemptFor string
+}
+
+// undelivered says whether the attempt's lease is still in its worker's
+// mailbox: it has not left the server, so taking it back costs nothing.
+func (r *jobRec) undelivered() bool {
+	return r.worker != nil && r.deliveredAt.IsZero()
 }
 
 // apply mirrors a committed transition into the record.

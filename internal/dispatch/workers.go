@@ -33,7 +33,7 @@ func (d *Dispatcher) register(tx *txn, req api.RegisterRequest) (string, error) 
 // shutdown, so they all go back to the queue uncharged.
 func (d *Dispatcher) deregister(tx *txn, wk *workerRec) {
 	for _, rec := range sortedRecs(wk.jobs) {
-		if rec.job.State == store.StateLeased {
+		if rec.job.State == store.StateLeased || rec.undelivered() {
 			d.handBack(tx, rec, "worker drained before starting it")
 			continue
 		}
@@ -76,7 +76,7 @@ func (d *Dispatcher) requeueUncharged(tx *txn, rec *jobRec) bool {
 		return false
 	}
 	d.releaseFromWorker(tx, rec, policy.Released)
-	rec.leasedAt, rec.deliveredAt = time.Time{}, time.Time{}
+	rec.leasedAt, rec.deliveredAt, rec.preemptFor = time.Time{}, time.Time{}, ""
 	if err := d.eng.Submit(policyJob(rec.job), tx.now); err != nil {
 		tx.fatal(fmt.Errorf("requeue %s: %w", rec.job.ID, err))
 	}
@@ -138,9 +138,17 @@ func (d *Dispatcher) watchSLA(tx *txn) {
 	}
 }
 
+// The run time counts from the job's started_at: the real start once the
+// worker reported it, the lease time before (never later than the real
+// start, so a warning or violation can only come early, by the time the
+// lease took to reach the worker). A lease still in the mailbox is not
+// watched. The server's strict stop waits for the reported start: an
+// alive worker reports it with its next heartbeat, so only one that has
+// not within two heartbeat intervals past the limit is stopped on the
+// lease time (startKnown).
 func (d *Dispatcher) checkSLA(tx *txn, rec *jobRec) {
 	j := &rec.job
-	if j.State != store.StateRunning || j.StartedAt.IsZero() {
+	if j.State != store.StateRunning || j.StartedAt.IsZero() || rec.undelivered() {
 		return
 	}
 	ran := tx.now.Sub(j.StartedAt)
@@ -155,7 +163,7 @@ func (d *Dispatcher) checkSLA(tx *txn, rec *jobRec) {
 	// Strict: the worker kills at the deadline; if it has not reported a
 	// grace period later, the server asks it to stop through the heartbeat,
 	// and the attempt ends as a timeout.
-	if strict(j.SLAPolicy) && ran > j.Timeout+slaGrace && !j.CancelRequested {
+	if strict(j.SLAPolicy) && ran > j.Timeout+slaGrace && !j.CancelRequested && d.startKnown(rec, ran-j.Timeout-slaGrace) {
 		rec.timedOut = true
 		d.transition(tx, rec, []store.State{store.StateRunning}, store.JobSet{CancelRequested: store.Ptr(true)})
 	}
@@ -176,6 +184,13 @@ func (d *Dispatcher) recordSLAViolation(tx *txn, rec *jobRec, ran time.Duration)
 	}
 	tx.event(j.ID, j.Attempt, j.Tenant, ev, "system",
 		map[string]any{"running_ms": ran.Milliseconds(), "timeout_ms": j.Timeout.Milliseconds(), "policy": j.SLAPolicy})
+}
+
+// startKnown says whether rec's run time may be trusted for a strict stop
+// that is past due by over: its start was reported, or the worker had two
+// heartbeat intervals to report it and did not.
+func (d *Dispatcher) startKnown(rec *jobRec, over time.Duration) bool {
+	return rec.startReported || over > 2*d.cfg.Server.HeartbeatInterval.D()
 }
 
 // slaGrace is how long past a strict deadline the server waits for the

@@ -144,13 +144,29 @@ func TestCancelInEachState(t *testing.T) {
 	if r := cancel(pending.ID); r.Result != api.ResultCancelled || r.Job.State != api.StateCancelled {
 		t.Fatalf("pending: %+v", r)
 	}
+	// A lease that has not left the server (no poll took it yet) is
+	// cancelled at once and never delivered; a delivered one runs, from
+	// its lease, whether or not the worker reported its start: it is
+	// asked to stop.
+	w := h.register(api.RegisterRequest{Name: "w", Slots: 3})
+	undelivered := h.submit(api.JobSpec{Type: "a"})
+	if got := h.get(undelivered.ID); got.State != api.StateRunning || got.Attempt != 1 {
+		t.Fatalf("undelivered lease: %s attempt %d, want running 1", got.State, got.Attempt)
+	}
+	if r := cancel(undelivered.ID); r.Result != api.ResultCancelled || r.Job.State != api.StateCancelled {
+		t.Fatalf("undelivered: %+v", r)
+	}
+	var cancelled api.JobResponse
+	h.do("GET", "/jobs/"+undelivered.ID, nil, &cancelled)
+	if e := cancelled.Execution; e == nil || e.StartedAt != nil || e.Outcome != "cancelled" || cancelled.Job.StartedAt != nil {
+		t.Fatalf("undelivered lease: job started_at %v, execution %+v: want cancelled, never started", cancelled.Job.StartedAt, e)
+	}
 	leased, running := h.submit(api.JobSpec{Type: "a"}), h.submit(api.JobSpec{Type: "a"})
-	w := h.register(api.RegisterRequest{Name: "w", Slots: 2})
-	if ls := h.lease(w, 2); len(ls) != 2 {
-		t.Fatalf("leases: %d", len(ls))
+	if ls := h.lease(w, 3); len(ls) != 2 || ls[0].Job.ID == undelivered.ID || ls[1].Job.ID == undelivered.ID {
+		t.Fatalf("leases: %+v", ls)
 	}
 	h.start(w, running.ID, 1)
-	if r := cancel(leased.ID); r.Result != api.ResultCancelled {
+	if r := cancel(leased.ID); r.Result != api.ResultCancelRequested || r.Job.State != api.StateRunning {
 		t.Fatalf("leased: %+v", r)
 	}
 	if r := cancel(running.ID); r.Result != api.ResultCancelRequested || r.Job.State != api.StateRunning {
@@ -158,9 +174,10 @@ func TestCancelInEachState(t *testing.T) {
 	}
 	var hb api.HeartbeatResponse
 	h.do("POST", "/workers/"+w+"/heartbeat", api.HeartbeatRequest{Jobs: []api.JobAttempt{{JobID: leased.ID, Attempt: 1}, {JobID: running.ID, Attempt: 1}}}, &hb)
-	if len(hb.Revoked) != 1 || hb.Revoked[0].JobID != leased.ID || len(hb.Cancel) != 1 || hb.Cancel[0].JobID != running.ID {
+	if len(hb.Revoked) != 0 || len(hb.Cancel) != 2 {
 		t.Fatalf("heartbeat = %+v", hb)
 	}
+	h.complete(w, api.Completion{JobID: leased.ID, Attempt: 1, Outcome: "cancelled"})
 	h.complete(w, api.Completion{JobID: running.ID, Attempt: 1, Outcome: "cancelled"})
 	if got := h.get(running.ID).State; got != api.StateCancelled {
 		t.Fatalf("running after worker stopped it: %s", got)
@@ -289,13 +306,13 @@ func TestHeartbeatReturnsALeaseTheWorkerNeverReceived(t *testing.T) {
 		h.do("POST", "/workers/"+w+"/heartbeat", api.HeartbeatRequest{}, &r)
 	}
 	hb() // within the grace: the lease may still be on its way
-	if got := h.get(job.ID); got.State != api.StateLeased || got.Attempt != 1 {
+	if got := h.get(job.ID); got.State != api.StateRunning || got.Attempt != 1 {
 		t.Fatalf("within grace: %s attempt %d", got.State, got.Attempt)
 	}
 	h.clock.Advance(11 * time.Second)
 	hb()
 	got := h.get(job.ID)
-	if (got.State != api.StatePending && got.State != api.StateLeased) || got.ReturnedLeases != 1 || got.LastError != "" {
+	if (got.State != api.StatePending && got.State != api.StateRunning) || got.ReturnedLeases != 1 || got.LastError != "" {
 		t.Fatalf("after a heartbeat without it: %s, returned leases %d, error %q", got.State, got.ReturnedLeases, got.LastError)
 	}
 	ls := h.lease(w, 1)
@@ -435,8 +452,9 @@ func TestFastJobRecordsItsStartTime(t *testing.T) {
 		if len(leases) != 1 {
 			t.Fatalf("leases = %+v", leases)
 		}
-		started := h.clock.Now().Add(-time.Second).Truncate(time.Millisecond)
+		started := h.clock.Now().Add(time.Second).Truncate(time.Millisecond)
 		finished := started.Add(300 * time.Millisecond)
+		h.clock.Advance(2 * time.Second)
 		if r := h.complete(w, api.Completion{JobID: job.ID, Attempt: 1, Outcome: outcome, ExitCode: intp(0),
 			StartedAt: &started, FinishedAt: &finished}); !r.OK {
 			t.Fatalf("complete: %+v", r)

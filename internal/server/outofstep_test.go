@@ -40,10 +40,10 @@ func TestDispatcherRecoversWhenTheStoreDisagrees(t *testing.T) {
 	}
 
 	next := h.submit(api.JobSpec{Type: "a"})
-	if got := h.get(next.ID); got.State != "pending" && got.State != "leased" {
+	if got := h.get(next.ID); got.State != "pending" && got.State != "running" {
 		t.Fatalf("a job submitted after the recovery is %s", got.State)
 	}
-	if got := h.get(job.ID); got.Attempt != 7 || got.State != "leased" {
-		t.Fatalf("after the rebuild the job is %s at attempt %d, want the database's: leased at 7", got.State, got.Attempt)
+	if got := h.get(job.ID); got.Attempt != 7 || got.State != "running" {
+		t.Fatalf("after the rebuild the job is %s at attempt %d, want the database's: running at 7", got.State, got.Attempt)
 	}
 }

@@ -18,8 +18,8 @@ func TestHighTakesAnUndeliveredSlot(t *testing.T) {
 	h := newHarness(t, defaultConfig())
 	w := h.register(api.RegisterRequest{Name: "w", Slots: 1})
 	low := h.submit(api.JobSpec{Type: "t", Priority: intp(100)})
-	if got := h.get(low.ID); got.State != api.StateLeased || got.Attempt != 1 {
-		t.Fatalf("low after submit: %s attempt %d, want leased 1", got.State, got.Attempt)
+	if got := h.get(low.ID); got.State != api.StateRunning || got.Attempt != 1 {
+		t.Fatalf("low after submit: %s attempt %d, want running (leased) 1", got.State, got.Attempt)
 	}
 	high := h.submit(api.JobSpec{Type: "t", Priority: intp(900)})
 	if got := h.get(low.ID); got.State != api.StatePending || got.Attempt != 0 || got.WorkerID != "" {
@@ -55,8 +55,8 @@ func TestDeliveredLeaseIsNotWithdrawn(t *testing.T) {
 	if got := h.get(high.ID).State; got != api.StatePending {
 		t.Fatalf("high: %s, want pending", got)
 	}
-	if got := h.get(low.ID).State; got != api.StateLeased {
-		t.Fatalf("low: %s, want still leased", got)
+	if got := h.get(low.ID).State; got != api.StateRunning {
+		t.Fatalf("low: %s, want still running", got)
 	}
 }
 
@@ -66,8 +66,8 @@ func TestEqualPriorityDoesNotPreempt(t *testing.T) {
 	h.register(api.RegisterRequest{Name: "w", Slots: 1})
 	first := h.submit(api.JobSpec{Type: "t", Priority: intp(500)})
 	second := h.submit(api.JobSpec{Type: "t", Priority: intp(500)})
-	if got := h.get(first.ID).State; got != api.StateLeased {
-		t.Errorf("first: %s, want leased", got)
+	if got := h.get(first.ID).State; got != api.StateRunning {
+		t.Errorf("first: %s, want running", got)
 	}
 	if got := h.get(second.ID).State; got != api.StatePending {
 		t.Errorf("second: %s, want pending", got)

@@ -29,7 +29,7 @@ func TestRetryRunsAFailedJobAgainAsANewAttempt(t *testing.T) {
 		t.Fatalf("retry: HTTP %d", code)
 	}
 	// The idle worker's slot takes it in the retry's own batch.
-	if r.Result != api.ResultRetried || (r.Job.State != api.StatePending && r.Job.State != api.StateLeased) || r.Job.MaxAttempts != 2 ||
+	if r.Result != api.ResultRetried || (r.Job.State != api.StatePending && r.Job.State != api.StateRunning) || r.Job.MaxAttempts != 2 ||
 		r.Job.FailureClass != "" || r.Job.ExitCode != nil || r.Job.LastError != "" || r.Job.FinishedAt != nil {
 		t.Fatalf("after retry: %+v", r)
 	}

@@ -190,7 +190,7 @@ func TestTheWebUIInABrowser(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if got := h.get(capped.ID).State; got != api.StateLeased && got != api.StatePending {
+	if got := h.get(capped.ID).State; got != api.StateRunning && got != api.StatePending {
 		t.Errorf("acme's capped job is %s", got)
 	}
 
