@@ -18,7 +18,7 @@ import (
 // statement: the second flushes the first.
 
 // maxBatchedRows bounds one batched UPDATE (PostgreSQL takes 65,535
-// parameters; a transition has at most 23).
+// parameters; a transition has at most 24).
 const maxBatchedRows = 1000
 
 type heldTransition struct {
@@ -34,7 +34,7 @@ type heldTransitions struct {
 	inserts [][]any // jobArgs of jobs without an idempotency key
 }
 
-// maxBatchedInserts bounds one multi-row job INSERT (52 columns a row).
+// maxBatchedInserts bounds one multi-row job INSERT (53 columns a row).
 const maxBatchedInserts = 500
 
 func (w *Writer) JobInsertBatched(ctx context.Context, j store.Job) (err error) {
@@ -67,10 +67,10 @@ func (w *Writer) flushInserts() error {
 	for len(rows) > 0 {
 		n := min(len(rows), maxBatchedInserts)
 		var b strings.Builder
-		b.WriteString("INSERT INTO jobs (" + strings.Join(jobColumns, ", ") + ") VALUES ")
-		writeRows(&b, n, len(jobColumns))
+		b.WriteString("INSERT INTO jobs (" + strings.Join(jobInsertColumns, ", ") + ") VALUES ")
+		writeRows(&b, n, len(jobInsertColumns))
 		b.WriteString(" ON CONFLICT (id) DO NOTHING")
-		args := make([]any, 0, n*len(jobColumns))
+		args := make([]any, 0, n*len(jobInsertColumns))
 		for _, r := range rows[:n] {
 			args = append(args, r...)
 		}
