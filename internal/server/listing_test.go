@@ -138,4 +138,3 @@ func (h *harness) storeListAll(query string, limit int) []api.Job {
 		p.Cursor = page.NextCursor
 	}
 }
-
