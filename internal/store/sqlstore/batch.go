@@ -19,7 +19,8 @@ import (
 var batchChunks = [...]int{256, 64, 16, 4, 1}
 
 type batchKey struct {
-	rows int
+	table string // "" for executions
+	rows  int
 }
 
 func (w *Writer) batchStmt(key batchKey, render func() string) (*sql.Stmt, error) {

@@ -38,7 +38,7 @@ type heldTransitions struct {
 const maxBatchedInserts = 500
 
 func (w *Writer) JobInsertBatched(ctx context.Context, j store.Job) (err error) {
-	if !w.s.D.BatchTransitions || j.IdempotencyKey != "" {
+	if !w.s.D.BatchTransitions && !w.s.D.BatchInserts || j.IdempotencyKey != "" {
 		return w.JobInsert(ctx, j)
 	}
 	defer w.guard(&err)
@@ -64,6 +64,9 @@ func (w *Writer) flushInserts() error {
 		w.queueInserts(rows)
 		return nil
 	}
+	if !w.s.D.BatchTransitions {
+		return w.insertPrepared(rows)
+	}
 	for len(rows) > 0 {
 		n := min(len(rows), maxBatchedInserts)
 		var b strings.Builder
@@ -84,6 +87,37 @@ func (w *Writer) flushInserts() error {
 		rows = rows[n:]
 	}
 	return nil
+}
+
+// insertPrepared inserts the held jobs in chunks of batchChunks rows,
+// each statement prepared once: where a statement costs no round trip
+// (SQLite), parsing a statement of 500 rows at every flush would cost more
+// than it saves.
+func (w *Writer) insertPrepared(rows [][]any) error {
+	return eachChunk(len(rows), func(from, n int) error {
+		st, err := w.batchStmt(batchKey{table: "jobs", rows: n}, func() string {
+			var b strings.Builder
+			b.WriteString("INSERT INTO jobs (" + strings.Join(jobInsertColumns, ", ") + ") VALUES ")
+			writeRows(&b, n, len(jobInsertColumns))
+			b.WriteString(" ON CONFLICT (id) DO NOTHING")
+			return b.String()
+		})
+		if err != nil {
+			return fmt.Errorf("store: prepare job inserts: %w", err)
+		}
+		args := make([]any, 0, n*len(jobInsertColumns))
+		for _, r := range rows[from : from+n] {
+			args = append(args, r...)
+		}
+		res, err := st.ExecContext(bg, args...)
+		if err != nil {
+			return fmt.Errorf("store: insert jobs: %w", err)
+		}
+		if got, err := res.RowsAffected(); err != nil || int(got) != n {
+			return fmt.Errorf("%w: %d of %d batched jobs inserted: an id was taken (%v)", store.ErrExists, got, n, err)
+		}
+		return nil
+	})
 }
 
 func (w *Writer) JobTransitionBatched(ctx context.Context, p store.JobTransitionParams) (err error) {
