@@ -116,7 +116,7 @@
 // that finishes it (finished_at and final_state change; on PostgreSQL
 // every index gets the new version, the partial unfinished index does
 // not). Lease and start change no indexed column: on PostgreSQL the
-// table has fillfactor 70, so the new version finds room on its page
+// table has fillfactor 50, so the new version finds room on its page
 // and the update is HOT (no index entry at all); on SQLite they write
 // the row and no index. An operator's retry of a finished job clears
 // final_state and writes the entries once more.
