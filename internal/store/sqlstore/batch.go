@@ -11,8 +11,10 @@ import (
 
 // Batched inserts. One multi-row INSERT costs about as much as a
 // single-row one: the dispatcher's execution rows go through here, a chunk
-// at a time. (Multi-row UPDATE ... FROM (VALUES ...) measured slower than
-// one prepared UPDATE per job, so transitions stay one by one.)
+// at a time, and on SQLite (Dialect.BatchInserts) its job inserts
+// (batched.go, insertPrepared). (On SQLite, multi-row UPDATE ... FROM
+// (VALUES ...) measured slower than one prepared UPDATE per job, so
+// transitions stay one by one there.)
 
 // batchChunks are the row counts statements are prepared for; a batch is
 // cut greedily into them, so few distinct statements are ever prepared.
