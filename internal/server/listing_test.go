@@ -74,6 +74,13 @@ func TestUnfinishedListingsMatchTheStore(t *testing.T) {
 				t.Errorf("%s, limit %d: the server listed\n%v\nthe store\n%v", f, limit, ids(got), ids(want))
 			}
 		}
+		var counted api.JobList
+		if code := h.do("GET", "/jobs?"+f+"&count=true&limit=1", nil, &counted); code != http.StatusOK || counted.Total == nil {
+			t.Fatalf("%s: count: HTTP %d, total %v", f, code, counted.Total)
+		}
+		if want := int64(len(h.storeListAll(f, 100))); *counted.Total != want {
+			t.Errorf("%s: total %d, want %d", f, *counted.Total, want)
+		}
 	}
 }
 
