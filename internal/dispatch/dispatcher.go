@@ -142,6 +142,7 @@ type Dispatcher struct {
 	slotDue        slotHeap        // schedules' next slots, earliest first
 	slotReady      map[string]bool // schedules whose buffered slot may run
 	jobs           map[string]*jobRec
+	byState        stateSets // d.jobs by state, for listings (listing.go)
 	workers        map[string]*workerRec
 	waiters        map[string][]chan api.Job
 	byTenant       map[string]int             // unfinished jobs per tenant
@@ -275,6 +276,7 @@ func (d *Dispatcher) reset() error {
 	eng.TrackReleased(true)
 	d.eng = eng
 	d.jobs = map[string]*jobRec{}
+	d.byState = stateSets{}
 	d.scheds = map[string]*schedRec{}
 	d.slotDue, d.slotReady = nil, map[string]bool{}
 	d.workers = map[string]*workerRec{}
@@ -635,7 +637,9 @@ func (d *Dispatcher) transition(tx *txn, rec *jobRec, from []store.State, set st
 		tx.fatal(err)
 		return false
 	}
+	was := rec.job.State
 	rec.apply(set, tx.now)
+	d.byState.moved(rec, was)
 	return true
 }
 

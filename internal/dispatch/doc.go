@@ -66,4 +66,18 @@
 // passed. A unique rule's duplicate (unique.go) is found by the store,
 // which claims the rule's hash in the insert's own operation: the
 // dispatcher answers the job the store names.
+//
+// # Listings of unfinished jobs
+//
+// The store keeps no index on an unfinished job's state (store doc.go, "The
+// hot row and its indexes"), so the dispatcher answers listings of
+// unfinished states (ListUnfinished, CountUnfinished; listing.go): it keeps
+// its jobs by state as well as by id (every state change goes through
+// transition), and a listing walks the sets of the states asked for,
+// keeping the page's newest jobs in a bounded heap, with JobList's filters,
+// order and cursor. Like explain, it runs as a command between two others
+// and is answered once its batch is durable, so it lists a committed state.
+// The cost is one pass over the listed states' jobs: a page of the 100
+// running jobs among 1,000,000 pending reads 100 records; a page of the
+// pending ones reads them all.
 package dispatch

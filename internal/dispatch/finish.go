@@ -269,6 +269,7 @@ func (d *Dispatcher) releaseFromWorker(tx *txn, rec *jobRec, out policy.Outcome)
 // the transaction commits.
 func (d *Dispatcher) forget(tx *txn, rec *jobRec) {
 	delete(d.jobs, rec.job.ID)
+	d.byState.remove(rec)
 	if rec.job.ScheduleID != "" {
 		d.scheduledJobEnded(tx, rec)
 	}

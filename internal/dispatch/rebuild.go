@@ -63,6 +63,7 @@ func (d *Dispatcher) addWorker(w store.Worker, now time.Time) error {
 func (d *Dispatcher) restoreJob(ctx context.Context, j store.Job) error {
 	rec := &jobRec{job: j}
 	d.jobs[j.ID] = rec
+	d.byState.add(rec)
 	d.byTenant[j.Tenant]++
 	switch j.State {
 	case store.StateLeased, store.StateRunning:

@@ -69,6 +69,7 @@ func (d *Dispatcher) retryByHand(tx *txn, id, actor string) string {
 		return ""
 	}
 	d.jobs[id] = rec
+	d.byState.add(rec)
 	d.byTenant[j.Tenant]++
 	if rec.job.Held {
 		if err := d.eng.Hold(id, tx.now); err != nil {

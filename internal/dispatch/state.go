@@ -61,6 +61,9 @@ func (r *jobRec) apply(set store.JobSet, at time.Time) {
 	if set.Attempt != nil {
 		j.Attempt = *set.Attempt
 	}
+	if set.ReturnedLeases != nil {
+		j.ReturnedLeases = *set.ReturnedLeases
+	}
 	if set.Priority != nil {
 		j.Priority = *set.Priority
 	}

@@ -237,6 +237,7 @@ func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 	}
 	rec := &jobRec{job: j}
 	d.jobs[j.ID] = rec
+	d.byState.add(rec)
 	d.byTenant[j.Tenant]++
 	if j.State == store.StatePending {
 		tx.arrive(rec)

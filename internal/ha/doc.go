@@ -5,7 +5,11 @@
 // A Node listens from the start. While it does not lead it is a standby:
 // /healthz answers 200, /readyz 503 with role "standby" and the leader's
 // address; reads of jobs, logs, events, reports and schedules are answered
-// from the database by a read-only server (no dispatcher); every other
+// from the database by a read-only server (no dispatcher), but for a job
+// list of an unfinished state, which the leader answers from its
+// dispatcher's memory (the database keeps no index on an unfinished job's
+// state: store doc.go, "The hot row and its indexes"; with no leader the
+// read-only server answers it, slower); every other
 // request is forwarded to the leader and its answer copied back
 // (forward.go), so that clients and workers may talk to any instance;
 // with no leader it gets 503 not_leader with Retry-After. A load balancer

@@ -259,3 +259,43 @@ func TestAStoppingStandbyCutsTheHeldRequestsItForwarded(t *testing.T) {
 	}
 	<-answered
 }
+
+// A standby forwards a listing of unfinished jobs to the leader, which
+// answers it from its dispatcher's memory (the store keeps no index on
+// an unfinished job's state): the answer carries the engine's reasons,
+// which only the leader knows. A listing of finished jobs it answers
+// itself.
+func TestAStandbyForwardsListingsOfUnfinishedJobs(t *testing.T) {
+	leaderAddr, standbyAddr := leaderAndStandby(t)
+	resp, err := http.Post("http://"+leaderAddr+"/api/v1/jobs", "application/json",
+		strings.NewReader(`{"type":"report","tenant":"acme"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sub api.SubmitResponse
+	err = json.NewDecoder(resp.Body).Decode(&sub)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 || err != nil {
+		t.Fatalf("submit: %d %v", resp.StatusCode, err)
+	}
+	list := func(query string) api.JobList {
+		t.Helper()
+		resp, err := http.Get("http://" + standbyAddr + "/api/v1/jobs?" + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var l api.JobList
+		if err := json.NewDecoder(resp.Body).Decode(&l); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /jobs?%s from the standby: %d %v", query, resp.StatusCode, err)
+		}
+		return l
+	}
+	pending := list("state=pending")
+	if len(pending.Jobs) != 1 || pending.Jobs[0].ID != sub.Job.ID || pending.Jobs[0].Reason == "" {
+		t.Errorf("pending jobs through the standby: %+v, want job %s with the leader's reason", pending.Jobs, sub.Job.ID)
+	}
+	if done := list("state=succeeded"); len(done.Jobs) != 0 {
+		t.Errorf("succeeded jobs: %+v, want none", done.Jobs)
+	}
+}

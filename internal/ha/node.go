@@ -15,6 +15,7 @@ import (
 	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/leader"
 	"github.com/fairwayhq/fairway/internal/server"
+	"github.com/fairwayhq/fairway/internal/store"
 	"github.com/fairwayhq/fairway/internal/store/postgres"
 	"github.com/fairwayhq/fairway/internal/tracing"
 )
@@ -237,7 +238,10 @@ func (n *Node) standby(w http.ResponseWriter, r *http.Request) {
 	if addr != "" {
 		w.Header().Set("X-Fairway-Leader", addr)
 	}
-	if reads := n.reads.Load(); reads != nil && (servedByStandby(r) || r.URL.Path == "/metrics") {
+	reads := n.reads.Load()
+	if reads != nil && (servedByStandby(r) || r.URL.Path == "/metrics" || addr == "" && listsUnfinished(r)) {
+		// With no leader, a listing of unfinished jobs is answered from
+		// the database: correct, only slower (no index on their state).
 		reads.Handler().ServeHTTP(w, r)
 		return
 	}
@@ -260,12 +264,33 @@ func servedByStandby(r *http.Request) bool {
 	switch {
 	case strings.HasSuffix(p, "/explain"), p == "lanes", p == "workers", p == "openapi.json":
 		return false
+	case listsUnfinished(r):
+		return false
 	case strings.HasSuffix(p, "/logs"):
 		q := r.URL.Query()
 		return q.Get("follow") == "" && !strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 	}
 	return strings.HasPrefix(p, "jobs") || strings.HasPrefix(p, "schedules") || p == "events" ||
 		p == "failures" || p == "successes" || p == "sla-compliance" || p == "series"
+}
+
+// listsUnfinished reports whether r lists jobs of an unfinished state,
+// which the leader answers from its dispatcher's memory (the store keeps
+// no index on an unfinished job's state: store doc.go, "The hot row and
+// its indexes").
+func listsUnfinished(r *http.Request) bool {
+	if r.Method != http.MethodGet || r.URL.Path != "/api/v1/jobs" {
+		return false
+	}
+	q := r.URL.Query()
+	for _, v := range append(q["state"], q["status"]...) {
+		for _, st := range strings.Split(v, ",") {
+			if s := store.State(strings.TrimSpace(st)); s.Valid() && !s.Terminal() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // leaderAddress is the live leader's address as the watch last saw it

@@ -213,7 +213,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, p principal)
 	if params.Cursor, err = openCursor(params.Cursor, params); err != nil {
 		return err
 	}
-	page, err := s.st.JobList(r.Context(), params)
+	page, err := s.listJobs(r.Context(), params)
 	if errors.Is(err, store.ErrInvalidCursor) {
 		return badField("cursor", "not a cursor this server returned")
 	}
@@ -230,7 +230,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, p principal)
 	if count, err := boolParam(r.URL.Query().Get("count"), "count"); err != nil {
 		return err
 	} else if count {
-		n, err := s.st.JobCount(r.Context(), params)
+		n, err := s.countJobs(r.Context(), params)
 		if err != nil {
 			return err
 		}

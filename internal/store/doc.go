@@ -122,6 +122,68 @@
 // and rows present when paging began are never skipped. Its format is the
 // same for every driver (see JobCursor).
 //
+// # The hot row and its indexes
+//
+// A job's row changes at every step of its life (lease, start, finish),
+// and every index that holds a changed column is written again: on
+// PostgreSQL a changed indexed column makes the update non-HOT, so the
+// new row version gets an entry in every index of jobs; on SQLite the
+// entries of the indexes that hold a changed column are deleted and
+// inserted. So no index of jobs holds a column that changes while the
+// job is unfinished:
+//
+//	jobs_pkey            (id)
+//	jobs_created         (created_at, id)           listing, no state filter
+//	jobs_tenant_created  (tenant, created_at, id)   the same, one tenant
+//	jobs_schedule        (schedule_id, created_at)  WHERE schedule_id IS NOT NULL
+//	jobs_unfinished      (created_at, id)           WHERE final_state IS NULL
+//	jobs_final           (final_state, created_at, id)          WHERE final_state IS NOT NULL
+//	jobs_tenant_final    (tenant, final_state, created_at, id)  WHERE final_state IS NOT NULL
+//	jobs_finished        (finished_at)              WHERE finished_at IS NOT NULL (retention)
+//
+// final_state is the job's terminal state, NULL while it is unfinished.
+// Every statement that writes state writes final_state in the same row
+// (JobInsert, and every JobTransition that sets State: final_state =
+// state if the state is terminal, else NULL), so the two never disagree:
+// a row is written whole or not at all, and no other statement writes
+// either column. A job's index entries are thus written twice in its
+// life: at insert (id, created, tenant, unfinished) and at the update
+// that finishes it (finished_at and final_state change; on PostgreSQL
+// every index gets the new version, the partial unfinished index does
+// not). Lease and start change no indexed column: on PostgreSQL the
+// table has fillfactor 50, so the new version finds room on its page
+// and the update is HOT (no index entry at all); on SQLite they write
+// the row and no index. An operator's retry of a finished job clears
+// final_state and writes the entries once more.
+//
+// What this gives up is an index on state for unfinished jobs. Listing
+// them is answered from memory: the leader's dispatcher holds every
+// unfinished job (it needs them to schedule), and it lists them with the
+// filters, order (newest first by (CreatedAt, ID)), keyset cursor and
+// page semantics of JobList; standbys forward such listings to the
+// leader. JobList itself still answers every state, so that a server
+// without a dispatcher (a standby with no leader) stays correct: an
+// unfinished state is found by walking jobs_unfinished newest first and
+// filtering, which costs a read of every unfinished job newer than the
+// page's last. A listing of terminal states walks jobs_final or
+// jobs_tenant_final; a listing of both merges the two answers.
+//
+// Crash recovery. The store stays the only truth: the dispatcher's
+// memory is derived from it, rebuilt at every lead (restart, failover,
+// or a failed batch) by JobListUnfinished, which reads jobs_unfinished
+// (final_state IS NULL, the same set as state IN UnfinishedStates(),
+// by the invariant above). A memory listing is made on the dispatcher's
+// goroutine between two commands of a batch and answered only once that
+// batch is durable, so it shows a state that every client may observe
+// (what it lists is committed, or the batch failed and the answer is an
+// error). A listing of unfinished and terminal states reads the memory
+// first and the store after: a job that finishes between the two reads
+// is in the store's answer (the finishing batch was durable before the
+// memory's answer was given), and the merge keeps one copy of a job
+// found in both. Dropping the state indexes and adding final_state is
+// one migration; its backfill sets final_state from state in the same
+// transaction.
+//
 // # Schema
 //
 // Each driver embeds its versioned migrations and applies them at open,

@@ -236,3 +236,30 @@ func benchLifecycle(b *testing.B, batch int) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/job")
 }
+
+// BenchmarkInsertBatched: one Write inserting n jobs through
+// JobInsertBatched, as the dispatcher submits them.
+func BenchmarkInsertBatched(b *testing.B) {
+	for _, n := range []int{100, 500} {
+		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
+			s := openTemp(b)
+			ctx := context.Background()
+			b.ResetTimer()
+			for range b.N {
+				now := time.Now()
+				err := s.Write(ctx, func(w store.Writer) error {
+					for range n {
+						if err := w.JobInsertBatched(ctx, benchJob(store.NewID(now), now)); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportRate(b, n, "jobs/s")
+		})
+	}
+}

@@ -127,11 +127,16 @@
 //	jobs              one row per job: definition, state, attempt (fencing
 //	                  token), latest attempt's bookkeeping.
 //	                  PRIMARY KEY id; indexes (created_at, id),
-//	                  (tenant, created_at, id), (state, created_at, id),
-//	                  (tenant, state, created_at, id) for listing newest
-//	                  first and the unfinished scan; (schedule_id, created_at)
-//	                  where schedule_id is set; finished_at where set, for
-//	                  retention's oldest-first chunks. state is CHECKed.
+//	                  (tenant, created_at, id) for listing newest first;
+//	                  (created_at, id) where final_state is NULL for the
+//	                  unfinished scan; (final_state, created_at, id) and
+//	                  (tenant, final_state, created_at, id) where
+//	                  final_state is set, for listing finished jobs by
+//	                  state; (schedule_id, created_at) where schedule_id is
+//	                  set; finished_at where set, for retention's
+//	                  oldest-first chunks. No index holds a column that a
+//	                  lease or a start changes (store doc.go, "The hot row
+//	                  and its indexes"). state and final_state are CHECKed.
 //	idempotency_keys  (tenant, key) PRIMARY KEY -> job_id, created_at; a claim
 //	                  older than the window is overwritten by an upsert
 //	                  ... ON CONFLICT DO UPDATE ... WHERE created_at <= cutoff.

@@ -11,15 +11,18 @@ import (
 
 // Batched inserts. One multi-row INSERT costs about as much as a
 // single-row one: the dispatcher's execution rows go through here, a chunk
-// at a time. (Multi-row UPDATE ... FROM (VALUES ...) measured slower than
-// one prepared UPDATE per job, so transitions stay one by one.)
+// at a time, and on SQLite (Dialect.BatchInserts) its job inserts
+// (batched.go, insertPrepared). (On SQLite, multi-row UPDATE ... FROM
+// (VALUES ...) measured slower than one prepared UPDATE per job, so
+// transitions stay one by one there.)
 
 // batchChunks are the row counts statements are prepared for; a batch is
 // cut greedily into them, so few distinct statements are ever prepared.
 var batchChunks = [...]int{256, 64, 16, 4, 1}
 
 type batchKey struct {
-	rows int
+	table string // "" for executions
+	rows  int
 }
 
 func (w *Writer) batchStmt(key batchKey, render func() string) (*sql.Stmt, error) {

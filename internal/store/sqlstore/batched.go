@@ -18,7 +18,7 @@ import (
 // statement: the second flushes the first.
 
 // maxBatchedRows bounds one batched UPDATE (PostgreSQL takes 65,535
-// parameters; a transition has at most 23).
+// parameters; a transition has at most 24).
 const maxBatchedRows = 1000
 
 type heldTransition struct {
@@ -34,11 +34,11 @@ type heldTransitions struct {
 	inserts [][]any // jobArgs of jobs without an idempotency key or unique rule
 }
 
-// maxBatchedInserts bounds one multi-row job INSERT (52 columns a row).
+// maxBatchedInserts bounds one multi-row job INSERT (53 columns a row).
 const maxBatchedInserts = 500
 
 func (w *Writer) JobInsertBatched(ctx context.Context, j store.Job) (err error) {
-	if !w.s.D.BatchTransitions || j.InsertAnswers() {
+	if !w.s.D.BatchTransitions && !w.s.D.BatchInserts || j.InsertAnswers() {
 		return w.JobInsert(ctx, j)
 	}
 	defer w.guard(&err)
@@ -64,13 +64,16 @@ func (w *Writer) flushInserts() error {
 		w.queueInserts(rows)
 		return nil
 	}
+	if !w.s.D.BatchTransitions {
+		return w.insertPrepared(rows)
+	}
 	for len(rows) > 0 {
 		n := min(len(rows), maxBatchedInserts)
 		var b strings.Builder
-		b.WriteString("INSERT INTO jobs (" + strings.Join(jobColumns, ", ") + ") VALUES ")
-		writeRows(&b, n, len(jobColumns))
+		b.WriteString("INSERT INTO jobs (" + strings.Join(jobInsertColumns, ", ") + ") VALUES ")
+		writeRows(&b, n, len(jobInsertColumns))
 		b.WriteString(" ON CONFLICT (id) DO NOTHING")
-		args := make([]any, 0, n*len(jobColumns))
+		args := make([]any, 0, n*len(jobInsertColumns))
 		for _, r := range rows[:n] {
 			args = append(args, r...)
 		}
@@ -84,6 +87,37 @@ func (w *Writer) flushInserts() error {
 		rows = rows[n:]
 	}
 	return nil
+}
+
+// insertPrepared inserts the held jobs in chunks of batchChunks rows,
+// each statement prepared once: where a statement costs no round trip
+// (SQLite), parsing a statement of 500 rows at every flush would cost more
+// than it saves.
+func (w *Writer) insertPrepared(rows [][]any) error {
+	return eachChunk(len(rows), func(from, n int) error {
+		st, err := w.batchStmt(batchKey{table: "jobs", rows: n}, func() string {
+			var b strings.Builder
+			b.WriteString("INSERT INTO jobs (" + strings.Join(jobInsertColumns, ", ") + ") VALUES ")
+			writeRows(&b, n, len(jobInsertColumns))
+			b.WriteString(" ON CONFLICT (id) DO NOTHING")
+			return b.String()
+		})
+		if err != nil {
+			return fmt.Errorf("store: prepare job inserts: %w", err)
+		}
+		args := make([]any, 0, n*len(jobInsertColumns))
+		for _, r := range rows[from : from+n] {
+			args = append(args, r...)
+		}
+		res, err := st.ExecContext(bg, args...)
+		if err != nil {
+			return fmt.Errorf("store: insert jobs: %w", err)
+		}
+		if got, err := res.RowsAffected(); err != nil || int(got) != n {
+			return fmt.Errorf("%w: %d of %d batched jobs inserted: an id was taken (%v)", store.ErrExists, got, n, err)
+		}
+		return nil
+	})
 }
 
 func (w *Writer) JobTransitionBatched(ctx context.Context, p store.JobTransitionParams) (err error) {

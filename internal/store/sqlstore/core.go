@@ -25,6 +25,10 @@ type Dialect struct {
 	// BatchTransitions: JobTransitionBatched holds transitions and applies
 	// them set-wise (batched.go), saving a round trip per job.
 	BatchTransitions bool
+	// BatchInserts: JobInsertBatched holds the jobs it is given and
+	// inserts them with multi-row statements before the transaction's next
+	// operation (implied by BatchTransitions).
+	BatchInserts bool
 	// EventIDsReturned: multi-row event inserts read the new ids with
 	// RETURNING instead of LastInsertId.
 	EventIDsReturned bool

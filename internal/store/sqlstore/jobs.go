@@ -8,7 +8,7 @@ import (
 	"github.com/fairwayhq/fairway/internal/store"
 )
 
-// jobColumns is the column order of every job SELECT and of the INSERT.
+// jobColumns is the column order of every job SELECT.
 var jobColumns = []string{
 	"id", "tenant", "name", "type", "lane", "key", "fairness_key", "priority", "on_demand",
 	"milli_cpu", "memory_mb", "gpu", "labels", "command", "env", "dir", "payload",
@@ -24,12 +24,25 @@ var jobColumns = []string{
 // jobSelect is "SELECT <columns> FROM jobs".
 var jobSelect = "SELECT " + strings.Join(jobColumns, ", ") + " FROM jobs"
 
+// jobInsertColumns is the column order of the INSERT: jobColumns and
+// final_state, the terminal state or NULL (store doc.go, "The hot row
+// and its indexes"), which is derived from state and never read back.
+var jobInsertColumns = append(append([]string(nil), jobColumns...), "final_state")
+
 // jobInsertSQL inserts a job unless its id is taken (then it changes no
 // row: ErrExists, without an error that would spoil the transaction).
-var jobInsertSQL = "INSERT INTO jobs (" + strings.Join(jobColumns, ", ") + ") VALUES (" +
-	strings.TrimSuffix(strings.Repeat("?, ", len(jobColumns)), ", ") + ") ON CONFLICT (id) DO NOTHING"
+var jobInsertSQL = "INSERT INTO jobs (" + strings.Join(jobInsertColumns, ", ") + ") VALUES (" +
+	strings.TrimSuffix(strings.Repeat("?, ", len(jobInsertColumns)), ", ") + ") ON CONFLICT (id) DO NOTHING"
 
-// jobArgs returns j's values in jobColumns order.
+// finalStateArg is final_state's value for a job in state s.
+func finalStateArg(s store.State) any {
+	if s.Terminal() {
+		return string(s)
+	}
+	return nil
+}
+
+// jobArgs returns j's values in jobInsertColumns order.
 func jobArgs(j *store.Job) ([]any, error) {
 	labels, err := jsonArg(j.Labels)
 	if err != nil {
@@ -69,7 +82,7 @@ func jobArgs(j *store.Job) ([]any, error) {
 		strArg(j.WorkerID), timeArg(j.LeaseExpiresAt), j.CancelRequested, strArg(j.LastError), intPtrArg(j.ExitCode),
 		strArg(string(j.FailureClass)), bytesArg(j.Result), j.Shell, int64(j.ReturnedLeases), j.OutputLimit,
 		timeArg(j.ScheduledFor), tags, strArg(j.ResultLocation), j.Held,
-		j.NotPreemptible, strArg(j.TraceParent), unique, int64(j.Snoozes), int64(j.MaxSnoozes),
+		j.NotPreemptible, strArg(j.TraceParent), unique, int64(j.Snoozes), int64(j.MaxSnoozes), finalStateArg(j.State),
 	}, nil
 }
 
@@ -112,6 +125,11 @@ type setField struct {
 var setFields = [...]setField{
 	{"state", "text", func(s *store.JobSet) (any, bool) {
 		return optional(s.State, func(v store.State) any { return string(v) })
+	}},
+	// final_state follows state in the same UPDATE (store doc.go, "The
+	// hot row and its indexes").
+	{"final_state", "text", func(s *store.JobSet) (any, bool) {
+		return optional(s.State, finalStateArg)
 	}},
 	{"attempt", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.Attempt, func(v int) any { return int64(v) }) }},
 	{"returned_leases", "bigint", func(s *store.JobSet) (any, bool) {

@@ -135,8 +135,8 @@ func (w *Writer) queueInserts(rows [][]any) {
 	_ = eachChunk(len(rows), func(from, n int) error {
 		q := w.s.piped.get(insertKey{n}, func() string {
 			var b strings.Builder
-			b.WriteString("INSERT INTO jobs (" + strings.Join(jobColumns, ", ") + ") VALUES ")
-			writeRows(&b, n, len(jobColumns))
+			b.WriteString("INSERT INTO jobs (" + strings.Join(jobInsertColumns, ", ") + ") VALUES ")
+			writeRows(&b, n, len(jobInsertColumns))
 			return w.s.D.rebind(b.String())
 		})
 		w.s.Pipe.Queue(q, slices.Concat(rows[from:from+n]...), nil)

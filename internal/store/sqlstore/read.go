@@ -51,6 +51,14 @@ func (w *where) sql() string {
 	return " WHERE " + strings.Join(w.conds, " AND ")
 }
 
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, v := range ss {
+		out[i] = v
+	}
+	return out
+}
+
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
@@ -168,43 +176,32 @@ func (s *Core) IdempotencyHolder(ctx context.Context, tenant, key string, create
 	return id, nil
 }
 
+// stateCond is the condition that a job is in state st, written so that
+// it walks the index made for it (store doc.go, "The hot row and its
+// indexes"): a terminal state through (tenant,) final_state, created_at,
+// id; an unfinished one through the unfinished jobs' (created_at, id),
+// filtered.
+func stateCond(w *where, st store.State) {
+	if st.Terminal() {
+		w.add("final_state = ?", string(st))
+		return
+	}
+	w.add("final_state IS NULL AND state = ?", string(st))
+}
+
 // JobList implements store.Reader.
 //
-// With several states it runs one index-ordered branch per state (each
-// through (tenant,) state, created_at, id) and merges them, instead of
-// filtering one tenant- or time-ordered scan: a rare state among millions
-// of rows stays cheap to list.
+// With several states it runs one index-ordered branch per state and
+// merges them, instead of filtering one tenant- or time-ordered scan: a
+// rare finished state among millions of rows stays cheap to list. An
+// unfinished state has no index of its own: its branch walks the
+// unfinished jobs newest first (the server lists them from the
+// dispatcher's memory instead).
 func (s *Core) JobList(ctx context.Context, p store.JobListParams) (store.JobPage, error) {
 	limit := store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
-	w := s.jobFilter(p)
-	if p.Cursor != "" {
-		c, err := store.DecodeJobCursor(p.Cursor)
-		if err != nil {
-			return store.JobPage{}, err
-		}
-		us := c.CreatedAt.UnixMicro()
-		w.add("(created_at < ? OR (created_at = ? AND id < ?))", us, us, c.ID)
-	}
-	const order = " ORDER BY created_at DESC, id DESC LIMIT ?"
-	states := slices.Compact(slices.Sorted(slices.Values(p.States)))
-	var q string
-	var args []any
-	switch len(states) {
-	case 0:
-		q, args = jobSelect+w.sql()+order, append(w.args, limit+1)
-	case 1:
-		w.add("state = ?", string(states[0]))
-		q, args = jobSelect+w.sql()+order, append(w.args, limit+1)
-	default:
-		branches := make([]string, len(states))
-		for i, st := range states {
-			b := where{conds: slices.Clone(w.conds), args: slices.Clone(w.args)}
-			b.add("state = ?", string(st))
-			branches[i] = "SELECT * FROM (" + jobSelect + b.sql() + order + ") AS s" + strconv.Itoa(i)
-			args = append(append(args, b.args...), limit+1)
-		}
-		q = "SELECT * FROM (" + strings.Join(branches, " UNION ALL ") + ") AS u" + order
-		args = append(args, limit+1)
+	q, args, err := s.jobListQuery(p, limit)
+	if err != nil {
+		return store.JobPage{}, err
 	}
 	jobs, err := s.queryJobs(ctx, q, args...)
 	if err != nil {
@@ -219,17 +216,49 @@ func (s *Core) JobList(ctx context.Context, p store.JobListParams) (store.JobPag
 	return page, nil
 }
 
+// jobListQuery is JobList's statement (? placeholders) for a page of
+// limit jobs: it reads one more, which says whether a next page exists.
+func (s *Core) jobListQuery(p store.JobListParams, limit int) (string, []any, error) {
+	w := s.jobFilter(p)
+	if p.Cursor != "" {
+		c, err := store.DecodeJobCursor(p.Cursor)
+		if err != nil {
+			return "", nil, err
+		}
+		us := c.CreatedAt.UnixMicro()
+		w.add("(created_at < ? OR (created_at = ? AND id < ?))", us, us, c.ID)
+	}
+	const order = " ORDER BY created_at DESC, id DESC LIMIT ?"
+	states := slices.Compact(slices.Sorted(slices.Values(p.States)))
+	var q string
+	var args []any
+	switch len(states) {
+	case 0:
+		q, args = jobSelect+w.sql()+order, append(w.args, limit+1)
+	case 1:
+		stateCond(&w, states[0])
+		q, args = jobSelect+w.sql()+order, append(w.args, limit+1)
+	default:
+		branches := make([]string, len(states))
+		for i, st := range states {
+			b := where{conds: slices.Clone(w.conds), args: slices.Clone(w.args)}
+			stateCond(&b, st)
+			branches[i] = "SELECT * FROM (" + jobSelect + b.sql() + order + ") AS s" + strconv.Itoa(i)
+			args = append(append(args, b.args...), limit+1)
+		}
+		q = "SELECT * FROM (" + strings.Join(branches, " UNION ALL ") + ") AS u" + order
+		args = append(args, limit+1)
+	}
+	return q, args, nil
+}
+
+// unfinishedSQL is JobListUnfinished's statement.
+var unfinishedSQL = jobSelect + " WHERE final_state IS NULL ORDER BY created_at, id"
+
 // JobListUnfinished implements store.Reader.
 func (s *Core) JobListUnfinished(ctx context.Context) ([]store.Job, error) {
-	// One index-ordered branch per state, merged: no sort of the whole set.
-	var branches []string
-	var args []any
-	for _, st := range store.UnfinishedStates() {
-		branches = append(branches, jobSelect+" WHERE state = ?")
-		args = append(args, string(st))
-	}
-	q := strings.Join(branches, " UNION ALL ") + " ORDER BY created_at, id"
-	jobs, err := s.queryJobs(ctx, q, args...)
+	// The partial index of unfinished jobs, in its order: no sort.
+	jobs, err := s.queryJobs(ctx, unfinishedSQL)
 	if err != nil {
 		return nil, fmt.Errorf("store: list unfinished jobs: %w", err)
 	}
@@ -381,11 +410,24 @@ func (s *Core) JobCount(ctx context.Context, p store.JobListParams) (int64, erro
 		return 0, err
 	}
 	w := s.jobFilter(p)
-	states := make([]string, 0, len(p.States))
+	var final, unfinished []string
 	for _, st := range slices.Compact(slices.Sorted(slices.Values(p.States))) {
-		states = append(states, string(st))
+		if st.Terminal() {
+			final = append(final, string(st))
+		} else {
+			unfinished = append(unfinished, string(st))
+		}
 	}
-	in(&w, "state", states)
+	switch {
+	case len(final) > 0 && len(unfinished) > 0:
+		w.add("(final_state IN ("+placeholders(len(final))+") OR (final_state IS NULL AND state IN ("+
+			placeholders(len(unfinished))+")))", append(anys(final), anys(unfinished)...)...)
+	case len(final) > 0:
+		in(&w, "final_state", final)
+	case len(unfinished) > 0:
+		w.add("final_state IS NULL")
+		in(&w, "state", unfinished)
+	}
 	var n int64
 	if err := s.RDB.QueryRowContext(ctx, s.D.rebind("SELECT COUNT(*) FROM jobs"+w.sql()), w.args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: count jobs: %w", err)

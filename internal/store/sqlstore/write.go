@@ -338,6 +338,12 @@ func (w *Writer) transitionMiss(p *store.JobTransitionParams) error {
 		store.ErrConflict, p.ID, state, attempt, p.ExpectAttempt, p.FromStates)
 }
 
+// retentionSQL selects the oldest finished jobs, through jobs_finished.
+const retentionSQL = `SELECT id, finished_at FROM jobs
+	WHERE finished_at < ? AND final_state IS NOT NULL
+		AND NOT EXISTS (SELECT 1 FROM executions e WHERE e.job_id = jobs.id AND e.result_state = 'pending')
+	ORDER BY finished_at LIMIT ?`
+
 func (w *Writer) JobDeleteFinished(ctx context.Context, before time.Time, limit int) (p store.Purged, err error) {
 	defer w.guard(&err)
 	if err := w.check(ctx); err != nil {
@@ -347,10 +353,7 @@ func (w *Writer) JobDeleteFinished(ctx context.Context, before time.Time, limit 
 		return store.Purged{}, nil
 	}
 	// One row past the limit says whether a backlog remains, and how old.
-	rows, err := w.s.WConn.QueryContext(bg, w.s.D.rebind(`SELECT id, finished_at FROM jobs
-		WHERE finished_at < ? AND state IN ('succeeded', 'failed', 'cancelled')
-			AND NOT EXISTS (SELECT 1 FROM executions e WHERE e.job_id = jobs.id AND e.result_state = 'pending')
-		ORDER BY finished_at LIMIT ?`), timeArg(before), limit+1)
+	rows, err := w.s.WConn.QueryContext(bg, w.s.D.rebind(retentionSQL), timeArg(before), limit+1)
 	if err != nil {
 		return store.Purged{}, fmt.Errorf("store: select finished jobs: %w", err)
 	}

@@ -105,6 +105,22 @@ func testJobTimePrecision(t *testing.T, s store.Store) {
 	}
 }
 
+// A job's AsStored is what a read of its row returns (the dispatcher
+// lists unfinished jobs from memory with it), for a full job and for one
+// with sub-microsecond times, a zone, and empty lists and maps.
+func testJobAsStored(t *testing.T, s store.Store) {
+	full := fullJob("job-as-stored")
+	odd := newJob("job-as-stored-2", "t", T0.Add(1234567891*time.Nanosecond).In(time.FixedZone("X", 3600)))
+	odd.Timeout, odd.Expected = 1500*time.Millisecond+999*time.Microsecond, 2*time.Second+time.Nanosecond
+	odd.Labels, odd.Tags, odd.Command, odd.Env, odd.Payload = []string{}, []string{}, []string{}, map[string]string{}, []byte{}
+	odd.DependsOn, odd.Result = []store.Dependency{}, []byte{}
+	odd.RunAt, odd.UpdatedAt = T0.Add(time.Hour+time.Nanosecond), T0.Add(999*time.Nanosecond)
+	for _, j := range []store.Job{full, odd} {
+		insert(t, s, j)
+		diff(t, "JobGet against AsStored", j.AsStored(), get(t, s, j.ID))
+	}
+}
+
 func testJobInsertExists(t *testing.T, s store.Store) {
 	insert(t, s, newJob("job-1", "t", T0))
 	write(t, s, func(w store.Writer) error {

@@ -42,6 +42,7 @@ var tests = []testCase{
 	{"JobRoundTrip", testJobRoundTrip},
 	{"JobRoundTripMinimal", testJobRoundTripMinimal},
 	{"JobTimePrecision", testJobTimePrecision},
+	{"JobAsStored", testJobAsStored},
 	{"JobInsertExists", testJobInsertExists},
 	{"JobInsertInvalid", testJobInsertInvalid},
 	{"JobGetNotFound", testJobGetNotFound},
