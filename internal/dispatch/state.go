@@ -115,9 +115,6 @@ func (r *jobRec) apply(set store.JobSet, at time.Time) {
 	if set.MaxAttempts != nil {
 		j.MaxAttempts = *set.MaxAttempts
 	}
-	if set.ReturnedLeases != nil {
-		j.ReturnedLeases = *set.ReturnedLeases
-	}
 	if set.Snoozes != nil {
 		j.Snoozes = *set.Snoozes
 	}
