@@ -23,6 +23,8 @@ const (
 	stmtIdemClaim
 	stmtIdemHolder
 	stmtIdemPurge
+	stmtIdemClaimFree
+	stmtIdemHeld
 	stmtExecResult
 	stmtExecProbe
 	stmtLogInsert
@@ -46,8 +48,10 @@ var stmtSQL = [numStmts]string{
 	stmtIdemClaim: `INSERT INTO idempotency_keys (tenant, key, job_id, created_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (tenant, key) DO UPDATE SET job_id = excluded.job_id, created_at = excluded.created_at
 		WHERE idempotency_keys.created_at <= ?`,
-	stmtIdemHolder: `SELECT job_id FROM idempotency_keys WHERE tenant = ? AND key = ?`,
-	stmtIdemPurge:  `DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND created_at < ?`,
+	stmtIdemHolder:    `SELECT job_id FROM idempotency_keys WHERE tenant = ? AND key = ?`,
+	stmtIdemPurge:     `DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND created_at < ?`,
+	stmtIdemClaimFree: idemClaimFreeSQL,
+	stmtIdemHeld:      `SELECT job_id FROM idempotency_keys WHERE tenant = ? AND key = ? AND created_at > ?`,
 	stmtExecResult: `UPDATE executions SET result_state = ?, result_error = ?, result_tries = ?, result_next_at = ?
 		WHERE job_id = ? AND attempt = ? AND result_state = 'pending' AND result_tries = ?`,
 	stmtExecProbe: `SELECT 1 FROM executions WHERE job_id = ? AND attempt = ?`,
@@ -232,12 +236,7 @@ func (w *Writer) JobInsert(ctx context.Context, j store.Job) (err error) {
 	if j.IdempotencyKey == "" {
 		return w.insertJob(&j, args)
 	}
-	return w.atomically(func() error {
-		if err := w.claimKey(&j); err != nil {
-			return err
-		}
-		return w.insertJob(&j, args)
-	})
+	return w.insertKeyed(ctx, &j, args)
 }
 
 func (w *Writer) insertJob(j *store.Job, args []any) error {
@@ -249,24 +248,6 @@ func (w *Writer) insertJob(j *store.Job, args []any) error {
 		return fmt.Errorf("%w: job %s", store.ErrExists, j.ID)
 	}
 	return nil
-}
-
-// claimKey binds (tenant, key) to j unless a claim younger than the window
-// holds it.
-func (w *Writer) claimKey(j *store.Job) error {
-	cutoff := j.CreatedAt.Add(-w.s.Window)
-	n, err := w.affected(stmtIdemClaim, j.Tenant, j.IdempotencyKey, j.ID, timeArg(j.CreatedAt), timeArg(cutoff))
-	if err != nil {
-		return fmt.Errorf("store: claim idempotency key: %w", err)
-	}
-	if n == 1 {
-		return nil
-	}
-	dup := &store.DuplicateError{Tenant: j.Tenant, Key: j.IdempotencyKey}
-	if err := w.s.stmts[stmtIdemHolder].QueryRowContext(bg, j.Tenant, j.IdempotencyKey).Scan(&dup.JobID); err != nil {
-		return fmt.Errorf("store: read idempotency key holder: %w", err)
-	}
-	return dup
 }
 
 func (w *Writer) JobTransition(ctx context.Context, p store.JobTransitionParams) (err error) {

@@ -58,6 +58,11 @@ var tests = []testCase{
 	{"IdempotencySameBatch", testIdempotencySameBatch},
 	{"IdempotencyConcurrent", testIdempotencyConcurrent},
 	{"IdempotencyPurge", testIdempotencyPurge},
+	{"KeyedBatchedSameWrite", testKeyedBatchedSameWrite},
+	{"KeyedBatchedExpiredClaim", testKeyedBatchedExpiredClaim},
+	{"KeyedTakenIDLeavesKeyFree", testKeyedTakenIDLeavesKeyFree},
+	{"KeyedBatchedIDOfHeldJob", testKeyedBatchedIDOfHeldJob},
+	{"KeyedBatchedConcurrent", testKeyedBatchedConcurrent},
 
 	{"TransitionFenced", testTransitionFenced},
 	{"TransitionBatched", testTransitionBatched},

@@ -1,0 +1,135 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// Keyed inserts (store doc.go, "Idempotency window"). A job with an
+// idempotency key claims (tenant, key) and is inserted without a
+// savepoint: the claim is one statement that claims only if the job's id
+// is free (NOT EXISTS on jobs) and the key is free or its claim expired
+// (ON CONFLICT ... DO UPDATE ... WHERE created_at <= cutoff), so a claim
+// is never made for a job that cannot be inserted, and there is nothing
+// to undo.
+//
+//   - SQLite (one writer, the write lock held for the transaction): the
+//     claim, then the insert, which cannot find the id taken; a claim that
+//     changed no row is a duplicate if an unexpired claim holds the key
+//     (the holder is read then), else the id is taken (ErrExists).
+//     JobInsertBatched claims at once (its answer is needed) and holds the
+//     row for the multi-row insert; a held row whose id turns out taken
+//     fails the Write (the contract of JobInsertBatched), which rolls the
+//     claim back.
+//   - PostgreSQL (pipelined): claim and insert are one statement, a
+//     data-modifying CTE whose insert selects nothing unless the claim
+//     returned a row; it is queued behind what the transaction has queued
+//     and sent with it in one round trip, and returns how many jobs it
+//     inserted. Only when that is 0 does a second query, in a new snapshot
+//     (READ COMMITTED), tell a duplicate (and its holder) from a taken id.
+//     A concurrent claim of the same key waits for the other transaction
+//     (ON CONFLICT), then sees its claim: exactly one wins. A concurrent
+//     insert of the same job id between the claim's NOT EXISTS and the
+//     insert is a unique violation that aborts the statement (claim
+//     included) and the transaction: ErrExists fails the Write.
+
+// idemClaimFreeSQL claims (tenant, key) for a job id that no job has:
+// tenant, key, job id, created_at, the job id again, the expiry cutoff.
+const idemClaimFreeSQL = `INSERT INTO idempotency_keys (tenant, key, job_id, created_at)
+	SELECT CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT)
+	WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE id = ?)
+	ON CONFLICT (tenant, key) DO UPDATE SET job_id = excluded.job_id, created_at = excluded.created_at
+	WHERE idempotency_keys.created_at <= ?`
+
+// keyedInsertSQL is the claim and the insert in one statement (PostgreSQL):
+// the claim's arguments, then the job's; it returns the jobs inserted.
+var keyedInsertSQL = "WITH claim AS (" + idemClaimFreeSQL + " RETURNING 1), ins AS (INSERT INTO jobs (" +
+	strings.Join(jobInsertColumns, ", ") + ") SELECT " +
+	strings.TrimSuffix(strings.Repeat("?, ", len(jobInsertColumns)), ", ") +
+	" WHERE EXISTS (SELECT 1 FROM claim) RETURNING 1) SELECT count(*) FROM ins"
+
+// claimArgs are idemClaimFreeSQL's arguments for j.
+func (w *Writer) claimArgs(j *store.Job) []any {
+	return []any{j.Tenant, j.IdempotencyKey, j.ID, timeArg(j.CreatedAt), j.ID, timeArg(j.CreatedAt.Add(-w.s.Window))}
+}
+
+// insertKeyed inserts j, which has an idempotency key, now.
+func (w *Writer) insertKeyed(ctx context.Context, j *store.Job, args []any) error {
+	if w.piped() {
+		return w.insertKeyedPiped(ctx, j, args)
+	}
+	if err := w.claimFreeKey(j); err != nil {
+		return err
+	}
+	if err := w.insertJob(j, args); err != nil {
+		return w.breakOn(err) // cannot happen under the write lock: the claim checked the id
+	}
+	return nil
+}
+
+// claimFreeKey claims j's key for j, or says why not: a *DuplicateError
+// naming the holder, or ErrExists when j's id is taken.
+func (w *Writer) claimFreeKey(j *store.Job) error {
+	n, err := w.affected(stmtIdemClaimFree, w.claimArgs(j)...)
+	if err != nil {
+		return fmt.Errorf("store: claim idempotency key: %w", err)
+	}
+	if n == 1 {
+		return nil
+	}
+	return w.unclaimed(j)
+}
+
+// unclaimed is the reason j's claim changed no row: an unexpired claim
+// holds the key (checked first, as a claim is made before the insert), or
+// j's id is taken.
+func (w *Writer) unclaimed(j *store.Job) error {
+	dup := &store.DuplicateError{Tenant: j.Tenant, Key: j.IdempotencyKey}
+	err := w.s.stmts[stmtIdemHeld].QueryRowContext(bg, j.Tenant, j.IdempotencyKey,
+		timeArg(j.CreatedAt.Add(-w.s.Window))).Scan(&dup.JobID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: job %s", store.ErrExists, j.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("store: read idempotency key holder: %w", err)
+	}
+	return dup
+}
+
+// insertKeyedPiped queues the claim-and-insert statement and sends it
+// with the queue, in one round trip.
+func (w *Writer) insertKeyedPiped(ctx context.Context, j *store.Job, args []any) error {
+	q := w.s.piped.get(keyedKey{}, func() string { return w.s.D.rebind(keyedInsertSQL) })
+	inserted := int64(-1)
+	w.s.Pipe.Queue(q, append(w.claimArgs(j), args...), func(n []int64) {
+		if len(n) == 1 {
+			inserted = n[0]
+		}
+	})
+	if err := w.Send(ctx); err != nil {
+		return err
+	}
+	switch inserted {
+	case 1:
+		return nil
+	case 0:
+		return w.unclaimed(j)
+	}
+	return w.breakOn(fmt.Errorf("store: insert keyed job %s: no count returned", j.ID))
+}
+
+type keyedKey struct{}
+
+// breakOn fails the transaction with err, even if err is a sentinel: the
+// claim may stand, so the Write must roll back.
+func (w *Writer) breakOn(err error) error {
+	if w.broken == nil {
+		w.broken = err
+	}
+	return err
+}
