@@ -131,8 +131,11 @@ type Writer interface {
 	// fatal (the dispatcher, which makes the ids): for a job without an
 	// idempotency key the driver may hold it and insert it with others
 	// before the transaction's next operation or its commit; ErrExists
-	// then fails that operation, or the Write. A job with a key is
-	// inserted at once, as by JobInsert (ErrDuplicate is an answer).
+	// then fails that operation, or the Write. A job with a key claims
+	// its key at once, so a duplicate (*DuplicateError) and an id already
+	// stored (ErrExists, nothing claimed) are answers, as by JobInsert;
+	// the driver may then hold the row as above (its key's claim is
+	// undone with the Write if the row fails).
 	JobInsertBatched(ctx context.Context, job Job) error
 	// JobTransition applies a fenced change; see JobTransitionParams.
 	// ErrConflict when the guard misses, ErrNotFound when there is no job.
