@@ -56,6 +56,9 @@ func (e *DuplicateError) Error() string {
 // Is makes errors.Is(err, ErrDuplicate) true.
 func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
 
+// Claim names an idempotency claim: a tenant's key.
+type Claim struct{ Tenant, Key string }
+
 // IdempotencyWindow is how long an idempotency key stays bound to its job:
 // a key claimed by a job created at t blocks other jobs created before
 // t+IdempotencyWindow and is free for reuse from then on.
@@ -226,6 +229,10 @@ type Reader interface {
 	// or not the job still exists (retention may have deleted it), or
 	// ErrNotFound.
 	IdempotencyHolder(ctx context.Context, tenant, key string, createdAfter time.Time) (string, error)
+	// IdempotencyHolders is IdempotencyHolder for many claims in a few
+	// queries: the holder of every claim that is held, by claim; claims
+	// not held are absent.
+	IdempotencyHolders(ctx context.Context, claims []Claim, createdAfter time.Time) (map[Claim]string, error)
 	// JobList returns one page of jobs, newest first.
 	JobList(ctx context.Context, p JobListParams) (JobPage, error)
 	// JobCount counts the jobs JobList would page through (Limit and

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/fairwayhq/fairway/internal/store"
 )
@@ -132,4 +133,48 @@ func (w *Writer) breakOn(err error) error {
 		w.broken = err
 	}
 	return err
+}
+
+// holdersChunk bounds the claims of one IdempotencyHolders query.
+const holdersChunk = 250
+
+// IdempotencyHolders implements store.Reader: a query per chunk of
+// claims, through the primary key (tenant, key).
+func (s *Core) IdempotencyHolders(ctx context.Context, claims []store.Claim, createdAfter time.Time) (map[store.Claim]string, error) {
+	out := map[store.Claim]string{}
+	for len(claims) > 0 {
+		n := min(len(claims), holdersChunk)
+		if err := s.holdersOf(ctx, claims[:n], createdAfter, out); err != nil {
+			return nil, err
+		}
+		claims = claims[n:]
+	}
+	return out, nil
+}
+
+func (s *Core) holdersOf(ctx context.Context, claims []store.Claim, createdAfter time.Time, out map[store.Claim]string) error {
+	q := "SELECT tenant, key, job_id FROM idempotency_keys WHERE created_at > ? AND (tenant, key) IN (VALUES " +
+		strings.TrimSuffix(strings.Repeat("(?, ?), ", len(claims)), ", ") + ")"
+	args := make([]any, 0, 1+2*len(claims))
+	args = append(args, timeArg(createdAfter))
+	for _, c := range claims {
+		args = append(args, c.Tenant, c.Key)
+	}
+	rows, err := s.RDB.QueryContext(ctx, s.D.rebind(q), args...)
+	if err != nil {
+		return fmt.Errorf("store: idempotency key holders: %w", err)
+	}
+	for rows.Next() {
+		var c store.Claim
+		var id string
+		if err := rows.Scan(&c.Tenant, &c.Key, &id); err != nil {
+			_ = rows.Close()
+			return fmt.Errorf("store: idempotency key holders: %w", err)
+		}
+		out[c] = id
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("store: idempotency key holders: %w", err)
+	}
+	return nil
 }

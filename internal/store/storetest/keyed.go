@@ -137,3 +137,31 @@ func testKeyedBatchedConcurrent(t *testing.T, s store.Store) {
 		t.Fatalf("holder = %q, %v; want %s", holder, err, winner)
 	}
 }
+
+// testIdempotencyHolders: the holders of many claims in one call, across
+// query chunks: held claims by claim; expired, other tenants' and unknown
+// keys absent; a claim outlives its job.
+func testIdempotencyHolders(t *testing.T, s store.Store) {
+	const n = 300
+	var jobs []store.Job
+	var claims []store.Claim
+	want := map[store.Claim]string{}
+	for i := range n {
+		id, key := jobID("h", i), jobID("k", i)
+		jobs = append(jobs, keyed(id, "acme", key, T0))
+		claims = append(claims, store.Claim{Tenant: "acme", Key: key})
+		want[store.Claim{Tenant: "acme", Key: key}] = id
+	}
+	jobs = append(jobs, keyed("old", "acme", "old", T0.Add(-time.Hour)), keyed("g", "globex", "g", T0))
+	insert(t, s, jobs...)
+	claims = append(claims, store.Claim{Tenant: "acme", Key: "old"}, store.Claim{Tenant: "acme", Key: "g"},
+		store.Claim{Tenant: "acme", Key: "none"})
+	got, err := s.IdempotencyHolders(ctx, claims, T0.Add(-time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, "holders", want, got)
+	if got, err := s.IdempotencyHolders(ctx, nil, T0); err != nil || len(got) != 0 {
+		t.Fatalf("no claims: %v, %v", got, err)
+	}
+}

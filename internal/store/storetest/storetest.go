@@ -63,6 +63,7 @@ var tests = []testCase{
 	{"KeyedTakenIDLeavesKeyFree", testKeyedTakenIDLeavesKeyFree},
 	{"KeyedBatchedIDOfHeldJob", testKeyedBatchedIDOfHeldJob},
 	{"KeyedBatchedConcurrent", testKeyedBatchedConcurrent},
+	{"IdempotencyHolders", testIdempotencyHolders},
 
 	{"TransitionFenced", testTransitionFenced},
 	{"TransitionBatched", testTransitionBatched},
