@@ -152,15 +152,23 @@ func (s *Core) IdempotencyHolders(ctx context.Context, claims []store.Claim, cre
 	return out, nil
 }
 
+// HoldersSQL is IdempotencyHolders' query for n claims: a join of the
+// claims with idempotency_keys on its primary key (SQLite plans a row
+// value IN (VALUES ...) as a scan of the table); its arguments are the
+// claims' tenant and key, then the cutoff.
+func (s *Core) HoldersSQL(n int) string {
+	return s.D.rebind("SELECT k.tenant, k.key, k.job_id FROM (VALUES " +
+		strings.TrimSuffix(strings.Repeat("(?, ?), ", n), ", ") +
+		") AS v JOIN idempotency_keys k ON k.tenant = v.column1 AND k.key = v.column2 WHERE k.created_at > ?")
+}
+
 func (s *Core) holdersOf(ctx context.Context, claims []store.Claim, createdAfter time.Time, out map[store.Claim]string) error {
-	q := "SELECT tenant, key, job_id FROM idempotency_keys WHERE created_at > ? AND (tenant, key) IN (VALUES " +
-		strings.TrimSuffix(strings.Repeat("(?, ?), ", len(claims)), ", ") + ")"
 	args := make([]any, 0, 1+2*len(claims))
-	args = append(args, timeArg(createdAfter))
 	for _, c := range claims {
 		args = append(args, c.Tenant, c.Key)
 	}
-	rows, err := s.RDB.QueryContext(ctx, s.D.rebind(q), args...)
+	args = append(args, timeArg(createdAfter))
+	rows, err := s.RDB.QueryContext(ctx, s.HoldersSQL(len(claims)), args...)
 	if err != nil {
 		return fmt.Errorf("store: idempotency key holders: %w", err)
 	}
