@@ -20,8 +20,6 @@ const (
 	stmtJobInsert stmtID = iota
 	stmtJobProbe
 	stmtJobDelete
-	stmtIdemClaim
-	stmtIdemHolder
 	stmtIdemPurge
 	stmtIdemClaimFree
 	stmtIdemHeld
@@ -42,13 +40,9 @@ const (
 )
 
 var stmtSQL = [numStmts]string{
-	stmtJobInsert: jobInsertSQL,
-	stmtJobProbe:  `SELECT state, attempt FROM jobs WHERE id = ?`,
-	stmtJobDelete: `DELETE FROM jobs WHERE id = ?`,
-	stmtIdemClaim: `INSERT INTO idempotency_keys (tenant, key, job_id, created_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (tenant, key) DO UPDATE SET job_id = excluded.job_id, created_at = excluded.created_at
-		WHERE idempotency_keys.created_at <= ?`,
-	stmtIdemHolder:    `SELECT job_id FROM idempotency_keys WHERE tenant = ? AND key = ?`,
+	stmtJobInsert:     jobInsertSQL,
+	stmtJobProbe:      `SELECT state, attempt FROM jobs WHERE id = ?`,
+	stmtJobDelete:     `DELETE FROM jobs WHERE id = ?`,
 	stmtIdemPurge:     `DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND created_at < ?`,
 	stmtIdemClaimFree: idemClaimFreeSQL,
 	stmtIdemHeld:      `SELECT job_id FROM idempotency_keys WHERE tenant = ? AND key = ? AND created_at > ?`,
