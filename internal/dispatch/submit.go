@@ -96,6 +96,10 @@ func (d *Dispatcher) submitJobsAs(tx *txn, jobs []store.Job, actor string) []sub
 	deps := make([][]policy.Dependency, len(jobs))
 	warnings := make([]string, len(jobs))
 	adding := map[string]int{}
+	holders, err := d.keyHolders(tx, jobs)
+	if err != nil {
+		return failAll(out, err)
+	}
 	for i := range jobs {
 		adding[jobs[i].Tenant]++
 		if err := d.checkQuota(jobs[i].Tenant, adding[jobs[i].Tenant]); err != nil {
@@ -106,7 +110,7 @@ func (d *Dispatcher) submitJobsAs(tx *txn, jobs []store.Job, actor string) []sub
 			return failAll(out, err)
 		}
 		warnings[i] = warning
-		if err := d.checkKeyOfDeletedJob(tx, jobs[i]); err != nil {
+		if err := d.checkKeyOfDeletedJob(tx, jobs[i], holders); err != nil {
 			return failAll(out, err)
 		}
 		ds, err := d.checkDependencies(tx, jobs[i], jobs[:i], i, len(jobs) > 1)
@@ -131,23 +135,36 @@ func (d *Dispatcher) submitJobsAs(tx *txn, jobs []store.Job, actor string) []sub
 // checkKeyOfDeletedJob refuses a job whose idempotency key is held, inside
 // its window, by a job that retention has deleted: the key stays bound
 // for the whole window (no second job), and there is no job left to
-// return as the original.
-func (d *Dispatcher) checkKeyOfDeletedJob(tx *txn, j store.Job) error {
+// return as the original. holders are keyHolders' answer for the batch.
+func (d *Dispatcher) checkKeyOfDeletedJob(tx *txn, j store.Job, holders map[store.Claim]string) error {
 	if j.IdempotencyKey == "" {
 		return nil
 	}
-	holder, err := d.st.IdempotencyHolder(tx.ctx, j.Tenant, j.IdempotencyKey, tx.now.Add(-store.IdempotencyWindow))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && d.jobs[holder] != nil) {
+	holder, ok := holders[store.Claim{Tenant: j.Tenant, Key: j.IdempotencyKey}]
+	if !ok || d.jobs[holder] != nil {
 		return nil
 	}
-	if err != nil {
-		return err
-	}
-	_, err = d.st.JobGet(tx.ctx, holder)
+	_, err := d.st.JobGet(tx.ctx, holder)
 	if errors.Is(err, store.ErrNotFound) {
 		return &KeyOfDeletedJobError{Key: j.IdempotencyKey, JobID: holder}
 	}
 	return err
+}
+
+// keyHolders reads the holders of the jobs' idempotency keys inside the
+// window, in one query per few hundred keys rather than one per job (a
+// round trip each on PostgreSQL); nil if no job has a key.
+func (d *Dispatcher) keyHolders(tx *txn, jobs []store.Job) (map[store.Claim]string, error) {
+	var claims []store.Claim
+	for _, j := range jobs {
+		if j.IdempotencyKey != "" {
+			claims = append(claims, store.Claim{Tenant: j.Tenant, Key: j.IdempotencyKey})
+		}
+	}
+	if len(claims) == 0 {
+		return nil, nil
+	}
+	return d.st.IdempotencyHolders(tx.ctx, claims, tx.now.Add(-store.IdempotencyWindow))
 }
 
 func failAll(out []submitted, err error) []submitted {

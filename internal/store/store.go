@@ -56,6 +56,9 @@ func (e *DuplicateError) Error() string {
 // Is makes errors.Is(err, ErrDuplicate) true.
 func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
 
+// Claim names an idempotency claim: a tenant's key.
+type Claim struct{ Tenant, Key string }
+
 // IdempotencyWindow is how long an idempotency key stays bound to its job:
 // a key claimed by a job created at t blocks other jobs created before
 // t+IdempotencyWindow and is free for reuse from then on.
@@ -134,9 +137,12 @@ type Writer interface {
 	// fatal (the dispatcher, which makes the ids): for a job without an
 	// idempotency key the driver may hold it and insert it with others
 	// before the transaction's next operation or its commit; ErrExists
-	// then fails that operation, or the Write. A job with a key or a
-	// unique rule (Job.InsertAnswers) is inserted at once, as by JobInsert
-	// (ErrDuplicate is an answer).
+	// then fails that operation, or the Write. A job with a unique rule is
+	// inserted at once, as by JobInsert (ErrDuplicate is an answer). A job
+	// with a key claims its key at once, so a duplicate (*DuplicateError)
+	// and an id already stored (ErrExists, nothing claimed) are answers, as
+	// by JobInsert; the driver may then hold the row as above (its key's
+	// claim is undone with the Write if the row fails).
 	JobInsertBatched(ctx context.Context, job Job) error
 	// JobTransition applies a fenced change; see JobTransitionParams.
 	// ErrConflict when the guard misses, ErrNotFound when there is no job.
@@ -227,6 +233,10 @@ type Reader interface {
 	// or not the job still exists (retention may have deleted it), or
 	// ErrNotFound.
 	IdempotencyHolder(ctx context.Context, tenant, key string, createdAfter time.Time) (string, error)
+	// IdempotencyHolders is IdempotencyHolder for many claims in a few
+	// queries: the holder of every claim that is held, by claim; claims
+	// not held are absent.
+	IdempotencyHolders(ctx context.Context, claims []Claim, createdAfter time.Time) (map[Claim]string, error)
 	// JobList returns one page of jobs, newest first.
 	JobList(ctx context.Context, p JobListParams) (JobPage, error)
 	// JobCount counts the jobs JobList would page through (Limit and

@@ -85,8 +85,11 @@ func (r *Recorder) record(ctx context.Context, o Op, touch func(rows []string) [
 }
 
 func (r *Recorder) JobInsertBatched(ctx context.Context, j store.Job) error {
-	if j.InsertAnswers() {
+	if j.Unique != nil { // the unique rule's claim answers now, with the row
 		return r.JobInsert(ctx, j)
+	}
+	if j.IdempotencyKey != "" { // the claim answers now; the driver may still hold the row
+		return r.direct1(func(w store.Writer) error { return w.JobInsertBatched(ctx, j) })
 	}
 	if err := j.Validate(); err != nil {
 		return err

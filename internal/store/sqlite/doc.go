@@ -41,10 +41,14 @@
 //
 // A writer operation that fails with a constraint the store reports as a
 // sentinel (duplicate key, missing job) is undone by SQLite's
-// statement-level rollback; operations of several statements (an
-// idempotent insert, a multi-chunk log append, a multi-event append, a
-// deletion of finished jobs) run inside a SAVEPOINT, so each is
-// all-or-nothing while the batch goes on. Any other error marks the transaction broken: later operations
+// statement-level rollback; operations of several statements (a
+// multi-chunk log append, a multi-event append, a deletion of finished
+// jobs) run inside a SAVEPOINT, so each is
+// all-or-nothing while the batch goes on. A keyed insert is two statements
+// and no savepoint: the claim, which claims only if no job has the id
+// (package sqlstore, keyed.go), then the insert, which under the write
+// lock cannot find the id taken; JobInsertBatched holds the keyed row for
+// the multi-row insert once its claim is made. Any other error marks the transaction broken: later operations
 // fail and Write rolls back (SQLite may already have rolled back on its own
 // after I/O errors; Write also checks that it is still in a transaction
 // before COMMIT).

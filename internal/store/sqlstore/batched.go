@@ -31,14 +31,14 @@ type heldTransition struct {
 type heldTransitions struct {
 	list    []heldTransition
 	ids     map[string]bool
-	inserts [][]any // jobArgs of jobs without an idempotency key or unique rule
+	inserts [][]any // jobArgs; a job with a key has claimed it (keyed.go); none has a unique rule
 }
 
 // maxBatchedInserts bounds one multi-row job INSERT (53 columns a row).
 const maxBatchedInserts = 500
 
 func (w *Writer) JobInsertBatched(ctx context.Context, j store.Job) (err error) {
-	if !w.s.D.BatchTransitions && !w.s.D.BatchInserts || j.InsertAnswers() {
+	if !w.s.D.BatchTransitions && !w.s.D.BatchInserts || j.Unique != nil || j.IdempotencyKey != "" && w.piped() {
 		return w.JobInsert(ctx, j)
 	}
 	defer w.guard(&err)
@@ -51,6 +51,11 @@ func (w *Writer) JobInsertBatched(ctx context.Context, j store.Job) (err error) 
 	args, err := jobArgs(&j)
 	if err != nil {
 		return fmt.Errorf("job %s: %w", j.ID, err)
+	}
+	if j.IdempotencyKey != "" {
+		if err := w.claimFreeKey(&j); err != nil { // the answer is needed now; the row may wait
+			return err
+		}
 	}
 	w.held.inserts = append(w.held.inserts, args)
 	return nil

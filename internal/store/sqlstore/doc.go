@@ -12,7 +12,8 @@
 // spoiling the transaction: guarded UPDATEs and INSERT ... ON CONFLICT
 // report through the rows they changed, and an operation of several
 // statements, or one that may break a constraint on a database where that
-// aborts the transaction, runs in a savepoint.
+// aborts the transaction, runs in a savepoint. A keyed insert needs none:
+// its claim checks the job id in the same statement (keyed.go).
 //
 // Times are unix microseconds (BIGINT), durations milliseconds, JSON
 // documents text: the same encoding in every driver, so a list cursor

@@ -20,9 +20,9 @@ const (
 	stmtJobInsert stmtID = iota
 	stmtJobProbe
 	stmtJobDelete
-	stmtIdemClaim
-	stmtIdemHolder
 	stmtIdemPurge
+	stmtIdemClaimFree
+	stmtIdemHeld
 	stmtExecResult
 	stmtExecProbe
 	stmtLogInsert
@@ -40,14 +40,12 @@ const (
 )
 
 var stmtSQL = [numStmts]string{
-	stmtJobInsert: jobInsertSQL,
-	stmtJobProbe:  `SELECT state, attempt FROM jobs WHERE id = ?`,
-	stmtJobDelete: `DELETE FROM jobs WHERE id = ?`,
-	stmtIdemClaim: `INSERT INTO idempotency_keys (tenant, key, job_id, created_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (tenant, key) DO UPDATE SET job_id = excluded.job_id, created_at = excluded.created_at
-		WHERE idempotency_keys.created_at <= ?`,
-	stmtIdemHolder: `SELECT job_id FROM idempotency_keys WHERE tenant = ? AND key = ?`,
-	stmtIdemPurge:  `DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND created_at < ?`,
+	stmtJobInsert:     jobInsertSQL,
+	stmtJobProbe:      `SELECT state, attempt FROM jobs WHERE id = ?`,
+	stmtJobDelete:     `DELETE FROM jobs WHERE id = ?`,
+	stmtIdemPurge:     `DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND created_at < ?`,
+	stmtIdemClaimFree: idemClaimFreeSQL,
+	stmtIdemHeld:      `SELECT job_id FROM idempotency_keys WHERE tenant = ? AND key = ? AND created_at > ?`,
 	stmtExecResult: `UPDATE executions SET result_state = ?, result_error = ?, result_tries = ?, result_next_at = ?
 		WHERE job_id = ? AND attempt = ? AND result_state = 'pending' AND result_tries = ?`,
 	stmtExecProbe: `SELECT 1 FROM executions WHERE job_id = ? AND attempt = ?`,
@@ -232,13 +230,18 @@ func (w *Writer) JobInsert(ctx context.Context, j store.Job) (err error) {
 	if !j.InsertAnswers() {
 		return w.insertJob(&j, args)
 	}
+	if j.Unique == nil {
+		return w.insertKeyed(ctx, &j, args)
+	}
+	// A unique rule's claim is made after the insert, so the key's claim
+	// and the job are undone with it when the rule finds a duplicate.
 	return w.atomically(func() error {
 		if j.IdempotencyKey != "" {
-			if err := w.claimKey(&j); err != nil {
+			if err := w.claimFreeKey(&j); err != nil {
 				return err
 			}
 		}
-		if err := w.insertJob(&j, args); err != nil || j.Unique == nil {
+		if err := w.insertJob(&j, args); err != nil {
 			return err
 		}
 		return w.claimUnique(&j)
@@ -254,24 +257,6 @@ func (w *Writer) insertJob(j *store.Job, args []any) error {
 		return fmt.Errorf("%w: job %s", store.ErrExists, j.ID)
 	}
 	return nil
-}
-
-// claimKey binds (tenant, key) to j unless a claim younger than the window
-// holds it.
-func (w *Writer) claimKey(j *store.Job) error {
-	cutoff := j.CreatedAt.Add(-w.s.Window)
-	n, err := w.affected(stmtIdemClaim, j.Tenant, j.IdempotencyKey, j.ID, timeArg(j.CreatedAt), timeArg(cutoff))
-	if err != nil {
-		return fmt.Errorf("store: claim idempotency key: %w", err)
-	}
-	if n == 1 {
-		return nil
-	}
-	dup := &store.DuplicateError{Tenant: j.Tenant, Key: j.IdempotencyKey}
-	if err := w.s.stmts[stmtIdemHolder].QueryRowContext(bg, j.Tenant, j.IdempotencyKey).Scan(&dup.JobID); err != nil {
-		return fmt.Errorf("store: read idempotency key holder: %w", err)
-	}
-	return dup
 }
 
 func (w *Writer) JobTransition(ctx context.Context, p store.JobTransitionParams) (err error) {

@@ -59,6 +59,12 @@ var tests = []testCase{
 	{"IdempotencySameBatch", testIdempotencySameBatch},
 	{"IdempotencyConcurrent", testIdempotencyConcurrent},
 	{"IdempotencyPurge", testIdempotencyPurge},
+	{"KeyedBatchedSameWrite", testKeyedBatchedSameWrite},
+	{"KeyedBatchedExpiredClaim", testKeyedBatchedExpiredClaim},
+	{"KeyedTakenIDLeavesKeyFree", testKeyedTakenIDLeavesKeyFree},
+	{"KeyedBatchedIDOfHeldJob", testKeyedBatchedIDOfHeldJob},
+	{"KeyedBatchedConcurrent", testKeyedBatchedConcurrent},
+	{"IdempotencyHolders", testIdempotencyHolders},
 
 	{"UniqueRoundTrip", testUniqueRoundTrip},
 	{"UniqueDuplicate", testUniqueDuplicate},

@@ -1,0 +1,188 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// Keyed inserts (store doc.go, "Idempotency window"). A job with an
+// idempotency key claims (tenant, key) and is inserted without a
+// savepoint: the claim is one statement that claims only if the job's id
+// is free (NOT EXISTS on jobs) and the key is free or its claim expired
+// (ON CONFLICT ... DO UPDATE ... WHERE created_at <= cutoff), so a claim
+// is never made for a job that cannot be inserted, and there is nothing
+// to undo.
+//
+//   - SQLite (one writer, the write lock held for the transaction): the
+//     claim, then the insert, which cannot find the id taken; a claim that
+//     changed no row is a duplicate if an unexpired claim holds the key
+//     (the holder is read then), else the id is taken (ErrExists).
+//     JobInsertBatched claims at once (its answer is needed) and holds the
+//     row for the multi-row insert; a held row whose id turns out taken
+//     fails the Write (the contract of JobInsertBatched), which rolls the
+//     claim back.
+//   - PostgreSQL (pipelined): claim and insert are one statement, a
+//     data-modifying CTE whose insert selects nothing unless the claim
+//     returned a row; it is queued behind what the transaction has queued
+//     and sent with it in one round trip, and returns how many jobs it
+//     inserted. Only when that is 0 does a second query, in a new snapshot
+//     (READ COMMITTED), tell a duplicate (and its holder) from a taken id.
+//     A concurrent claim of the same key waits for the other transaction
+//     (ON CONFLICT), then sees its claim: exactly one wins. A concurrent
+//     insert of the same job id between the claim's NOT EXISTS and the
+//     insert is a unique violation that aborts the statement (claim
+//     included) and the transaction: ErrExists fails the Write.
+
+// idemClaimFreeSQL claims (tenant, key) for a job id that no job has:
+// tenant, key, job id, created_at, the job id again, the expiry cutoff.
+const idemClaimFreeSQL = `INSERT INTO idempotency_keys (tenant, key, job_id, created_at)
+	SELECT CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT)
+	WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE id = ?)
+	ON CONFLICT (tenant, key) DO UPDATE SET job_id = excluded.job_id, created_at = excluded.created_at
+	WHERE idempotency_keys.created_at <= ?`
+
+// keyedInsertSQL is the claim and the insert in one statement (PostgreSQL):
+// the claim's arguments, then the job's; it returns the jobs inserted.
+var keyedInsertSQL = "WITH claim AS (" + idemClaimFreeSQL + " RETURNING 1), ins AS (INSERT INTO jobs (" +
+	strings.Join(jobInsertColumns, ", ") + ") SELECT " +
+	strings.TrimSuffix(strings.Repeat("?, ", len(jobInsertColumns)), ", ") +
+	" WHERE EXISTS (SELECT 1 FROM claim) RETURNING 1) SELECT count(*) FROM ins"
+
+// claimArgs are idemClaimFreeSQL's arguments for j.
+func (w *Writer) claimArgs(j *store.Job) []any {
+	return []any{j.Tenant, j.IdempotencyKey, j.ID, timeArg(j.CreatedAt), j.ID, timeArg(j.CreatedAt.Add(-w.s.Window))}
+}
+
+// insertKeyed inserts j, which has an idempotency key, now.
+func (w *Writer) insertKeyed(ctx context.Context, j *store.Job, args []any) error {
+	if w.piped() {
+		return w.insertKeyedPiped(ctx, j, args)
+	}
+	if err := w.claimFreeKey(j); err != nil {
+		return err
+	}
+	if err := w.insertJob(j, args); err != nil {
+		return w.breakOn(err) // cannot happen under the write lock: the claim checked the id
+	}
+	return nil
+}
+
+// claimFreeKey claims j's key for j, or says why not: a *DuplicateError
+// naming the holder, or ErrExists when j's id is taken.
+func (w *Writer) claimFreeKey(j *store.Job) error {
+	n, err := w.affected(stmtIdemClaimFree, w.claimArgs(j)...)
+	if err != nil {
+		return fmt.Errorf("store: claim idempotency key: %w", err)
+	}
+	if n == 1 {
+		return nil
+	}
+	return w.unclaimed(j)
+}
+
+// unclaimed is the reason j's claim changed no row: an unexpired claim
+// holds the key (checked first, as a claim is made before the insert), or
+// j's id is taken.
+func (w *Writer) unclaimed(j *store.Job) error {
+	dup := &store.DuplicateError{Tenant: j.Tenant, Key: j.IdempotencyKey}
+	err := w.s.stmts[stmtIdemHeld].QueryRowContext(bg, j.Tenant, j.IdempotencyKey,
+		timeArg(j.CreatedAt.Add(-w.s.Window))).Scan(&dup.JobID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: job %s", store.ErrExists, j.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("store: read idempotency key holder: %w", err)
+	}
+	return dup
+}
+
+// insertKeyedPiped queues the claim-and-insert statement and sends it
+// with the queue, in one round trip.
+func (w *Writer) insertKeyedPiped(ctx context.Context, j *store.Job, args []any) error {
+	q := w.s.piped.get(keyedKey{}, func() string { return w.s.D.rebind(keyedInsertSQL) })
+	inserted := int64(-1)
+	w.s.Pipe.Queue(q, append(w.claimArgs(j), args...), func(n []int64) {
+		if len(n) == 1 {
+			inserted = n[0]
+		}
+	})
+	if err := w.Send(ctx); err != nil {
+		return err
+	}
+	switch inserted {
+	case 1:
+		return nil
+	case 0:
+		return w.unclaimed(j)
+	}
+	return w.breakOn(fmt.Errorf("store: insert keyed job %s: no count returned", j.ID))
+}
+
+type keyedKey struct{}
+
+// breakOn fails the transaction with err, even if err is a sentinel: the
+// claim may stand, so the Write must roll back.
+func (w *Writer) breakOn(err error) error {
+	if w.broken == nil {
+		w.broken = err
+	}
+	return err
+}
+
+// holdersChunk bounds the claims of one IdempotencyHolders query.
+const holdersChunk = 250
+
+// IdempotencyHolders implements store.Reader: a query per chunk of
+// claims, through the primary key (tenant, key).
+func (s *Core) IdempotencyHolders(ctx context.Context, claims []store.Claim, createdAfter time.Time) (map[store.Claim]string, error) {
+	out := map[store.Claim]string{}
+	for len(claims) > 0 {
+		n := min(len(claims), holdersChunk)
+		if err := s.holdersOf(ctx, claims[:n], createdAfter, out); err != nil {
+			return nil, err
+		}
+		claims = claims[n:]
+	}
+	return out, nil
+}
+
+// HoldersSQL is IdempotencyHolders' query for n claims: a join of the
+// claims with idempotency_keys on its primary key (SQLite plans a row
+// value IN (VALUES ...) as a scan of the table); its arguments are the
+// claims' tenant and key, then the cutoff.
+func (s *Core) HoldersSQL(n int) string {
+	return s.D.rebind("SELECT k.tenant, k.key, k.job_id FROM (VALUES " +
+		strings.TrimSuffix(strings.Repeat("(?, ?), ", n), ", ") +
+		") AS v JOIN idempotency_keys k ON k.tenant = v.column1 AND k.key = v.column2 WHERE k.created_at > ?")
+}
+
+func (s *Core) holdersOf(ctx context.Context, claims []store.Claim, createdAfter time.Time, out map[store.Claim]string) error {
+	args := make([]any, 0, 1+2*len(claims))
+	for _, c := range claims {
+		args = append(args, c.Tenant, c.Key)
+	}
+	args = append(args, timeArg(createdAfter))
+	rows, err := s.RDB.QueryContext(ctx, s.HoldersSQL(len(claims)), args...)
+	if err != nil {
+		return fmt.Errorf("store: idempotency key holders: %w", err)
+	}
+	for rows.Next() {
+		var c store.Claim
+		var id string
+		if err := rows.Scan(&c.Tenant, &c.Key, &id); err != nil {
+			_ = rows.Close()
+			return fmt.Errorf("store: idempotency key holders: %w", err)
+		}
+		out[c] = id
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("store: idempotency key holders: %w", err)
+	}
+	return nil
+}
