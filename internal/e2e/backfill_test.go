@@ -216,6 +216,10 @@ func (r *wideRun) run() {
 		interrupted := time.Now()
 		r.interrupt()
 		again := r.explain(wide.Job.ID, 20*time.Second)
+		// A job's started_at is its lease time until its worker reports
+		// the real start (the start is folded into the lease), a few ms
+		// later: the bound is read again with the starts known by now.
+		boundAt = laterOf(boundAt, r.bound(res.WaitsFor))
 		ar := again.Reservation
 		switch {
 		case ar == nil:
@@ -481,4 +485,11 @@ func TestWideJobReservationSurvivesFailover(t *testing.T) {
 		h.start(victim)
 	}
 	r.run()
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
