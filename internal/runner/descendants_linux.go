@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // MarkerEnv names the environment variable every job process carries:
@@ -102,12 +103,19 @@ func killOrphans(marker string) (usage syscall.Rusage, killed int) {
 	spawning.Lock()
 	defer spawning.Unlock()
 	var orphans []int
+	unreadable := 0
 	for range 1000 {
-		found := false
+		found, again := false, false
 		orphans = orphanChildren()
 		for _, pid := range orphans {
 			env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-			if err != nil || !bytes.Contains(env, want) {
+			if (err != nil || len(env) == 0) && processAlive(pid) && !zombie(pid) {
+				// Mid-execve (a process that execs right after it left the
+				// group) its environment reads empty for a moment: look again.
+				again = true
+				continue
+			}
+			if !bytes.Contains(env, want) {
 				continue
 			}
 			found = true
@@ -119,12 +127,32 @@ func killOrphans(marker string) (usage syscall.Rusage, killed int) {
 				killed++
 			}
 		}
+		if !found && again && unreadable < maxUnreadableRounds {
+			unreadable++
+			time.Sleep(time.Millisecond)
+			continue
+		}
 		if !found {
 			break
 		}
 	}
 	reap(orphans) // the last round's list: it found none of this run's, only others' and zombies
 	return usage, killed
+}
+
+// maxUnreadableRounds bounds the rounds killOrphans waits, a millisecond
+// each, for an orphan's environment that reads empty (it is mid-execve).
+const maxUnreadableRounds = 100
+
+// zombie reports whether pid has exited and waits to be reaped: its
+// environment is gone for good.
+func zombie(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X'
 }
 
 // addRusage adds b's CPU times to a and keeps the larger ru_maxrss.
