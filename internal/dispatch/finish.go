@@ -43,6 +43,9 @@ func (d *Dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.Item
 	if end.started.IsZero() || end.started.After(tx.now) {
 		end.started = tx.now
 	}
+	// The store keeps microseconds: so does the started event's detail,
+	// which the execution row gives back (moveAttemptEvents).
+	end.started = end.started.Truncate(time.Microsecond)
 	if end.outcome == store.OutcomeFailed && end.class == "" {
 		end.class = store.FailExitCode
 	}
@@ -54,7 +57,7 @@ func (d *Dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.Item
 	}
 	if rec.job.State == store.StateLeased {
 		// Started and ended between two reports: record the start too.
-		tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, end.actor, map[string]any{"started_at": end.started.UTC()})
+		d.lateStart(tx, rec, wk, end)
 		d.noteStarted(tx, rec, end.started)
 	}
 	if end.outcome == store.OutcomeCancelled {
@@ -186,8 +189,9 @@ func startedBetweenReports(rec *jobRec, end attemptEnd) *time.Time {
 // finish ends the job for good.
 func (d *Dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attemptEnd) {
 	running := rec.job.State == store.StateLeased || rec.job.State == store.StateRunning
+	exec := -1
 	if running {
-		d.writeEnd(tx, rec, end)
+		exec = d.writeEnd(tx, rec, end)
 	}
 	set := store.JobSet{State: &state, FinishedAt: &tx.now, LastError: &end.err, CancelRequested: store.Ptr(false)}
 	if end.class != "" {
@@ -204,7 +208,12 @@ func (d *Dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attempt
 	if !d.transition(tx, rec, from, set) {
 		return
 	}
-	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, terminalEvent(state), end.actor, eventDetail(end))
+	ev := tx.newEvent(rec.job.ID, rec.job.Attempt, rec.job.Tenant, terminalEvent(state), end.actor, eventDetail(end))
+	if exec >= 0 && tx.keep(ev, store.OutcomeEvent(ev.ID, rec.job.Tenant, tx.execs[exec])) {
+		tx.execs[exec].EndEventID = ev.ID
+	} else if exec < 0 {
+		tx.add(ev)
+	}
 	d.noteFinished(tx, rec, state, end.class)
 	var dropped []policy.Dropped
 	if running {
@@ -260,8 +269,9 @@ func (d *Dispatcher) forget(tx *txn, rec *jobRec) {
 	})
 }
 
-// writeEnd records the attempt's execution with its outcome and SLA.
-func (d *Dispatcher) writeEnd(tx *txn, rec *jobRec, end attemptEnd) {
+// writeEnd records the attempt's execution with its outcome and SLA and
+// returns its index in tx.execs.
+func (d *Dispatcher) writeEnd(tx *txn, rec *jobRec, end attemptEnd) int {
 	e := store.Execution{
 		StartedAt: end.started, FinishedAt: tx.now, Outcome: end.outcome, ExitCode: end.exitCode,
 		FailureClass: end.class, Error: end.err, Duration: end.duration,
@@ -274,8 +284,9 @@ func (d *Dispatcher) writeEnd(tx *txn, rec *jobRec, end attemptEnd) {
 	}
 	e.SLAMet, e.SLAViolationPct = slaOf(rec.job, e.Duration)
 	d.resultPending(tx, rec, &e)
-	d.writeExecution(tx, rec, e)
+	i := d.writeExecution(tx, rec, e)
 	d.noteAttemptEnded(tx, rec, e)
+	return i
 }
 
 // slaOf says whether a run of duration met the job's SLA: within its max

@@ -33,6 +33,11 @@ func (d *Dispatcher) lease(tx *txn, rec *jobRec, wk *workerRec) {
 	exp := tx.now.Add(d.leaseTTL())
 	from := []store.State{rec.job.State}
 	set := store.JobSet{State: store.Ptr(store.StateLeased), Attempt: &attempt, WorkerID: &wk.w.ID, LeaseExpiresAt: &exp, StartedAt: &time.Time{}}
+	ev := tx.newEvent(rec.job.ID, attempt, rec.job.Tenant, store.EventLeased, "system", map[string]string{"worker": wk.w.ID})
+	ev.Synthesised = sameEvent(ev, store.LeasedEvent(ev.ID, rec.job.ID, attempt, rec.job.Tenant, tx.now, wk.w.ID))
+	if ev.Synthesised { // the job row holds it while the attempt lives
+		set.LeaseEventID, set.LeasedAt = &ev.ID, &tx.now
+	}
 	if !d.transition(tx, rec, from, set) {
 		return
 	}
@@ -40,7 +45,7 @@ func (d *Dispatcher) lease(tx *txn, rec *jobRec, wk *workerRec) {
 	rec.slaWarned, rec.slaViolated, rec.timedOut = false, false, false
 	rec.leaseTimeout = rec.job.Timeout
 	wk.jobs[rec.job.ID] = rec
-	tx.event(rec.job.ID, attempt, rec.job.Tenant, store.EventLeased, "system", map[string]string{"worker": wk.w.ID})
+	tx.add(ev)
 	rec.outputBytes, rec.outputCut = 0, false
 	l := api.Lease{Job: wire.Job(rec.job), Attempt: attempt, LeaseExpiresAt: exp.UTC()}
 	l.Job.OutputLimitBytes = d.outputLimit(rec)
@@ -223,10 +228,16 @@ func (d *Dispatcher) startAttempt(tx *txn, wk *workerRec, a api.JobAttempt) api.
 		started = *a.StartedAt
 	}
 	set := store.JobSet{State: store.Ptr(store.StateRunning), StartedAt: &started}
+	ev := tx.newEvent(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, "worker:"+wk.w.ID, nil)
+	ev.Synthesised = rec.job.LeaseEventID != 0 &&
+		sameEvent(ev, store.StartedEvent(ev.ID, rec.job.ID, rec.job.Attempt, rec.job.Tenant, tx.now, wk.w.ID, time.Time{}))
+	if ev.Synthesised { // next to the leased event, in the job row
+		set.StartEventID, set.StartEventAt = &ev.ID, &tx.now
+	}
 	if !d.transition(tx, rec, []store.State{store.StateLeased}, set) {
 		return staleResult(a.JobID, a.Attempt)
 	}
-	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, "worker:"+wk.w.ID, nil)
+	tx.add(ev)
 	d.noteStarted(tx, rec, started)
 	return api.ItemResult{JobID: a.JobID, OK: true}
 }
@@ -281,9 +292,10 @@ func (wk *workerRec) news(resp api.HeartbeatResponse) bool {
 }
 
 // writeExecution upserts the current attempt's execution row, filling the
-// identity fields from the record. It is written once, when the attempt
-// ends; while it runs, the job row holds what the execution would.
-func (d *Dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) {
+// identity fields from the record, and returns its index in tx.execs. It
+// is written once, when the attempt ends; while it runs, the job row holds
+// what the execution would, its events included (moveAttemptEvents).
+func (d *Dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) int {
 	e.JobID, e.Attempt = rec.job.ID, rec.job.Attempt
 	if rec.worker != nil {
 		e.WorkerID = rec.worker.w.ID
@@ -293,7 +305,9 @@ func (d *Dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) {
 	if e.StartedAt.IsZero() {
 		e.StartedAt = rec.job.StartedAt
 	}
+	moveAttemptEvents(tx, rec, &e)
 	tx.execs = append(tx.execs, e)
+	return len(tx.execs) - 1
 }
 
 // waitBeforeLease is how long the attempt waited for its lease: from the

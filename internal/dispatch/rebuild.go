@@ -21,6 +21,11 @@ func (d *Dispatcher) rebuild(ctx context.Context) error {
 	if err := d.loadLaneStates(ctx); err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
+	lastID, err := d.st.EventLastID(ctx)
+	if err != nil {
+		return fmt.Errorf("rebuild: event ids: %w", err)
+	}
+	d.lastEventID = lastID
 	now := d.clock.Now()
 	workers, err := d.st.WorkerList(ctx)
 	if err != nil {
@@ -103,7 +108,10 @@ func (d *Dispatcher) restoreRunning(rec *jobRec) error {
 	if err := d.eng.Restore(policyJob(rec.job), wk.w.ID, at, 0); err != nil {
 		return err
 	}
-	rec.leasedAt, rec.deliveredAt = rec.job.UpdatedAt, d.clock.Now()
+	rec.leasedAt, rec.deliveredAt = rec.job.LeasedAt, d.clock.Now()
+	if rec.leasedAt.IsZero() { // leased before the job row kept its lease time
+		rec.leasedAt = rec.job.UpdatedAt
+	}
 	rec.leaseTimeout = rec.job.Timeout
 	rec.worker = wk
 	wk.jobs[rec.job.ID] = rec

@@ -120,6 +120,10 @@ var dialect = sqlstore.Dialect{
 	ForeignKeyViolation: func(err error) bool { return pgCode(err) == "23503" },
 	ExpectRows:          "fairway_expect_rows",
 	ExpectRowsMissed:    func(err error) bool { return pgCode(err) == "FWCON" },
+	EventLastID:         `SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM events_id_seq`,
+	// setval is not transactional: the writer sends it with the commit,
+	// in commit order (pipeline.go's held statements), and never lowers.
+	EventRaise: `SELECT setval('events_id_seq', GREATEST(?::bigint, (SELECT last_value FROM events_id_seq)))`,
 }
 
 func pgCode(err error) string {

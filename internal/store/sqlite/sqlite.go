@@ -45,6 +45,8 @@ var dialect = sqlstore.Dialect{
 	},
 	UniqueViolation:     isUniqueViolation,
 	ForeignKeyViolation: isForeignKeyViolation,
+	EventLastID:         `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)`,
+	EventRaise:          `UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'events'`,
 }
 
 // bg is the context statements run with (see sqlstore).

@@ -84,7 +84,7 @@ func (w *Writer) ExecutionUpsertMany(ctx context.Context, es []store.Execution) 
 	})
 }
 
-const execCols = 19
+const execCols = 23
 
 func (w *Writer) upsertExecChunk(es []store.Execution) error {
 	st, err := w.batchStmt(batchKey{rows: len(es)}, func() string { return execBatchSQL(len(es)) })
@@ -109,7 +109,8 @@ func execArgs(es []store.Execution) []any {
 			timeArg(e.LeasedAt), waitArg(e), timeArg(e.StartedAt), timeArg(e.FinishedAt), strArg(string(e.Outcome)),
 			intPtrArg(e.ExitCode), strArg(string(e.FailureClass)), strArg(e.Error), msArg(e.Duration),
 			boolPtrArg(e.SLAMet), e.SLAViolationPct, strArg(string(e.ResultState)), strArg(e.ResultURL),
-			strArg(e.ResultError), int64(e.ResultTries), timeArg(e.ResultNextAt))
+			strArg(e.ResultError), int64(e.ResultTries), timeArg(e.ResultNextAt),
+			idArg(e.LeaseEventID), idArg(e.StartEventID), timeArg(e.StartEventAt), idArg(e.EndEventID))
 	}
 	return args
 }
@@ -127,7 +128,8 @@ func execBatchSQL(n int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO executions (job_id, attempt, worker_id, leased_at, wait_ms, started_at, finished_at,
 		outcome, exit_code, failure_class, error, duration_ms, sla_met, sla_violation_pct,
-		result_state, result_url, result_error, result_tries, result_next_at) VALUES `)
+		result_state, result_url, result_error, result_tries, result_next_at,
+		lease_event_id, start_event_id, start_event_at, end_event_id) VALUES `)
 	writeRows(&b, n, execCols)
 	b.WriteString(` ON CONFLICT (job_id, attempt) DO UPDATE SET worker_id = excluded.worker_id,
 		leased_at = excluded.leased_at, wait_ms = excluded.wait_ms, started_at = excluded.started_at,
@@ -137,6 +139,8 @@ func execBatchSQL(n int) string {
 		sla_met = excluded.sla_met, sla_violation_pct = excluded.sla_violation_pct,
 		result_state = excluded.result_state, result_url = excluded.result_url,
 		result_error = excluded.result_error, result_tries = excluded.result_tries,
-		result_next_at = excluded.result_next_at`)
+		result_next_at = excluded.result_next_at, lease_event_id = excluded.lease_event_id,
+		start_event_id = excluded.start_event_id, start_event_at = excluded.start_event_at,
+		end_event_id = excluded.end_event_id`)
 	return b.String()
 }

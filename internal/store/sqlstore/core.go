@@ -43,6 +43,11 @@ type Dialect struct {
 	// (pipelined transitions, pipeline.go).
 	ExpectRows       string
 	ExpectRowsMissed func(error) bool
+	// EventLastID reads the events' sequence: the largest id it gave or
+	// was raised to (0: none). EventRaise raises it to its one argument,
+	// never lowering it.
+	EventLastID string
+	EventRaise  string
 }
 
 // rebind rewrites ? placeholders for the dialect.
@@ -89,6 +94,8 @@ type Core struct {
 	batches map[batchKey]*sql.Stmt
 	// eventStmts are multi-row event inserts by row count (1..eventChunk).
 	eventStmts [eventChunk + 1]*sql.Stmt
+	// eventIDStmts are the same with the events' ids given.
+	eventIDStmts [eventChunk + 1]*sql.Stmt
 }
 
 // Prepare prepares the fixed statements on WConn; call it once WConn and
@@ -138,11 +145,12 @@ func (c *Core) closeStatements() error {
 	for _, st := range c.batches {
 		errs = append(errs, st.Close())
 	}
-	for _, st := range c.eventStmts {
+	for _, st := range append(c.eventStmts[:], c.eventIDStmts[:]...) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
 	}
+	c.eventStmts, c.eventIDStmts = [eventChunk + 1]*sql.Stmt{}, [eventChunk + 1]*sql.Stmt{}
 	return errors.Join(errs...)
 }
 

@@ -18,7 +18,7 @@ var jobColumns = []string{
 	"created_at", "updated_at", "enqueued_at", "started_at", "finished_at",
 	"worker_id", "lease_expires_at", "cancel_requested", "last_error", "exit_code",
 	"failure_class", "result", "shell", "returned_leases", "output_limit", "scheduled_for", "tags", "result_location", "held",
-	"not_preemptible",
+	"not_preemptible", "lease_event_id", "leased_at", "start_event_id", "start_event_at",
 }
 
 // jobSelect is "SELECT <columns> FROM jobs".
@@ -65,7 +65,7 @@ func jobArgs(j *store.Job) ([]any, error) {
 		strArg(j.WorkerID), timeArg(j.LeaseExpiresAt), j.CancelRequested, strArg(j.LastError), intPtrArg(j.ExitCode),
 		strArg(string(j.FailureClass)), bytesArg(j.Result), j.Shell, int64(j.ReturnedLeases), j.OutputLimit,
 		timeArg(j.ScheduledFor), tags, strArg(j.ResultLocation), j.Held,
-		j.NotPreemptible,
+		j.NotPreemptible, idArg(j.LeaseEventID), timeArg(j.LeasedAt), idArg(j.StartEventID), timeArg(j.StartEventAt),
 	}, nil
 }
 
@@ -89,7 +89,7 @@ func scanJob(sc scanner) (store.Job, error) {
 		strCol[string]{&j.WorkerID}, timeCol{&j.LeaseExpiresAt}, &j.CancelRequested, strCol[string]{&j.LastError},
 		intPtrCol{&j.ExitCode}, strCol[store.FailureClass]{&j.FailureClass}, bytesCol{&j.Result}, &j.Shell, &returned, &j.OutputLimit,
 		timeCol{&j.ScheduledFor}, jsonCol{&j.Tags}, strCol[string]{&j.ResultLocation}, &j.Held,
-		&j.NotPreemptible,
+		&j.NotPreemptible, idCol{&j.LeaseEventID}, timeCol{&j.LeasedAt}, idCol{&j.StartEventID}, timeCol{&j.StartEventAt},
 	)
 	j.Priority, j.Attempt, j.MaxAttempts, j.ReturnedLeases = int(priority), int(attempt), int(maxAttempts), int(returned)
 	return j, err
@@ -137,6 +137,10 @@ var setFields = [...]setField{
 	{"max_attempts", "bigint", func(s *store.JobSet) (any, bool) {
 		return optional(s.MaxAttempts, func(v int) any { return int64(v) })
 	}},
+	{"lease_event_id", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.LeaseEventID, idArg) }},
+	{"leased_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.LeasedAt, timeArg) }},
+	{"start_event_id", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.StartEventID, idArg) }},
+	{"start_event_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.StartEventAt, timeArg) }},
 }
 
 func optional[T, R any](p *T, conv func(T) R) (any, bool) {

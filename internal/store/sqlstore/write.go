@@ -428,6 +428,13 @@ func (w *Writer) EventDeleteBefore(ctx context.Context, before time.Time, limit 
 	if p.Deleted, err = res.RowsAffected(); err != nil {
 		return store.Purged{}, fmt.Errorf("store: delete old events: %w", err)
 	}
+	// The attempt events the execution rows hold go up to the same id.
+	for _, col := range []string{"lease_event_id", "start_event_id", "end_event_id"} {
+		q := `UPDATE executions SET ` + col + ` = NULL WHERE ` + col + ` <= ?`
+		if _, err := w.s.WConn.ExecContext(bg, w.s.D.rebind(q), last); err != nil {
+			return store.Purged{}, fmt.Errorf("store: delete old attempt events: %w", err)
+		}
+	}
 	return p, nil
 }
 
@@ -557,16 +564,43 @@ func (w *Writer) EventAppend(ctx context.Context, events []store.Event) (err err
 	if err := w.checkOp(ctx, mode); err != nil {
 		return err
 	}
+	var raise int64 // the largest id set by the caller
 	for i := range events {
 		if err := events[i].Validate(); err != nil {
 			return err
 		}
+		raise = max(raise, events[i].ID)
+	}
+	stored := events
+	if raise > 0 {
+		stored = storedEvents(events)
+		for i := range stored {
+			if stored[i].ID == 0 {
+				return fmt.Errorf("%w: events: ids set on some events of a batch, not on all", store.ErrInvalid)
+			}
+		}
 	}
 	if mode == opPiped {
-		w.queueEvents(events)
+		w.queueEvents(stored, raise > 0)
+		if raise > 0 {
+			// Held to the commit (a result wanted), so that the
+			// non-transactional raise runs in commit order.
+			w.s.Pipe.Queue(w.s.D.rebind(w.s.D.EventRaise), []any{raise}, func([]int64) {})
+		}
 		return nil
 	}
-	insert := func() error { return w.insertEvents(events) }
+	if raise > 0 {
+		return w.atomically(func() error {
+			if err := w.insertEvents(stored, true); err != nil {
+				return err
+			}
+			if _, err := w.s.WConn.ExecContext(bg, w.s.D.rebind(w.s.D.EventRaise), raise); err != nil {
+				return fmt.Errorf("store: raise the event ids: %w", err)
+			}
+			return nil
+		})
+	}
+	insert := func() error { return w.insertEvents(events, false) }
 	if len(events) == 1 {
 		return insert()
 	}
@@ -583,6 +617,26 @@ func (w *Writer) EventAppend(ctx context.Context, events []store.Event) (err err
 	return err
 }
 
+// storedEvents returns the events that are rows: not Synthesised.
+func storedEvents(events []store.Event) []store.Event {
+	n := 0
+	for i := range events {
+		if !events[i].Synthesised {
+			n++
+		}
+	}
+	if n == len(events) {
+		return events
+	}
+	out := make([]store.Event, 0, n)
+	for _, e := range events {
+		if !e.Synthesised {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // eventChunk is how many events one INSERT statement carries: one
 // multi-row statement costs about as much as one single-row insert.
 const eventChunk = 64
@@ -590,9 +644,17 @@ const eventChunk = 64
 // insertEvents inserts events in multi-row statements. The writer is the
 // only one inserting, and events use AUTOINCREMENT, so the rows of one
 // statement get consecutive ids ending at its last insert id.
-func (w *Writer) insertEvents(events []store.Event) error {
+// With withIDs, the events' own ids are inserted.
+func (w *Writer) insertEvents(events []store.Event, withIDs bool) error {
 	for len(events) > 0 {
 		n := min(len(events), eventChunk)
+		if withIDs {
+			if err := w.insertEventChunkWithIDs(events[:n]); err != nil {
+				return err
+			}
+			events = events[n:]
+			continue
+		}
 		if err := w.insertEventChunk(events[:n]); err != nil {
 			return err
 		}
@@ -622,6 +684,28 @@ func (w *Writer) insertEventChunk(events []store.Event) error {
 		events[i].ID = last - int64(len(events)-1-i)
 	}
 	return nil
+}
+
+func (w *Writer) insertEventChunkWithIDs(events []store.Event) error {
+	st, err := w.eventIDStmt(len(events))
+	if err != nil {
+		return fmt.Errorf("store: append events: %w", err)
+	}
+	if _, err := st.ExecContext(bg, eventArgsWithIDs(events)...); err != nil {
+		return fmt.Errorf("store: append events: %w", err)
+	}
+	return nil
+}
+
+// eventArgsWithIDs is eventArgs with each event's id first.
+func eventArgsWithIDs(events []store.Event) []any {
+	args := make([]any, 0, 9*len(events))
+	for i := range events {
+		e := &events[i]
+		args = append(args, e.ID, strArg(e.JobID), int64(e.Attempt), e.Tenant, string(e.Type), timeArg(e.At), e.Actor,
+			rawJSONArg(e.Detail), strArg(e.ScheduleID))
+	}
+	return args
 }
 
 func eventArgs(events []store.Event) []any {
@@ -676,6 +760,27 @@ func (w *Writer) eventStmt(n int) (*sql.Stmt, error) {
 	}
 	w.s.eventStmts[n] = st
 	return st, nil
+}
+
+// eventIDStmt returns the prepared insert of n events with their ids.
+func (w *Writer) eventIDStmt(n int) (*sql.Stmt, error) {
+	if st := w.s.eventIDStmts[n]; st != nil {
+		return st, nil
+	}
+	st, err := w.s.prepareOn(w.s.D.rebind(eventInsertWithIDsSQL(n)))
+	if err != nil {
+		return nil, err
+	}
+	w.s.eventIDStmts[n] = st
+	return st, nil
+}
+
+// eventInsertWithIDsSQL is the insert of n events with their ids.
+func eventInsertWithIDsSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO events (id, job_id, attempt, tenant, type, at, actor, detail, schedule_id) VALUES `)
+	writeRows(&b, n, 9)
+	return b.String()
 }
 
 // eventInsertSQL is the insert of n events, reading their ids back if
