@@ -153,19 +153,19 @@ func (t *txn) scheduleEvent(jobID, scheduleID, tenant string, typ store.EventTyp
 // Dispatcher owns the engine and the in-memory index of unfinished jobs
 // and workers. Only its goroutine touches them.
 type Dispatcher struct {
-	st       store.Store
+	st store.Store
 	// lastEventID is the last event id drawn, read back from the store
 	// at every rebuild (txn.newEvent).
 	lastEventID int64
-	queueing store.Queueing // st, when it queues transactions; nil otherwise
-	cfg      config.Config
-	log      *slog.Logger
-	clock    Clock
-	done     chan struct{} // closed when the Dispatcher has stopped
-	doneOnce sync.Once
-	cmds     chan command
-	maxBatch int
-	rng      *rand.Rand
+	queueing    store.Queueing // st, when it queues transactions; nil otherwise
+	cfg         config.Config
+	log         *slog.Logger
+	clock       Clock
+	done        chan struct{} // closed when the Dispatcher has stopped
+	doneOnce    sync.Once
+	cmds        chan command
+	maxBatch    int
+	rng         *rand.Rand
 
 	eng   *policy.Engine
 	build JobBuilder
