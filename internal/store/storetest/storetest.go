@@ -50,6 +50,7 @@ var tests = []testCase{
 	{"JobDeleteFinished", testJobDeleteFinished},
 	{"EventDeleteBefore", testEventDeleteBefore},
 	{"EventActorFilter", testEventActorFilter},
+	{"AttemptEvents", testAttemptEvents},
 
 	{"IdempotencyDuplicateWithinWindow", testIdempotencyDuplicate},
 	{"IdempotencyOtherTenant", testIdempotencyOtherTenant},
