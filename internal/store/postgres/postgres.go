@@ -123,6 +123,7 @@ var dialect = sqlstore.Dialect{
 	EventLastID:         `SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM events_id_seq`,
 	// setval is not transactional: the writer sends it with the commit,
 	// in commit order (pipeline.go's held statements), and never lowers.
+	Unindexed:  "%s",
 	EventRaise: `SELECT setval('events_id_seq', GREATEST(?::bigint, (SELECT last_value FROM events_id_seq)))`,
 }
 

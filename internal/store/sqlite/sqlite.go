@@ -46,6 +46,7 @@ var dialect = sqlstore.Dialect{
 	UniqueViolation:     isUniqueViolation,
 	ForeignKeyViolation: isForeignKeyViolation,
 	EventLastID:         `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)`,
+	Unindexed:           "+%s",
 	EventRaise:          `UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'events'`,
 }
 

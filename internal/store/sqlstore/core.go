@@ -48,6 +48,11 @@ type Dialect struct {
 	// never lowering it.
 	EventLastID string
 	EventRaise  string
+	// Unindexed is the form (%s: a column) in which a filter on the
+	// synthesised events' tenant is written: SQLite's planner, which has
+	// no statistics, would otherwise read every job of the tenant rather
+	// than walk an event id index and stop at the page's end.
+	Unindexed string
 }
 
 // rebind rewrites ? placeholders for the dialect.

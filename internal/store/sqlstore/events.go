@@ -43,10 +43,9 @@ const (
 	execJoin   = "executions x JOIN jobs j ON j.id = x.job_id"
 	execWorker = "'worker:' || COALESCE(x.worker_id, '')"
 	jobWorker  = "'worker:' || COALESCE(j.worker_id, '')"
-	// jobTenant is an expression no index matches: with a tenant
-	// filtered, a branch still walks its id index (and stops at the
-	// page's end) rather than read every job of the tenant.
-	jobTenant = "(j.tenant || '')"
+	// jobTenant is the synthesised events' tenant: the job's, through
+	// Dialect.Unindexed.
+	jobTenant = "{unindexed j.tenant}"
 )
 
 var eventSources = []eventSource{
@@ -177,6 +176,7 @@ func (s *Core) EventListQuery(p store.EventListParams) (string, []any) {
 		args = append(append(args, w.args...), limit)
 	}
 	q := "SELECT * FROM (" + strings.Join(parts, " UNION ALL ") + ") AS u ORDER BY id" + order + " LIMIT ?"
+	q = strings.ReplaceAll(q, jobTenant, strings.ReplaceAll(s.D.Unindexed, "%s", "j.tenant"))
 	return s.D.rebind(q), append(args, limit)
 }
 
