@@ -101,18 +101,22 @@
 // the dispatcher (the one writer) draws every event's id when it records
 // the event, in the order it records them, and EventAppend inserts the
 // stored ones with those ids (Event.ID set) and stores no row for the
-// synthesised ones (Event.Synthesised), only raising the events' sequence
-// (SQLite: sqlite_sequence; PostgreSQL: events_id_seq, set in commit order
-// with the events' inserts) to the largest id of the batch. At a rebuild
-// (start, failover, a failed batch) the dispatcher reads the counter back
-// from that sequence (EventLastID): it covers every committed id, stored
-// or not, so an id is never drawn twice; ids of a batch that never
-// committed may be drawn again, but nobody saw them. Batches commit in the
-// order the dispatcher formed them (PostgreSQL's concurrent applier
-// included: package postgres, "Concurrent transactions"), so ids increase
-// in commit order, for synthesised events as for stored ones, and
-// "events after id n" keeps its promise: no event is returned twice, none
-// committed before the page is skipped.
+// synthesised ones (Event.Synthesised). At a rebuild (start, failover, a
+// failed batch) the dispatcher reads the counter back (EventLastID): the
+// largest id in the events table, in the attempt columns of executions
+// and of the live jobs (each the end of an index), and in the events'
+// sequence (SQLite: sqlite_sequence; PostgreSQL: events_id_seq), which
+// retention raises past every id before it deletes any, so the counter
+// never falls back. An id is never drawn twice; ids of a batch that never
+// committed may be drawn again, but nobody saw them. No statement per
+// batch keeps the counter: a PostgreSQL setval on every commit cost 90%
+// of the drain (its first version). Events appended without ids (tests,
+// tools) are numbered by the sequence after raising it the same way.
+// Batches commit in the order the dispatcher formed them (PostgreSQL's
+// concurrent applier included: package postgres, "Concurrent
+// transactions"), so ids increase in commit order, for synthesised events
+// as for stored ones, and "events after id n" keeps its promise: no event
+// is returned twice, none committed before the page is skipped.
 //
 // Where each one lives:
 //

@@ -179,9 +179,10 @@ type Writer interface {
 	// ErrNotFound if a chunk's job does not exist (then none is stored).
 	LogAppend(ctx context.Context, chunks []LogChunk) error
 	// EventAppend stores events. Events with ID 0 get theirs from the
-	// store, set in place; the others are stored with their ID, which must
-	// be above every id committed before (EventLastID). Synthesised events
-	// are stored as no row: their ids only raise EventLastID.
+	// store, set in place, above every id committed before; the others are
+	// stored with their ID, which must be above every id committed before
+	// (EventLastID). Synthesised events are stored as no row: the attempt
+	// rows written in the same transaction hold them.
 	EventAppend(ctx context.Context, events []Event) error
 
 	// WorkerUpsert inserts or replaces a worker.

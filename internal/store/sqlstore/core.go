@@ -43,9 +43,8 @@ type Dialect struct {
 	// (pipelined transitions, pipeline.go).
 	ExpectRows       string
 	ExpectRowsMissed func(error) bool
-	// EventLastID reads the events' sequence: the largest id it gave or
-	// was raised to (0: none). EventRaise raises it to its one argument,
-	// never lowering it.
+	// EventLastID reads the largest event id ever committed: the events'
+	// sequence and EventIDMaxima. EventRaise raises the sequence to it.
 	EventLastID string
 	EventRaise  string
 	// Unindexed is the form (%s: a column) in which a filter on the

@@ -230,6 +230,18 @@ func scanEvent(sc scanner) (store.Event, error) {
 	return e, nil
 }
 
+// EventIDMaxima lists, comma-separated, the largest event id of each
+// place an event lives: the events table and the attempt rows' id
+// columns, each one end of an index (the live jobs' start ids: a read of
+// jobs_live_events, live attempts only). With the events' sequence, which
+// covers ids deleted by retention, it gives EventLastID.
+const EventIDMaxima = `COALESCE((SELECT max(id) FROM events), 0),
+	COALESCE((SELECT max(lease_event_id) FROM executions WHERE lease_event_id IS NOT NULL), 0),
+	COALESCE((SELECT max(start_event_id) FROM executions WHERE start_event_id IS NOT NULL), 0),
+	COALESCE((SELECT max(end_event_id) FROM executions WHERE end_event_id IS NOT NULL), 0),
+	COALESCE((SELECT max(lease_event_id) FROM jobs WHERE lease_event_id IS NOT NULL), 0),
+	COALESCE((SELECT max(start_event_id) FROM jobs WHERE lease_event_id IS NOT NULL), 0)`
+
 // EventLastID implements store.Reader.
 func (s *Core) EventLastID(ctx context.Context) (int64, error) {
 	if err := s.readCheck(ctx); err != nil {

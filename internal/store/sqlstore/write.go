@@ -421,6 +421,11 @@ func (w *Writer) EventDeleteBefore(ctx context.Context, before time.Time, limit 
 	if n == 0 {
 		return p, nil
 	}
+	// The sequence first covers every id, so that EventLastID never falls
+	// back once these are gone.
+	if _, err := w.s.WConn.ExecContext(bg, w.s.D.EventRaise); err != nil {
+		return store.Purged{}, fmt.Errorf("store: delete old events: raise the ids: %w", err)
+	}
 	res, err := w.s.WConn.ExecContext(bg, w.s.D.rebind(`DELETE FROM events WHERE id <= ?`), last)
 	if err != nil {
 		return store.Purged{}, fmt.Errorf("store: delete old events: %w", err)
@@ -581,24 +586,18 @@ func (w *Writer) EventAppend(ctx context.Context, events []store.Event) (err err
 		}
 	}
 	if mode == opPiped {
-		w.queueEvents(stored, raise > 0)
-		if raise > 0 {
-			// Held to the commit (a result wanted), so that the
-			// non-transactional raise runs in commit order.
-			w.s.Pipe.Queue(w.s.D.rebind(w.s.D.EventRaise), []any{raise}, func([]int64) {})
+		if raise == 0 {
+			w.s.Pipe.Queue(w.s.D.EventRaise, nil, nil)
 		}
+		w.queueEvents(stored, raise > 0)
 		return nil
 	}
 	if raise > 0 {
-		return w.atomically(func() error {
-			if err := w.insertEvents(stored, true); err != nil {
-				return err
-			}
-			if _, err := w.s.WConn.ExecContext(bg, w.s.D.rebind(w.s.D.EventRaise), raise); err != nil {
-				return fmt.Errorf("store: raise the event ids: %w", err)
-			}
-			return nil
-		})
+		return w.atomically(func() error { return w.insertEvents(stored, true) })
+	}
+	// The store numbers them: past every id given, synthesised ones too.
+	if _, err := w.s.WConn.ExecContext(bg, w.s.D.EventRaise); err != nil {
+		return fmt.Errorf("store: append events: raise the ids: %w", err)
 	}
 	insert := func() error { return w.insertEvents(events, false) }
 	if len(events) == 1 {
