@@ -16,12 +16,15 @@ import (
 // eventSource is one branch of EventList's UNION ALL: where its events
 // come from and the SQL expression of each column a filter reads.
 type eventSource struct {
-	kind                                                      int    // how scanEvent builds the event (eventKind...)
-	from                                                      string // FROM clause
-	base                                                      string // condition every row of the branch meets
-	typ                                                       string // the type: a column, or a quoted constant
-	constType                                                 store.EventType
+	kind      int             // how scanEvent builds the event (eventStored ...)
+	from      string          // FROM clause
+	base      string          // condition every row of the branch meets
+	typ       string          // the type column's expression, when not constType
+	constType store.EventType // the branch's one type, if it has one
+
+	// The columns of an event, as expressions of the branch's tables.
 	id, jobID, attempt, tenant, at, actor, detail, scheduleID string
+
 	// worker, late (the worker's start time of a start reported with
 	// the completion), exitCode, class, errText and outcome feed the
 	// synthesised events.
