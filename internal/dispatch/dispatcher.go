@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"log/slog"
@@ -60,6 +61,7 @@ type txn struct {
 	// lease's slot.
 	arrivals []*jobRec
 	events   []store.Event
+	lastID   *int64 // the dispatcher's last event id drawn (Dispatcher.lastEventID)
 	execs    []store.Execution
 	after    []func()
 	err      error
@@ -106,11 +108,40 @@ func (t *txn) nudge(wk *workerRec) {
 func (t *txn) arrive(rec *jobRec) { t.arrivals = append(t.arrivals, rec) }
 
 func (t *txn) event(jobID string, attempt int, tenant string, typ store.EventType, actor string, detail any) {
+	t.add(t.newEvent(jobID, attempt, tenant, typ, actor, detail))
+}
+
+// newEvent returns an event of this batch with the next id, not yet
+// recorded (add). Ids are drawn in the order events are recorded, for
+// stored and synthesised events alike (package store, "Attempt history
+// in the execution row").
+func (t *txn) newEvent(jobID string, attempt int, tenant string, typ store.EventType, actor string, detail any) store.Event {
 	var raw json.RawMessage
 	if detail != nil {
 		raw, _ = json.Marshal(detail)
 	}
-	t.events = append(t.events, store.Event{JobID: jobID, Attempt: attempt, Tenant: tenant, Type: typ, At: t.now, Actor: actor, Detail: raw})
+	*t.lastID++
+	return store.Event{ID: *t.lastID, JobID: jobID, Attempt: attempt, Tenant: tenant, Type: typ, At: t.now, Actor: actor, Detail: raw}
+}
+
+// add records an event of this batch.
+func (t *txn) add(e store.Event) { t.events = append(t.events, e) }
+
+// keep records e, an event an attempt row may hold, as synthesised when
+// want (what a reader will synthesise from that row) is the same event,
+// and as a row otherwise; it reports whether the row holds it.
+func (t *txn) keep(e, want store.Event) bool {
+	e.Synthesised = sameEvent(e, want)
+	t.add(e)
+	return e.Synthesised
+}
+
+// sameEvent reports whether a and b read back the same: the store keeps
+// times to the microsecond.
+func sameEvent(a, b store.Event) bool {
+	return a.ID == b.ID && a.JobID == b.JobID && a.Attempt == b.Attempt && a.Tenant == b.Tenant && a.Type == b.Type &&
+		a.Actor == b.Actor && a.ScheduleID == b.ScheduleID && bytes.Equal(a.Detail, b.Detail) &&
+		a.At.Truncate(time.Microsecond).Equal(b.At.Truncate(time.Microsecond))
 }
 
 // scheduleEvent records an event of a schedule (and of the job it
@@ -123,16 +154,19 @@ func (t *txn) scheduleEvent(jobID, scheduleID, tenant string, typ store.EventTyp
 // Dispatcher owns the engine and the in-memory index of unfinished jobs
 // and workers. Only its goroutine touches them.
 type Dispatcher struct {
-	st       store.Store
-	queueing store.Queueing // st, when it queues transactions; nil otherwise
-	cfg      config.Config
-	log      *slog.Logger
-	clock    Clock
-	done     chan struct{} // closed when the Dispatcher has stopped
-	doneOnce sync.Once
-	cmds     chan command
-	maxBatch int
-	rng      *rand.Rand
+	st store.Store
+	// lastEventID is the last event id drawn, read back from the store
+	// at every rebuild (txn.newEvent).
+	lastEventID int64
+	queueing    store.Queueing // st, when it queues transactions; nil otherwise
+	cfg         config.Config
+	log         *slog.Logger
+	clock       Clock
+	done        chan struct{} // closed when the Dispatcher has stopped
+	doneOnce    sync.Once
+	cmds        chan command
+	maxBatch    int
+	rng         *rand.Rand
 
 	eng   *policy.Engine
 	build JobBuilder
@@ -514,7 +548,7 @@ func (d *Dispatcher) drainClosed() {
 // once the commit is durable.
 func (d *Dispatcher) step(ctx context.Context, batch []command) {
 	d.seq++
-	tx := &txn{ctx: ctx, now: d.clock.Now(), seq: d.seq}
+	tx := &txn{ctx: ctx, now: d.clock.Now(), seq: d.seq, lastID: &d.lastEventID}
 	began := time.Now()
 	durable, err := d.st.WriteDeferred(ctx, func(w store.Writer) error {
 		tx.w = w
@@ -627,6 +661,7 @@ func (d *Dispatcher) transition(tx *txn, rec *jobRec, from []store.State, set st
 	if tx.err != nil {
 		return false
 	}
+	leaveJobRow(tx, rec, &set)
 	err := tx.w.JobTransitionBatched(tx.ctx, store.JobTransitionParams{
 		ID: rec.job.ID, FromStates: from, ExpectAttempt: rec.job.Attempt, At: tx.now, Set: set,
 	})

@@ -57,12 +57,18 @@ func (d *Dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.Item
 	if end.started.IsZero() || end.started.After(tx.now) {
 		end.started = tx.now
 	}
+	// The store keeps microseconds: so does the started event's detail,
+	// which the execution row gives back (moveAttemptEvents).
+	end.started = end.started.Truncate(time.Microsecond)
 	if end.outcome == store.OutcomeFailed && end.class == "" {
 		end.class = store.FailExitCode
 	}
-	if end.recordStart {
+	if end.recordStart && (c.Outcome == api.OutcomeSnoozed || c.Outcome == api.OutcomePreempted) {
+		// Requeued below, with no execution row of this write to hold it:
+		// the started event is a row.
 		tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, end.actor, map[string]any{"started_at": end.started.UTC()})
 		d.noteStarted(tx, rec, end.started)
+		end.recordStart = false
 	}
 	if c.Outcome == api.OutcomeSnoozed {
 		if rec.job.CancelRequested {
@@ -77,6 +83,12 @@ func (d *Dispatcher) complete(tx *txn, wk *workerRec, c api.Completion) api.Item
 		// below (endAttempt), instead of going back to the queue.
 		d.requeuePreempted(tx, rec, end)
 		return api.ItemResult{JobID: c.JobID, OK: true}
+	}
+	if end.recordStart {
+		// Reported with this completion: the execution row this
+		// completion writes holds the started event (lateStart).
+		d.lateStart(tx, rec, wk, end)
+		d.noteStarted(tx, rec, end.started)
 	}
 	if end.outcome == store.OutcomeCancelled {
 		end.class = store.FailCancelled
@@ -211,8 +223,9 @@ func reportedStart(rec *jobRec, end attemptEnd) *time.Time {
 // finish ends the job for good.
 func (d *Dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attemptEnd) {
 	running := rec.job.State == store.StateLeased || rec.job.State == store.StateRunning
+	exec := -1
 	if running {
-		d.writeEnd(tx, rec, end)
+		exec = d.writeEnd(tx, rec, end)
 	}
 	set := store.JobSet{State: &state, FinishedAt: &tx.now, LastError: &end.err, CancelRequested: store.Ptr(false)}
 	if end.class != "" {
@@ -229,7 +242,12 @@ func (d *Dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attempt
 	if !d.transition(tx, rec, from, set) {
 		return
 	}
-	tx.event(rec.job.ID, rec.job.Attempt, rec.job.Tenant, terminalEvent(state), end.actor, eventDetail(end))
+	ev := tx.newEvent(rec.job.ID, rec.job.Attempt, rec.job.Tenant, terminalEvent(state), end.actor, eventDetail(end))
+	if exec >= 0 && tx.keep(ev, store.OutcomeEvent(ev.ID, rec.job.Tenant, tx.execs[exec])) {
+		tx.execs[exec].EndEventID = ev.ID
+	} else if exec < 0 {
+		tx.add(ev)
+	}
 	d.noteFinished(tx, rec, state, end.class)
 	var dropped []policy.Dropped
 	if running {
@@ -286,8 +304,9 @@ func (d *Dispatcher) forget(tx *txn, rec *jobRec) {
 	})
 }
 
-// writeEnd records the attempt's execution with its outcome and SLA.
-func (d *Dispatcher) writeEnd(tx *txn, rec *jobRec, end attemptEnd) {
+// writeEnd records the attempt's execution with its outcome and SLA and
+// returns its index in tx.execs.
+func (d *Dispatcher) writeEnd(tx *txn, rec *jobRec, end attemptEnd) int {
 	e := store.Execution{
 		StartedAt: end.started, FinishedAt: tx.now, Outcome: end.outcome, ExitCode: end.exitCode,
 		FailureClass: end.class, Error: end.err, Duration: end.duration, Usage: end.usage,
@@ -300,8 +319,10 @@ func (d *Dispatcher) writeEnd(tx *txn, rec *jobRec, end attemptEnd) {
 	}
 	e.SLAMet, e.SLAViolationPct = slaOf(rec.job, e.Duration)
 	d.resultPending(tx, rec, &e)
-	e = d.writeExecution(tx, rec, e)
+	i := d.writeExecution(tx, rec, e)
+	e = tx.execs[i]
 	d.noteAttemptEnded(tx, rec, e)
+	return i
 }
 
 // storeUsage is the stored form of a worker's usage report (checked by

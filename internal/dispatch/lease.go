@@ -35,6 +35,11 @@ func (d *Dispatcher) lease(tx *txn, rec *jobRec, wk *workerRec) {
 	exp := tx.now.Add(d.leaseTTL())
 	from := []store.State{rec.job.State}
 	set := store.JobSet{State: store.Ptr(store.StateRunning), Attempt: &attempt, WorkerID: &wk.w.ID, LeaseExpiresAt: &exp, StartedAt: &tx.now}
+	ev := tx.newEvent(rec.job.ID, attempt, rec.job.Tenant, store.EventLeased, "system", map[string]string{"worker": wk.w.ID})
+	ev.Synthesised = sameEvent(ev, store.LeasedEvent(ev.ID, rec.job.ID, attempt, rec.job.Tenant, tx.now, wk.w.ID))
+	if ev.Synthesised { // the job row holds it while the attempt lives
+		set.LeaseEventID, set.LeasedAt = &ev.ID, &tx.now
+	}
 	if !d.transition(tx, rec, from, set) {
 		return
 	}
@@ -43,7 +48,7 @@ func (d *Dispatcher) lease(tx *txn, rec *jobRec, wk *workerRec) {
 	rec.slaWarned, rec.slaViolated, rec.timedOut = false, false, false
 	rec.leaseTimeout = rec.job.Timeout
 	wk.jobs[rec.job.ID] = rec
-	tx.event(rec.job.ID, attempt, rec.job.Tenant, store.EventLeased, "system", map[string]string{"worker": wk.w.ID})
+	tx.add(ev)
 	rec.outputBytes, rec.outputCut = 0, false
 	l := api.Lease{Job: wire.Job(rec.job), Attempt: attempt, LeaseExpiresAt: exp.UTC(),
 		TraceParent: d.tracer.AttemptParent(rec.job.TraceParent, rec.job.ID, attempt)}
@@ -338,10 +343,10 @@ func (wk *workerRec) news(resp api.HeartbeatResponse) bool {
 }
 
 // writeExecution upserts the current attempt's execution row, filling the
-// identity fields from the record. It is written once, when the attempt
-// ends; while it runs, the job row holds what the execution would. It
-// returns the row as written.
-func (d *Dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) store.Execution {
+// identity fields from the record, and returns its index in tx.execs. It
+// is written once, when the attempt ends; while it runs, the job row holds
+// what the execution would, its events included (moveAttemptEvents).
+func (d *Dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) int {
 	e.JobID, e.Attempt = rec.job.ID, rec.job.Attempt
 	if rec.worker != nil {
 		e.WorkerID = rec.worker.w.ID
@@ -354,8 +359,9 @@ func (d *Dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) sto
 		// lease that never left the server has none.
 		e.StartedAt = rec.job.StartedAt
 	}
+	moveAttemptEvents(tx, rec, &e)
 	tx.execs = append(tx.execs, e)
-	return e
+	return len(tx.execs) - 1
 }
 
 // waitBeforeLease is how long the attempt waited for its lease: from the

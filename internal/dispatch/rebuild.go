@@ -21,6 +21,11 @@ func (d *Dispatcher) rebuild(ctx context.Context) error {
 	if err := d.loadLaneStates(ctx); err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
+	lastID, err := d.st.EventLastID(ctx)
+	if err != nil {
+		return fmt.Errorf("rebuild: event ids: %w", err)
+	}
+	d.lastEventID = lastID
 	now := d.clock.Now()
 	workers, err := d.st.WorkerList(ctx)
 	if err != nil {
@@ -104,9 +109,13 @@ func (d *Dispatcher) restoreRunning(rec *jobRec) error {
 	if err := d.eng.Restore(policyJob(rec.job), wk.w.ID, at, 0); err != nil {
 		return err
 	}
-	// started_at is the lease time or a reported start, never earlier
-	// than the lease: the best bound of the lease time the row keeps.
-	rec.leasedAt, rec.deliveredAt, rec.restored = at, d.clock.Now(), true
+	// The job row keeps the lease time with the leased event; without it
+	// (leased before it did), started_at, the lease time or a reported
+	// start, is the best bound the row keeps.
+	rec.leasedAt, rec.deliveredAt, rec.restored = rec.job.LeasedAt, d.clock.Now(), true
+	if rec.leasedAt.IsZero() {
+		rec.leasedAt = at
+	}
 	rec.leaseTimeout = rec.job.Timeout
 	rec.worker = wk
 	wk.jobs[rec.job.ID] = rec

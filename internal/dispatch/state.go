@@ -118,6 +118,18 @@ func (r *jobRec) apply(set store.JobSet, at time.Time) {
 	if set.Snoozes != nil {
 		j.Snoozes = *set.Snoozes
 	}
+	if set.LeaseEventID != nil {
+		j.LeaseEventID = *set.LeaseEventID
+	}
+	if set.LeasedAt != nil {
+		j.LeasedAt = *set.LeasedAt
+	}
+	if set.StartEventID != nil {
+		j.StartEventID = *set.StartEventID
+	}
+	if set.StartEventAt != nil {
+		j.StartEventAt = *set.StartEventAt
+	}
 }
 
 // workerRec is a registered worker: its liveness, the leases made for it

@@ -237,7 +237,14 @@ func firstLeaseAfter(t *testing.T, db *sql.DB, from time.Time) time.Time {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		var at sql.NullInt64
-		err := db.QueryRow(`SELECT MIN(at) FROM events WHERE type = 'leased' AND at > $1`, from.UnixMicro()).Scan(&at)
+		// A lease's event is a row of its own, or held by its attempt's
+		// job row while it lives and its execution row once it ended
+		// (package store, "Attempt history in the execution row").
+		err := db.QueryRow(`SELECT MIN(at) FROM (
+			SELECT at FROM events WHERE type = 'leased' AND at > $1
+			UNION ALL SELECT leased_at FROM jobs WHERE lease_event_id IS NOT NULL AND leased_at > $1
+			UNION ALL SELECT leased_at FROM executions WHERE lease_event_id IS NOT NULL AND leased_at > $1) AS leases`,
+			from.UnixMicro()).Scan(&at)
 		if err != nil {
 			t.Fatal(err)
 		}

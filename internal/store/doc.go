@@ -183,6 +183,95 @@
 // found in both. Dropping the state indexes and adding final_state is
 // one migration; its backfill sets final_state from state in the same
 // transaction.
+// # Attempt history in the execution row
+//
+// An attempt's own transitions are not event rows. The leased event, the
+// started event and the outcome event a worker's completion ends the job
+// with (succeeded, failed, cancelled) are held by the rows that already
+// record the attempt, and EventList synthesises them; every reader (the
+// events API, the audit feed, SSE streams, the UI, the CLI, the Go client)
+// goes through EventList and sees the history it saw when they were rows:
+// the same ids, types, order, actors, times and details.
+//
+// Ids. Event ids come from one counter for stored and synthesised events:
+// the dispatcher (the one writer) draws every event's id when it records
+// the event, in the order it records them, and EventAppend inserts the
+// stored ones with those ids (Event.ID set) and stores no row for the
+// synthesised ones (Event.Synthesised). At a rebuild (start, failover, a
+// failed batch) the dispatcher reads the counter back (EventLastID): the
+// largest id in the events table, in the attempt columns of executions
+// and of the live jobs (each the end of an index), and in the events'
+// sequence (SQLite: sqlite_sequence; PostgreSQL: events_id_seq), which
+// retention raises past every id before it deletes any, so the counter
+// never falls back. An id is never drawn twice; ids of a batch that never
+// committed may be drawn again, but nobody saw them. No statement per
+// batch keeps the counter: a PostgreSQL setval on every commit cost 90%
+// of the drain (its first version). Events appended without ids (tests,
+// tools) are numbered by the sequence after raising it the same way.
+// Batches commit in the order the dispatcher formed them (PostgreSQL's
+// concurrent applier included: package postgres, "Concurrent
+// transactions"), so ids increase in commit order, for synthesised events
+// as for stored ones, and "events after id n" keeps its promise: no event
+// is returned twice, none committed before the page is skipped.
+//
+// Where each one lives:
+//
+//   - While the attempt is live (leased or running), the job row holds
+//     its leased event (lease_event_id, leased_at; the worker is
+//     worker_id) and, once the worker reported the start, its started
+//     event (start_event_id, start_event_at; actor "worker:" + worker_id,
+//     no detail). Both are set by the UPDATE that leases or starts the
+//     job, which was written anyway: no row more.
+//   - When the attempt ends with an execution row (a completion, a lost
+//     lease, a timeout, a preemption), that row takes the ids over
+//     (executions.lease_event_id, start_event_id, start_event_at) and the
+//     job row's are cleared, in the same transaction as the transition
+//     that ends the attempt. A start reported only with the completion
+//     has start_event_at NULL: the event's time is finished_at and its
+//     detail {"started_at": started_at}. The outcome event of a
+//     worker's completion that ends the job (succeeded, failed, cancelled;
+//     actor "worker:" + worker_id, time finished_at, detail class,
+//     exit_code and error) is end_event_id.
+//   - When the attempt ends with no execution row (a lease withdrawn
+//     before it left the server, a lease handed back unrun), its leased
+//     and started events become event rows, with their ids, in the
+//     transaction that clears them from the job row.
+//
+// The writer omits a row only when synthesis gives it back exactly: the
+// dispatcher builds the event it would have stored, builds the one the
+// reader will synthesise from the row it writes (the functions in
+// attempt_events.go, which the readers use too), and stores the row
+// whenever the two differ, e.g. an outcome reported by "system" (lost
+// lease) or a retry (retry_scheduled has run_at, which no row keeps).
+// Everything else keeps its row: submitted, operator actions (cancel,
+// hold, release, reprioritize, retry, extend-sla, lane pause), SLA
+// warnings and violations, lease_expired, retry_scheduled, preemption,
+// output truncation, schedule events, alert deliveries, workers, keys.
+//
+// Crash recovery. Every move above is part of one transaction that also
+// makes the transition it describes; so, whichever commit a crash falls
+// between, each committed event is in exactly one place (an event row, a
+// live job row, or an execution row) and uncommitted ones are nowhere.
+// A reader's snapshot sees each event once: a move from the job row to
+// the execution row (or to an event row) commits at once, and its id and
+// content do not change with it. Events of a batch lost in a crash were
+// never acknowledged nor seen, so drawing their ids again is harmless.
+// Rebuild reads leased_at and the live ids from the job row, so an attempt
+// leased before a restart still ends with the lease time its event shows.
+// Rows written before this design (NULL ids) synthesise nothing: their
+// events are rows. Deleting a finished job deletes its executions and so
+// their synthesised events, as it deletes the job's rows; event retention
+// (EventDeleteBefore) clears the ids it passes in execution rows, so that
+// history past the event retention goes as before.
+//
+// The cost read. EventList is a UNION ALL of the events table and five
+// synthesising branches, each filtered and limited on its own: for one job
+// by the primary keys of jobs and executions; for the audit feed ("after
+// id n", newest first) by one partial index per id column of executions
+// (lease, start, end: written once, with the execution row) and one on
+// jobs.lease_event_id, which holds live attempts only and is therefore
+// small. Three index entries per attempt replace four event rows, each
+// with three B-tree entries of its own.
 //
 // # Schema
 //

@@ -83,6 +83,11 @@ type Event struct {
 	// ScheduleID names the schedule of a schedule's event (created,
 	// paused, fired, missed, ...); "" otherwise.
 	ScheduleID string
+	// Synthesised: the event is held by its attempt's job or execution
+	// row, which the same transaction writes; EventAppend stores no row
+	// for it (package store, "Attempt history in the execution row").
+	// Its ID must be set.
+	Synthesised bool
 }
 
 // Validate checks the type, time and detail.
@@ -94,6 +99,10 @@ func (e *Event) Validate() error {
 		return fmt.Errorf("%w: event %s: zero At", ErrInvalid, e.Type)
 	case len(e.Detail) > 0 && !json.Valid(e.Detail):
 		return fmt.Errorf("%w: event %s: detail is not JSON", ErrInvalid, e.Type)
+	case e.Synthesised && e.ID <= 0:
+		return fmt.Errorf("%w: event %s: synthesised without an id", ErrInvalid, e.Type)
+	case e.ID < 0:
+		return fmt.Errorf("%w: event %s: id %d", ErrInvalid, e.Type, e.ID)
 	}
 	return nil
 }

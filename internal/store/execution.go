@@ -50,6 +50,15 @@ type Execution struct {
 	ResultError  string    // the last failed try's error
 	ResultTries  int       // tries made so far
 	ResultNextAt time.Time // when a pending upload is tried next
+
+	// The attempt's events this row holds (package store, "Attempt
+	// history in the execution row"); 0: the event is a row of its own,
+	// or there is none. StartEventAt zero with a StartEventID: the start
+	// was reported with the completion (the event's time is FinishedAt).
+	LeaseEventID int64
+	StartEventID int64
+	StartEventAt time.Time
+	EndEventID   int64
 }
 
 // Usage is what an attempt's processes used, as its worker measured it.

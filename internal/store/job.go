@@ -226,6 +226,14 @@ type Job struct {
 	ExitCode        *int // nil: no exit code (not run, or no process)
 	FailureClass    FailureClass
 	Result          []byte // optional output summary
+
+	// The live attempt's leased and started events (package store,
+	// "Attempt history in the execution row"): their ids (0: none) and
+	// times. They leave the job row when the attempt ends.
+	LeaseEventID int64
+	LeasedAt     time.Time
+	StartEventID int64
+	StartEventAt time.Time
 }
 
 // Validate checks what every driver relies on: an id, a tenant, a type, a
@@ -312,6 +320,12 @@ type JobSet struct {
 	Timeout         *time.Duration // extend-SLA
 	Expected        *time.Duration // extend-SLA
 	MaxAttempts     *int           // retry of an ended job: its one more attempt
+	// The live attempt's events (Job.LeaseEventID ...); 0 and the zero
+	// time clear them.
+	LeaseEventID *int64
+	LeasedAt     *time.Time
+	StartEventID *int64
+	StartEventAt *time.Time
 }
 
 // Validate checks the params before any SQL runs.

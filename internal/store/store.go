@@ -188,7 +188,11 @@ type Writer interface {
 	// LogAppend stores chunks; existing (JobID, Attempt, Seq) are skipped.
 	// ErrNotFound if a chunk's job does not exist (then none is stored).
 	LogAppend(ctx context.Context, chunks []LogChunk) error
-	// EventAppend stores events and sets their ID fields in place.
+	// EventAppend stores events. Events with ID 0 get theirs from the
+	// store, set in place, above every id committed before; the others are
+	// stored with their ID, which must be above every id committed before
+	// (EventLastID). Synthesised events are stored as no row: the attempt
+	// rows written in the same transaction hold them.
 	EventAppend(ctx context.Context, events []Event) error
 
 	// WorkerUpsert inserts or replaces a worker.
@@ -263,7 +267,11 @@ type Reader interface {
 
 	// LogList returns log chunks in (attempt, seq) order.
 	LogList(ctx context.Context, p LogListParams) ([]LogChunk, error)
-	// EventList returns events in ID order.
+	// EventLastID returns the largest event id ever committed, stored or
+	// synthesised (0: none); ids above it are free.
+	EventLastID(ctx context.Context) (int64, error)
+	// EventList returns events in ID order, the stored ones and those
+	// synthesised from attempt rows (AttemptEvents).
 	EventList(ctx context.Context, p EventListParams) ([]Event, error)
 
 	// WorkerGet returns one worker or ErrNotFound.

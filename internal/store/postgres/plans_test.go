@@ -107,7 +107,8 @@ func TestTransitionsFindTheirJobByID(t *testing.T) {
 
 // seedJobs inserts n jobs straight into the table, in the proportions of
 // a server that keeps its finished jobs: most succeeded, few failed or
-// cancelled, some unfinished; one big tenant and nine small ones; one
+// cancelled, about 4% unfinished (with more, reading every unfinished
+// job at lead is as cheap by a scan of the table); one big tenant and nine small ones; one
 // job in ten from a schedule. Then ANALYZE.
 func seedJobs(t *testing.T, db *sql.DB, n int) {
 	t.Helper()
@@ -119,7 +120,7 @@ func seedJobs(t *testing.T, db *sql.DB, n int) {
 			CASE WHEN i % 10 = 0 THEN 's' || (i % 7) END
 		FROM generate_series(1, $1) AS i,
 			LATERAL (SELECT CASE WHEN i % 97 < 80 THEN 'succeeded' WHEN i % 97 < 85 THEN 'failed'
-				WHEN i % 97 < 86 THEN 'cancelled' WHEN i % 97 < 95 THEN 'pending' ELSE 'running' END AS state) AS s`, n)
+				WHEN i % 97 < 93 THEN 'cancelled' WHEN i % 97 < 96 THEN 'pending' ELSE 'running' END AS state) AS s`, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestJobIndexPlans(t *testing.T) {
 		if err := rows.Scan(&name); err != nil {
 			t.Fatal(err)
 		}
-		if !used[name] {
+		if !used[name] && !plannedInEventTests[name] {
 			t.Errorf("index %s of jobs is used by no planned statement", name)
 		}
 	}
@@ -268,3 +269,8 @@ func TestStateUpdatesAreHOT(t *testing.T) {
 		t.Errorf("%d of %d job updates were HOT, want at least %d (the leases)", hot, upd, jobs*9/10)
 	}
 }
+
+// plannedInEventTests are indexes of jobs whose plans the events' plan
+// test checks (events_plan_test.go): the audit feed's way to the leased
+// events of live attempts.
+var plannedInEventTests = map[string]bool{"jobs_live_events": true}

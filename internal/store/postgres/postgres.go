@@ -123,6 +123,13 @@ var dialect = sqlstore.Dialect{
 	ForeignKeyViolation: func(err error) bool { return pgCode(err) == "23503" },
 	ExpectRows:          "fairway_expect_rows",
 	ExpectRowsMissed:    func(err error) bool { return pgCode(err) == "FWCON" },
+	EventLastID: "SELECT GREATEST(" + sqlstore.EventIDMaxima +
+		", (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM events_id_seq))",
+	// setval is not transactional: it runs only where the store numbers
+	// events itself (ids not given) and before retention deletes any.
+	EventRaise: "SELECT setval('events_id_seq', GREATEST(1, " + sqlstore.EventIDMaxima +
+		", (SELECT last_value FROM events_id_seq)))",
+	Unindexed: "%s",
 }
 
 func pgCode(err error) string {

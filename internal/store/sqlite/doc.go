@@ -151,7 +151,13 @@
 //	                  keeps the rule as JSON (store doc, "Unique jobs").
 //	executions        PRIMARY KEY (job_id, attempt), FK jobs ON DELETE
 //	                  CASCADE; outcome NULL while the attempt runs; index on
-//	                  finished_at for summaries.
+//	                  finished_at for summaries. lease_event_id,
+//	                  start_event_id (start_event_at), end_event_id: the
+//	                  attempt's events it holds (package store, "Attempt
+//	                  history in the execution row"), each with a partial
+//	                  index for the audit feed. The job row holds the live
+//	                  attempt's (lease_event_id, leased_at, start_event_id,
+//	                  start_event_at; partial index jobs_live_events).
 //	log_chunks        PRIMARY KEY (job_id, attempt, seq), FK jobs ON DELETE
 //	                  CASCADE; a resent chunk is ignored (ON CONFLICT DO
 //	                  NOTHING).
@@ -159,7 +165,9 @@
 //	                  job_id (NULL for non-job events), attempt, tenant, type,
 //	                  at, actor, detail JSON; indexes (job_id, id),
 //	                  (tenant, id). No FK: the audit trail outlives jobs;
-//	                  events_retention deletes it oldest id first.
+//	                  events_retention deletes it oldest id first. Ids also
+//	                  number the synthesised attempt events: the writer
+//	                  raises sqlite_sequence past them.
 //	workers           PRIMARY KEY id; types/labels JSON, slots, resources,
 //	                  state, registered_at, last_seen_at.
 //	schedules         PRIMARY KEY id; spec, timezone, template JSON,

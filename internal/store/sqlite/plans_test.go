@@ -76,8 +76,13 @@ func TestJobIndexPlans(t *testing.T) {
 		if err := rows.Scan(&name); err != nil {
 			t.Fatal(err)
 		}
-		if !used[name] {
+		if !used[name] && !plannedInEventTests[name] {
 			t.Errorf("index %s of jobs is used by no planned statement", name)
 		}
 	}
 }
+
+// plannedInEventTests are indexes of jobs whose plans the events' plan
+// test checks (events_plan_test.go): the audit feed's way to the leased
+// events of live attempts.
+var plannedInEventTests = map[string]bool{"jobs_live_events": true}

@@ -48,6 +48,9 @@ var dialect = sqlstore.Dialect{
 	},
 	UniqueViolation:     isUniqueViolation,
 	ForeignKeyViolation: isForeignKeyViolation,
+	EventLastID:         "SELECT max(" + sqlstore.EventIDMaxima + ", COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0))",
+	Unindexed:           "+%s",
+	EventRaise:          "UPDATE sqlite_sequence SET seq = max(seq, " + sqlstore.EventIDMaxima + ") WHERE name = 'events'",
 }
 
 // bg is the context statements run with (see sqlstore).

@@ -87,7 +87,7 @@ func (w *Writer) ExecutionUpsertMany(ctx context.Context, es []store.Execution) 
 	})
 }
 
-const execCols = 23
+const execCols = 27
 
 func (w *Writer) upsertExecChunk(es []store.Execution) error {
 	st, err := w.batchStmt(batchKey{rows: len(es)}, func() string { return execBatchSQL(len(es)) })
@@ -114,6 +114,7 @@ func execArgs(es []store.Execution) []any {
 			boolPtrArg(e.SLAMet), e.SLAViolationPct, strArg(string(e.ResultState)), strArg(e.ResultURL),
 			strArg(e.ResultError), int64(e.ResultTries), timeArg(e.ResultNextAt))
 		args = appendUsageArgs(args, e.Usage)
+		args = append(args, idArg(e.LeaseEventID), idArg(e.StartEventID), timeArg(e.StartEventAt), idArg(e.EndEventID))
 	}
 	return args
 }
@@ -141,7 +142,8 @@ func execBatchSQL(n int) string {
 	b.WriteString(`INSERT INTO executions (job_id, attempt, worker_id, leased_at, wait_ms, started_at, finished_at,
 		outcome, exit_code, failure_class, error, duration_ms, sla_met, sla_violation_pct,
 		result_state, result_url, result_error, result_tries, result_next_at,
-		cpu_user_us, cpu_system_us, peak_rss_bytes, usage_source) VALUES `)
+		cpu_user_us, cpu_system_us, peak_rss_bytes, usage_source,
+		lease_event_id, start_event_id, start_event_at, end_event_id) VALUES `)
 	writeRows(&b, n, execCols)
 	b.WriteString(` ON CONFLICT (job_id, attempt) DO UPDATE SET worker_id = excluded.worker_id,
 		leased_at = excluded.leased_at, wait_ms = excluded.wait_ms, started_at = excluded.started_at,
@@ -153,6 +155,9 @@ func execBatchSQL(n int) string {
 		result_error = excluded.result_error, result_tries = excluded.result_tries,
 		result_next_at = excluded.result_next_at,
 		cpu_user_us = excluded.cpu_user_us, cpu_system_us = excluded.cpu_system_us,
-		peak_rss_bytes = excluded.peak_rss_bytes, usage_source = excluded.usage_source`)
+		peak_rss_bytes = excluded.peak_rss_bytes, usage_source = excluded.usage_source,
+		lease_event_id = excluded.lease_event_id,
+		start_event_id = excluded.start_event_id, start_event_at = excluded.start_event_at,
+		end_event_id = excluded.end_event_id`)
 	return b.String()
 }

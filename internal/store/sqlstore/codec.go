@@ -63,6 +63,29 @@ func intPtrArg(p *int) any {
 	return int64(*p)
 }
 
+// idArg is an event id, NULL for 0 (none).
+func idArg(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
+}
+
+// idCol scans an event id, 0 for NULL.
+type idCol struct{ p *int64 }
+
+func (c idCol) Scan(v any) error {
+	switch x := v.(type) {
+	case nil:
+		*c.p = 0
+	case int64:
+		*c.p = x
+	default:
+		return fmt.Errorf("id column: unexpected %T", v)
+	}
+	return nil
+}
+
 func boolPtrArg(p *bool) any {
 	if p == nil {
 		return nil

@@ -47,6 +47,15 @@ type Dialect struct {
 	// (pipelined transitions, pipeline.go).
 	ExpectRows       string
 	ExpectRowsMissed func(error) bool
+	// EventLastID reads the largest event id ever committed: the events'
+	// sequence and EventIDMaxima. EventRaise raises the sequence to it.
+	EventLastID string
+	EventRaise  string
+	// Unindexed is the form (%s: a column) in which a filter on the
+	// synthesised events' tenant is written: SQLite's planner, which has
+	// no statistics, would otherwise read every job of the tenant rather
+	// than walk an event id index and stop at the page's end.
+	Unindexed string
 }
 
 // rebind rewrites ? placeholders for the dialect.
@@ -93,6 +102,8 @@ type Core struct {
 	batches map[batchKey]*sql.Stmt
 	// eventStmts are multi-row event inserts by row count (1..eventChunk).
 	eventStmts [eventChunk + 1]*sql.Stmt
+	// eventIDStmts are the same with the events' ids given.
+	eventIDStmts [eventChunk + 1]*sql.Stmt
 }
 
 // Prepare prepares the fixed statements on WConn; call it once WConn and
@@ -142,11 +153,12 @@ func (c *Core) closeStatements() error {
 	for _, st := range c.batches {
 		errs = append(errs, st.Close())
 	}
-	for _, st := range c.eventStmts {
+	for _, st := range append(c.eventStmts[:], c.eventIDStmts[:]...) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
 	}
+	c.eventStmts, c.eventIDStmts = [eventChunk + 1]*sql.Stmt{}, [eventChunk + 1]*sql.Stmt{}
 	return errors.Join(errs...)
 }
 

@@ -19,6 +19,7 @@ var jobColumns = []string{
 	"worker_id", "lease_expires_at", "cancel_requested", "last_error", "exit_code",
 	"failure_class", "result", "shell", "returned_leases", "output_limit", "scheduled_for", "tags", "result_location", "held",
 	"not_preemptible", "trace_parent", "unique_rule", "snoozes", "max_snoozes",
+	"lease_event_id", "leased_at", "start_event_id", "start_event_at",
 }
 
 // jobSelect is "SELECT <columns> FROM jobs".
@@ -82,7 +83,8 @@ func jobArgs(j *store.Job) ([]any, error) {
 		strArg(j.WorkerID), timeArg(j.LeaseExpiresAt), j.CancelRequested, strArg(j.LastError), intPtrArg(j.ExitCode),
 		strArg(string(j.FailureClass)), bytesArg(j.Result), j.Shell, int64(j.ReturnedLeases), j.OutputLimit,
 		timeArg(j.ScheduledFor), tags, strArg(j.ResultLocation), j.Held,
-		j.NotPreemptible, strArg(j.TraceParent), unique, int64(j.Snoozes), int64(j.MaxSnoozes), finalStateArg(j.State),
+		j.NotPreemptible, strArg(j.TraceParent), unique, int64(j.Snoozes), int64(j.MaxSnoozes),
+		idArg(j.LeaseEventID), timeArg(j.LeasedAt), idArg(j.StartEventID), timeArg(j.StartEventAt), finalStateArg(j.State),
 	}, nil
 }
 
@@ -107,6 +109,7 @@ func scanJob(sc scanner) (store.Job, error) {
 		intPtrCol{&j.ExitCode}, strCol[store.FailureClass]{&j.FailureClass}, bytesCol{&j.Result}, &j.Shell, &returned, &j.OutputLimit,
 		timeCol{&j.ScheduledFor}, jsonCol{&j.Tags}, strCol[string]{&j.ResultLocation}, &j.Held,
 		&j.NotPreemptible, strCol[string]{&j.TraceParent}, jsonCol{&j.Unique}, &snoozes, &maxSnoozes,
+		idCol{&j.LeaseEventID}, timeCol{&j.LeasedAt}, idCol{&j.StartEventID}, timeCol{&j.StartEventAt},
 	)
 	j.Priority, j.Attempt, j.MaxAttempts, j.ReturnedLeases = int(priority), int(attempt), int(maxAttempts), int(returned)
 	j.Snoozes, j.MaxSnoozes = int(snoozes), int(maxSnoozes)
@@ -161,6 +164,10 @@ var setFields = [...]setField{
 	{"max_attempts", "bigint", func(s *store.JobSet) (any, bool) {
 		return optional(s.MaxAttempts, func(v int) any { return int64(v) })
 	}},
+	{"lease_event_id", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.LeaseEventID, idArg) }},
+	{"leased_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.LeasedAt, timeArg) }},
+	{"start_event_id", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.StartEventID, idArg) }},
+	{"start_event_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.StartEventAt, timeArg) }},
 }
 
 func optional[T, R any](p *T, conv func(T) R) (any, bool) {

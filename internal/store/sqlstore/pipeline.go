@@ -125,8 +125,9 @@ type (
 		shape transitionShape
 		rows  int
 	}
-	execKey  struct{ rows int }
-	eventKey struct{ rows int }
+	execKey    struct{ rows int }
+	eventKey   struct{ rows int }
+	eventIDKey struct{ rows int }
 )
 
 // queueInserts queues the held job inserts, in chunks of batchChunks
@@ -169,11 +170,18 @@ func (w *Writer) queueExecutions(es []store.Execution) {
 }
 
 // queueEvents queues the insert of events; their ids are set when the
-// queue is sent.
-func (w *Writer) queueEvents(events []store.Event) {
+// queue is sent, or, withIDs, are the events' own (then nothing is
+// returned and nothing held: the ids were drawn in commit order).
+func (w *Writer) queueEvents(events []store.Event, withIDs bool) {
 	for len(events) > 0 {
 		n := min(len(events), eventChunk)
 		chunk := events[:n]
+		events = events[n:]
+		if withIDs {
+			q := w.s.piped.get(eventIDKey{n}, func() string { return w.s.D.rebind(eventInsertWithIDsSQL(n)) })
+			w.s.Pipe.Queue(q, eventArgsWithIDs(chunk), nil)
+			continue
+		}
 		q := w.s.piped.get(eventKey{n}, func() string { return w.s.D.rebind(eventInsertSQL(n, true)) })
 		w.s.Pipe.Queue(q, eventArgs(chunk), func(ids []int64) {
 			if len(ids) != len(chunk) {
@@ -184,6 +192,5 @@ func (w *Writer) queueEvents(events []store.Event) {
 				chunk[i].ID = ids[i]
 			}
 		})
-		events = events[n:]
 	}
 }

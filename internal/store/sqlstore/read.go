@@ -268,7 +268,8 @@ func (s *Core) JobListUnfinished(ctx context.Context) ([]store.Job, error) {
 const executionSelect = `SELECT e.job_id, e.attempt, e.worker_id, e.leased_at, e.wait_ms, e.started_at, e.finished_at,
 	e.outcome, e.exit_code, e.failure_class, e.error, e.duration_ms, e.sla_met, e.sla_violation_pct,
 	e.result_state, e.result_url, e.result_error, e.result_tries, e.result_next_at,
-	e.cpu_user_us, e.cpu_system_us, e.peak_rss_bytes, e.usage_source
+	e.cpu_user_us, e.cpu_system_us, e.peak_rss_bytes, e.usage_source,
+	e.lease_event_id, e.start_event_id, e.start_event_at, e.end_event_id
 	FROM executions e`
 
 func scanExecution(sc scanner) (store.Execution, error) {
@@ -282,7 +283,8 @@ func scanExecution(sc scanner) (store.Execution, error) {
 		msCol{&e.Duration}, boolPtrCol{&e.SLAMet}, &e.SLAViolationPct,
 		strCol[store.ResultState]{&e.ResultState}, strCol[string]{&e.ResultURL}, strCol[string]{&e.ResultError},
 		&tries, timeCol{&e.ResultNextAt},
-		&cpuUser, &cpuSys, &peak, &source)
+		&cpuUser, &cpuSys, &peak, &source,
+		idCol{&e.LeaseEventID}, idCol{&e.StartEventID}, timeCol{&e.StartEventAt}, idCol{&e.EndEventID})
 	e.Attempt, e.ResultTries = int(attempt), int(tries)
 	if source.Valid {
 		e.Usage = store.Usage{
@@ -596,63 +598,6 @@ func (s *Core) LogList(ctx context.Context, p store.LogListParams) ([]store.LogC
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: list logs: %w", err)
-	}
-	return out, nil
-}
-
-// EventList implements store.Reader.
-func (s *Core) EventList(ctx context.Context, p store.EventListParams) ([]store.Event, error) {
-	if err := s.readCheck(ctx); err != nil {
-		return nil, err
-	}
-	var w where
-	w.add("id > ?", p.AfterID)
-	if p.JobID != "" {
-		w.add("job_id = ?", p.JobID)
-	}
-	if p.Tenant != "" {
-		w.add("tenant = ?", p.Tenant)
-	}
-	if p.ScheduleID != "" {
-		w.add("schedule_id = ?", p.ScheduleID)
-	}
-	in(&w, "type", p.Types)
-	if p.Actor != "" {
-		// The actor itself, every key of a role ("admin" finds "admin
-		// key 1a2b... (name)"), or one key by its id.
-		esc := likeEscaper.Replace(p.Actor)
-		w.add(`(actor = ? OR actor LIKE ? ESCAPE '\' OR actor LIKE ? ESCAPE '\')`, p.Actor, esc+" key %", "% key "+esc+"%")
-	}
-	if !p.Since.IsZero() {
-		w.add("at >= ?", timeArg(p.Since))
-	}
-	if !p.Until.IsZero() {
-		w.add("at < ?", timeArg(p.Until))
-	}
-	limit := store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
-	order := " ORDER BY id"
-	if p.Newest {
-		order = " ORDER BY id DESC"
-	}
-	rows, err := s.RDB.QueryContext(ctx, s.D.rebind("SELECT id, job_id, attempt, tenant, type, at, actor, detail, schedule_id FROM events"+
-		w.sql()+order+" LIMIT ?"), append(w.args, limit)...)
-	if err != nil {
-		return nil, fmt.Errorf("store: list events: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Event
-	for rows.Next() {
-		var e store.Event
-		var attempt int64
-		if err := rows.Scan(&e.ID, strCol[string]{&e.JobID}, &attempt, &e.Tenant, strCol[store.EventType]{&e.Type},
-			timeCol{&e.At}, &e.Actor, rawJSONCol{&e.Detail}, strCol[string]{&e.ScheduleID}); err != nil {
-			return nil, fmt.Errorf("store: list events: %w", err)
-		}
-		e.Attempt = int(attempt)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: list events: %w", err)
 	}
 	return out, nil
 }

@@ -96,6 +96,10 @@ type Writer struct {
 	// (sentinel): after it the transaction may have been rolled back by
 	// SQLite, so every later operation fails with it and Write rolls back.
 	broken error
+	// eventsRaised: the events' sequence was raised past every id this
+	// transaction may meet (EventRaise) and no event with a given id was
+	// stored since, so store-numbered events need no raise again.
+	eventsRaised bool
 }
 
 var _ store.Writer = (*Writer)(nil)
@@ -414,12 +418,24 @@ func (w *Writer) EventDeleteBefore(ctx context.Context, before time.Time, limit 
 	if n == 0 {
 		return p, nil
 	}
+	// The sequence first covers every id, so that EventLastID never falls
+	// back once these are gone.
+	if _, err := w.s.WConn.ExecContext(bg, w.s.D.EventRaise); err != nil {
+		return store.Purged{}, fmt.Errorf("store: delete old events: raise the ids: %w", err)
+	}
 	res, err := w.s.WConn.ExecContext(bg, w.s.D.rebind(`DELETE FROM events WHERE id <= ?`), last)
 	if err != nil {
 		return store.Purged{}, fmt.Errorf("store: delete old events: %w", err)
 	}
 	if p.Deleted, err = res.RowsAffected(); err != nil {
 		return store.Purged{}, fmt.Errorf("store: delete old events: %w", err)
+	}
+	// The attempt events the execution rows hold go up to the same id.
+	for _, col := range []string{"lease_event_id", "start_event_id", "end_event_id"} {
+		q := `UPDATE executions SET ` + col + ` = NULL WHERE ` + col + ` <= ?`
+		if _, err := w.s.WConn.ExecContext(bg, w.s.D.rebind(q), last); err != nil {
+			return store.Purged{}, fmt.Errorf("store: delete old attempt events: %w", err)
+		}
 	}
 	return p, nil
 }
@@ -550,16 +566,43 @@ func (w *Writer) EventAppend(ctx context.Context, events []store.Event) (err err
 	if err := w.checkOp(ctx, mode); err != nil {
 		return err
 	}
+	var raise int64 // the largest id set by the caller
 	for i := range events {
 		if err := events[i].Validate(); err != nil {
 			return err
 		}
+		raise = max(raise, events[i].ID)
+	}
+	stored := events
+	if raise > 0 {
+		stored = storedEvents(events)
+		for i := range stored {
+			if stored[i].ID == 0 {
+				return fmt.Errorf("%w: events: ids set on some events of a batch, not on all", store.ErrInvalid)
+			}
+		}
 	}
 	if mode == opPiped {
-		w.queueEvents(events)
+		if raise == 0 && !w.eventsRaised {
+			w.s.Pipe.Queue(w.s.D.EventRaise, nil, nil)
+		}
+		w.eventsRaised = raise == 0
+		w.queueEvents(stored, raise > 0)
 		return nil
 	}
-	insert := func() error { return w.insertEvents(events) }
+	if raise > 0 {
+		w.eventsRaised = false
+		return w.atomically(func() error { return w.insertEvents(stored, true) })
+	}
+	// The store numbers them: past every id given, synthesised ones too,
+	// once per transaction until an event with a given id is stored.
+	if !w.eventsRaised {
+		if _, err := w.s.WConn.ExecContext(bg, w.s.D.EventRaise); err != nil {
+			return fmt.Errorf("store: append events: raise the ids: %w", err)
+		}
+		w.eventsRaised = true
+	}
+	insert := func() error { return w.insertEvents(events, false) }
 	if len(events) == 1 {
 		return insert()
 	}
@@ -576,6 +619,26 @@ func (w *Writer) EventAppend(ctx context.Context, events []store.Event) (err err
 	return err
 }
 
+// storedEvents returns the events that are rows: not Synthesised.
+func storedEvents(events []store.Event) []store.Event {
+	n := 0
+	for i := range events {
+		if !events[i].Synthesised {
+			n++
+		}
+	}
+	if n == len(events) {
+		return events
+	}
+	out := make([]store.Event, 0, n)
+	for _, e := range events {
+		if !e.Synthesised {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // eventChunk is how many events one INSERT statement carries: one
 // multi-row statement costs about as much as one single-row insert.
 const eventChunk = 64
@@ -583,9 +646,17 @@ const eventChunk = 64
 // insertEvents inserts events in multi-row statements. The writer is the
 // only one inserting, and events use AUTOINCREMENT, so the rows of one
 // statement get consecutive ids ending at its last insert id.
-func (w *Writer) insertEvents(events []store.Event) error {
+// With withIDs, the events' own ids are inserted.
+func (w *Writer) insertEvents(events []store.Event, withIDs bool) error {
 	for len(events) > 0 {
 		n := min(len(events), eventChunk)
+		if withIDs {
+			if err := w.insertEventChunkWithIDs(events[:n]); err != nil {
+				return err
+			}
+			events = events[n:]
+			continue
+		}
 		if err := w.insertEventChunk(events[:n]); err != nil {
 			return err
 		}
@@ -615,6 +686,28 @@ func (w *Writer) insertEventChunk(events []store.Event) error {
 		events[i].ID = last - int64(len(events)-1-i)
 	}
 	return nil
+}
+
+func (w *Writer) insertEventChunkWithIDs(events []store.Event) error {
+	st, err := w.eventIDStmt(len(events))
+	if err != nil {
+		return fmt.Errorf("store: append events: %w", err)
+	}
+	if _, err := st.ExecContext(bg, eventArgsWithIDs(events)...); err != nil {
+		return fmt.Errorf("store: append events: %w", err)
+	}
+	return nil
+}
+
+// eventArgsWithIDs is eventArgs with each event's id first.
+func eventArgsWithIDs(events []store.Event) []any {
+	args := make([]any, 0, 9*len(events))
+	for i := range events {
+		e := &events[i]
+		args = append(args, e.ID, strArg(e.JobID), int64(e.Attempt), e.Tenant, string(e.Type), timeArg(e.At), e.Actor,
+			rawJSONArg(e.Detail), strArg(e.ScheduleID))
+	}
+	return args
 }
 
 func eventArgs(events []store.Event) []any {
@@ -669,6 +762,27 @@ func (w *Writer) eventStmt(n int) (*sql.Stmt, error) {
 	}
 	w.s.eventStmts[n] = st
 	return st, nil
+}
+
+// eventIDStmt returns the prepared insert of n events with their ids.
+func (w *Writer) eventIDStmt(n int) (*sql.Stmt, error) {
+	if st := w.s.eventIDStmts[n]; st != nil {
+		return st, nil
+	}
+	st, err := w.s.prepareOn(w.s.D.rebind(eventInsertWithIDsSQL(n)))
+	if err != nil {
+		return nil, err
+	}
+	w.s.eventIDStmts[n] = st
+	return st, nil
+}
+
+// eventInsertWithIDsSQL is the insert of n events with their ids.
+func eventInsertWithIDsSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO events (id, job_id, attempt, tenant, type, at, actor, detail, schedule_id) VALUES `)
+	writeRows(&b, n, 9)
+	return b.String()
 }
 
 // eventInsertSQL is the insert of n events, reading their ids back if

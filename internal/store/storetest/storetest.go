@@ -51,6 +51,7 @@ var tests = []testCase{
 	{"JobDeleteFinished", testJobDeleteFinished},
 	{"EventDeleteBefore", testEventDeleteBefore},
 	{"EventActorFilter", testEventActorFilter},
+	{"AttemptEvents", testAttemptEvents},
 
 	{"IdempotencyDuplicateWithinWindow", testIdempotencyDuplicate},
 	{"IdempotencyOtherTenant", testIdempotencyOtherTenant},

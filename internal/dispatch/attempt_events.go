@@ -1,0 +1,74 @@
+package dispatch
+
+import (
+	"time"
+
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// An attempt's leased, started and outcome events are held by its rows
+// rather than stored as event rows whenever a reader gives them back the
+// same (package store, "Attempt history in the execution row"): the job
+// row while the attempt lives, the execution row once it ended. These
+// functions move them along; lease, startAttempt and finish record them.
+
+// lateStart records the start of an attempt reported only with its
+// completion. The execution row this completion writes holds it (its
+// time is the row's finished_at, its detail the row's started_at): the
+// record keeps its id, with no start time, for writeExecution.
+func (d *Dispatcher) lateStart(tx *txn, rec *jobRec, wk *workerRec, end attemptEnd) {
+	ev := tx.newEvent(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, end.actor,
+		map[string]any{"started_at": end.started.UTC()})
+	want := store.StartedEvent(ev.ID, rec.job.ID, rec.job.Attempt, rec.job.Tenant, tx.now, wk.w.ID, end.started)
+	if tx.keep(ev, want) {
+		rec.job.StartEventID, rec.job.StartEventAt = ev.ID, time.Time{}
+	}
+}
+
+// moveAttemptEvents hands the live attempt's events from the record (the
+// job row) to e, its execution row, each one that e gives back the same;
+// any other one becomes an event row, with its id. The transition that
+// ends the attempt then clears them from the job row (leaveJobRow).
+func moveAttemptEvents(tx *txn, rec *jobRec, e *store.Execution) {
+	j := &rec.job
+	if j.LeaseEventID != 0 {
+		live := store.LeasedEvent(j.LeaseEventID, j.ID, j.Attempt, j.Tenant, j.LeasedAt, j.WorkerID)
+		if sameEvent(live, store.LeasedEvent(j.LeaseEventID, e.JobID, e.Attempt, j.Tenant, e.LeasedAt, e.WorkerID)) {
+			e.LeaseEventID = j.LeaseEventID
+		} else {
+			tx.add(live)
+		}
+	}
+	switch {
+	case j.StartEventID == 0:
+	case j.StartEventAt.IsZero(): // reported with this completion (lateStart), which checked it
+		e.StartEventID = j.StartEventID
+	default:
+		live := store.StartedEvent(j.StartEventID, j.ID, j.Attempt, j.Tenant, j.StartEventAt, j.WorkerID, time.Time{})
+		if sameEvent(live, store.StartedEvent(j.StartEventID, e.JobID, e.Attempt, j.Tenant, j.StartEventAt, e.WorkerID, time.Time{})) {
+			e.StartEventID, e.StartEventAt = j.StartEventID, j.StartEventAt
+		} else {
+			tx.add(live)
+		}
+	}
+	j.LeaseEventID, j.StartEventID = 0, 0
+}
+
+// live reports whether a job in state s has a live attempt.
+func live(s store.State) bool { return s == store.StateLeased || s == store.StateRunning }
+
+// leaveJobRow is part of every transition that ends the live attempt:
+// the events the job row still holds (no execution row took them: a lease
+// withdrawn or handed back) become event rows with their ids, and set
+// clears the row's attempt event columns.
+func leaveJobRow(tx *txn, rec *jobRec, set *store.JobSet) {
+	if set.State == nil || !live(rec.job.State) || live(*set.State) {
+		return
+	}
+	for _, ev := range store.LiveAttemptEvents(rec.job) {
+		tx.add(ev)
+	}
+	var none int64
+	set.LeaseEventID, set.StartEventID = &none, &none
+	set.LeasedAt, set.StartEventAt = &time.Time{}, &time.Time{}
+}

@@ -1,0 +1,83 @@
+package postgres
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fairwayhq/fairway/internal/pgtest"
+	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/store/storetest"
+)
+
+// The events read (package store, "Attempt history in the execution
+// row") finds the synthesised events by index on an analyzed table of
+// 3,000 ended attempts: the audit feed through the id columns' partial
+// indexes, one job's events by the primary keys; no branch reads all
+// executions or all jobs.
+func TestEventListPlansUseIndexes(t *testing.T) {
+	url := pgtest.URL(t)
+	s, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	db := pgtest.Open(t, url)
+
+	const jobs = 3000
+	var execs []store.Execution
+	if err := s.Write(ctx, func(w store.Writer) error {
+		for i := range jobs {
+			id := fmt.Sprintf("job-%05d", i)
+			at := storetest.T0.Add(time.Duration(i) * time.Second)
+			j := store.Job{ID: id, Tenant: fmt.Sprintf("t%d", i%3), Type: "x", State: store.StateSucceeded, CreatedAt: at, Attempt: 1}
+			if err := w.JobInsertBatched(ctx, j); err != nil {
+				return err
+			}
+			n := int64(3*i + 1)
+			execs = append(execs, store.Execution{JobID: id, Attempt: 1, WorkerID: "w", LeasedAt: at, StartedAt: at,
+				FinishedAt: at, Outcome: store.OutcomeSucceeded, LeaseEventID: n, StartEventID: n + 1, StartEventAt: at, EndEventID: n + 2})
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(ctx, func(w store.Writer) error { return w.ExecutionUpsertMany(ctx, execs) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string]store.EventListParams{
+		"feed":        {AfterID: 4000, Limit: 100},
+		"feed newest": {Newest: true, Limit: 100},
+		"job":         {JobID: "job-00042", Limit: 1000},
+		"tenant":      {Tenant: "t1", AfterID: 4000},
+		"type":        {Types: []store.EventType{store.EventSucceeded, store.EventLeased}, Limit: 50},
+	} {
+		q, args := s.EventListQuery(p)
+		rows, err := db.QueryContext(ctx, "EXPLAIN "+q, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, line)
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(plan, "\n")
+		if strings.Contains(text, "Seq Scan on executions") || strings.Contains(text, "Seq Scan on jobs") {
+			t.Errorf("%s: a branch reads a whole table:\n%s", name, text)
+		}
+		if testing.Verbose() {
+			t.Logf("%s:\n%s", name, text)
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package sqlite
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/store/storetest"
+)
+
+// The events read (package store, "Attempt history in the execution
+// row") finds the synthesised events by index: the audit feed by the id
+// columns' partial indexes, one job's by the primary keys. No branch
+// reads all executions or all jobs.
+func TestEventListPlansUseIndexes(t *testing.T) {
+	s := openTemp(t)
+	for name, p := range map[string]store.EventListParams{
+		"feed":         {AfterID: 10, Limit: 100},
+		"feed newest":  {Newest: true, Limit: 100},
+		"job":          {JobID: "j", Limit: 1000},
+		"tenant":       {Tenant: "acme", AfterID: 10},
+		"type":         {Types: []store.EventType{store.EventSucceeded, store.EventLeased}},
+		"actor, since": {Actor: "worker:w1", Since: storetest.T0},
+	} {
+		q, args := s.EventListQuery(p)
+		rows, err := s.RDB.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range plan {
+			scan := (strings.HasPrefix(line, "SCAN x") || strings.HasPrefix(line, "SCAN j")) && !strings.Contains(line, "INDEX")
+			// jobs by another index: every job of a tenant, say
+			wide := strings.HasPrefix(line, "SEARCH j") && !strings.Contains(line, "(id=?)") && !strings.Contains(line, "jobs_live_events")
+			if scan || wide {
+				t.Errorf("%s: a branch reads more than its page: %q\n%s", name, line, strings.Join(plan, "\n"))
+			}
+		}
+		if testing.Verbose() {
+			t.Logf("%s:\n%s", name, strings.Join(plan, "\n"))
+		}
+	}
+}

@@ -1,0 +1,258 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fairwayhq/fairway/internal/store"
+)
+
+// The events' read: the events table and the attempt events that jobs and
+// executions hold (package store, "Attempt history in the execution
+// row"), as one list in id order.
+
+// eventSource is one branch of EventList's UNION ALL: where its events
+// come from and the SQL expression of each column a filter reads.
+type eventSource struct {
+	kind      int             // how scanEvent builds the event (eventStored ...)
+	from      string          // FROM clause
+	base      string          // condition every row of the branch meets
+	typ       string          // the type column's expression, when not constType
+	constType store.EventType // the branch's one type, if it has one
+
+	// The columns of an event, as expressions of the branch's tables.
+	id, jobID, attempt, tenant, at, actor, detail, scheduleID string
+
+	// worker, late (the worker's start time of a start reported with
+	// the completion), exitCode, class, errText and outcome feed the
+	// synthesised events.
+	worker, late, exitCode, class, errText, outcome string
+}
+
+const (
+	eventStored = iota
+	eventExecLeased
+	eventExecStarted
+	eventExecEnd
+	eventJobLeased
+	eventJobStarted
+)
+
+const (
+	nullText   = "CAST(NULL AS TEXT)"
+	nullBigint = "CAST(NULL AS BIGINT)"
+	execJoin   = "executions x JOIN jobs j ON j.id = x.job_id"
+	execWorker = "'worker:' || COALESCE(x.worker_id, '')"
+	jobWorker  = "'worker:' || COALESCE(j.worker_id, '')"
+	// jobTenant is the synthesised events' tenant: the job's, through
+	// Dialect.Unindexed.
+	jobTenant = "{unindexed j.tenant}"
+)
+
+var eventSources = []eventSource{
+	{kind: eventStored, from: "events", base: "", typ: "type",
+		id: "id", jobID: "job_id", attempt: "attempt", tenant: "tenant", at: "at", actor: "actor", detail: "detail",
+		scheduleID: "schedule_id", worker: nullText, late: nullBigint, exitCode: nullBigint, class: nullText,
+		errText: nullText, outcome: nullText},
+	{kind: eventExecLeased, from: execJoin, base: "x.lease_event_id IS NOT NULL", constType: store.EventLeased,
+		id: "x.lease_event_id", jobID: "x.job_id", attempt: "x.attempt", tenant: jobTenant, at: "x.leased_at",
+		actor: "'system'", detail: nullText, scheduleID: nullText, worker: "x.worker_id", late: nullBigint,
+		exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText},
+	{kind: eventExecStarted, from: execJoin, base: "x.start_event_id IS NOT NULL", constType: store.EventStarted,
+		id: "x.start_event_id", jobID: "x.job_id", attempt: "x.attempt", tenant: jobTenant,
+		at: "COALESCE(x.start_event_at, x.finished_at)", actor: execWorker, detail: nullText, scheduleID: nullText,
+		worker: "x.worker_id", late: "CASE WHEN x.start_event_at IS NULL THEN x.started_at END",
+		exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText},
+	{kind: eventExecEnd, from: execJoin, base: "x.end_event_id IS NOT NULL",
+		typ: "CASE x.outcome WHEN 'succeeded' THEN 'succeeded' WHEN 'cancelled' THEN 'cancelled' ELSE 'failed' END",
+		id:  "x.end_event_id", jobID: "x.job_id", attempt: "x.attempt", tenant: jobTenant, at: "x.finished_at",
+		actor: execWorker, detail: nullText, scheduleID: nullText, worker: "x.worker_id", late: nullBigint,
+		exitCode: "x.exit_code", class: "x.failure_class", errText: "x.error", outcome: "x.outcome"},
+	{kind: eventJobLeased, from: "jobs j", base: "j.lease_event_id IS NOT NULL", constType: store.EventLeased,
+		id: "j.lease_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant, at: "j.leased_at",
+		actor: "'system'", detail: nullText, scheduleID: nullText, worker: "j.worker_id", late: nullBigint,
+		exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText},
+	// Found through jobs_live_events (lease_event_id IS NOT NULL): live
+	// attempts only, a small set read whole.
+	{kind: eventJobStarted, from: "jobs j", base: "j.lease_event_id IS NOT NULL AND j.start_event_id IS NOT NULL",
+		constType: store.EventStarted, id: "j.start_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant,
+		at: "j.start_event_at", actor: jobWorker, detail: nullText, scheduleID: nullText, worker: "j.worker_id",
+		late: nullBigint, exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText},
+}
+
+// typeExpr is the branch's type column.
+func (src *eventSource) typeExpr() string {
+	if src.constType != "" {
+		return "'" + string(src.constType) + "'"
+	}
+	return src.typ
+}
+
+// skipped reports whether no event of the branch can match p.
+func (src *eventSource) skipped(p *store.EventListParams) bool {
+	if src.kind == eventStored {
+		return false
+	}
+	if p.ScheduleID != "" {
+		return true // synthesised events belong to no schedule
+	}
+	if src.constType != "" && len(p.Types) > 0 && !slices.Contains(p.Types, src.constType) {
+		return true
+	}
+	if src.kind == eventExecEnd && len(p.Types) > 0 && !slices.ContainsFunc(p.Types, func(t store.EventType) bool {
+		return t == store.EventSucceeded || t == store.EventFailed || t == store.EventCancelled
+	}) {
+		return true
+	}
+	return false
+}
+
+// filter is the branch's WHERE for p.
+func (src *eventSource) filter(p *store.EventListParams) where {
+	var w where
+	if src.base != "" {
+		w.add(src.base)
+	}
+	w.add(src.id+" > ?", p.AfterID)
+	if p.JobID != "" {
+		w.add(src.jobID+" = ?", p.JobID)
+	}
+	if p.Tenant != "" {
+		w.add(src.tenant+" = ?", p.Tenant)
+	}
+	if p.ScheduleID != "" {
+		w.add(src.scheduleID+" = ?", p.ScheduleID)
+	}
+	if len(p.Types) > 0 && src.constType == "" {
+		in(&w, src.typeExpr(), p.Types)
+	}
+	if p.Actor != "" {
+		// The actor itself, every key of a role ("admin" finds "admin
+		// key 1a2b... (name)"), or one key by its id.
+		esc := likeEscaper.Replace(p.Actor)
+		a := src.actor
+		w.add("("+a+" = ? OR "+a+` LIKE ? ESCAPE '\' OR `+a+` LIKE ? ESCAPE '\')`, p.Actor, esc+" key %", "% key "+esc+"%")
+	}
+	if !p.Since.IsZero() {
+		w.add(src.at+" >= ?", timeArg(p.Since))
+	}
+	if !p.Until.IsZero() {
+		w.add(src.at+" < ?", timeArg(p.Until))
+	}
+	return w
+}
+
+// branchSQL is the branch's SELECT for p, ordered and limited on its own
+// (with a job named, its rows are found by key, and are few).
+func (src *eventSource) branchSQL(w where, order string) string {
+	cols := []string{src.id, fmt.Sprint(src.kind), src.jobID, src.attempt, src.tenant, src.typeExpr(), src.at, src.actor,
+		src.detail, src.scheduleID, src.worker, src.late, src.exitCode, src.class, src.errText, src.outcome}
+	for i, name := range eventColumns {
+		cols[i] += " AS " + name
+	}
+	return "SELECT * FROM (SELECT " + strings.Join(cols, ", ") + " FROM " + src.from + w.sql() +
+		" ORDER BY " + src.id + order + " LIMIT ?) AS b" + fmt.Sprint(src.kind)
+}
+
+var eventColumns = []string{"id", "kind", "job_id", "attempt", "tenant", "type", "at", "actor", "detail", "schedule_id",
+	"worker_id", "late_start", "exit_code", "failure_class", "error", "outcome"}
+
+// EventListQuery returns EventList's query for p and its arguments
+// (exported for the drivers' plan tests).
+func (s *Core) EventListQuery(p store.EventListParams) (string, []any) {
+	limit := store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
+	order := ""
+	if p.Newest {
+		order = " DESC"
+	}
+	var parts []string
+	var args []any
+	for i := range eventSources {
+		src := &eventSources[i]
+		if src.skipped(&p) {
+			continue
+		}
+		w := src.filter(&p)
+		parts = append(parts, src.branchSQL(w, order))
+		args = append(append(args, w.args...), limit)
+	}
+	q := "SELECT * FROM (" + strings.Join(parts, " UNION ALL ") + ") AS u ORDER BY id" + order + " LIMIT ?"
+	q = strings.ReplaceAll(q, jobTenant, strings.ReplaceAll(s.D.Unindexed, "%s", "j.tenant"))
+	return s.D.rebind(q), append(args, limit)
+}
+
+// EventList implements store.Reader.
+func (s *Core) EventList(ctx context.Context, p store.EventListParams) ([]store.Event, error) {
+	if err := s.readCheck(ctx); err != nil {
+		return nil, err
+	}
+	q, args := s.EventListQuery(p)
+	rows, err := s.RDB.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list events: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Event
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: list events: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list events: %w", err)
+	}
+	return out, nil
+}
+
+// scanEvent reads one row of EventList's query: a stored event as it is,
+// a synthesised one built by package store's functions.
+func scanEvent(sc scanner) (store.Event, error) {
+	var e store.Event
+	var kind, attempt int64
+	var x store.Execution
+	if err := sc.Scan(&e.ID, &kind, strCol[string]{&e.JobID}, &attempt, &e.Tenant, strCol[store.EventType]{&e.Type},
+		timeCol{&e.At}, &e.Actor, rawJSONCol{&e.Detail}, strCol[string]{&e.ScheduleID},
+		strCol[string]{&x.WorkerID}, timeCol{&x.StartedAt}, intPtrCol{&x.ExitCode}, strCol[store.FailureClass]{&x.FailureClass},
+		strCol[string]{&x.Error}, strCol[store.Outcome]{&x.Outcome}); err != nil {
+		return store.Event{}, err
+	}
+	e.Attempt = int(attempt)
+	switch kind {
+	case eventExecLeased, eventJobLeased:
+		return store.LeasedEvent(e.ID, e.JobID, e.Attempt, e.Tenant, e.At, x.WorkerID), nil
+	case eventExecStarted, eventJobStarted:
+		return store.StartedEvent(e.ID, e.JobID, e.Attempt, e.Tenant, e.At, x.WorkerID, x.StartedAt), nil
+	case eventExecEnd:
+		x.JobID, x.Attempt, x.FinishedAt = e.JobID, e.Attempt, e.At
+		return store.OutcomeEvent(e.ID, e.Tenant, x), nil
+	}
+	return e, nil
+}
+
+// EventIDMaxima lists, comma-separated, the largest event id of each
+// place an event lives: the events table and the attempt rows' id
+// columns, each one end of an index (the live jobs' start ids: a read of
+// jobs_live_events, live attempts only). With the events' sequence, which
+// covers ids deleted by retention, it gives EventLastID.
+const EventIDMaxima = `COALESCE((SELECT max(id) FROM events), 0),
+	COALESCE((SELECT max(lease_event_id) FROM executions WHERE lease_event_id IS NOT NULL), 0),
+	COALESCE((SELECT max(start_event_id) FROM executions WHERE start_event_id IS NOT NULL), 0),
+	COALESCE((SELECT max(end_event_id) FROM executions WHERE end_event_id IS NOT NULL), 0),
+	COALESCE((SELECT max(lease_event_id) FROM jobs WHERE lease_event_id IS NOT NULL), 0),
+	COALESCE((SELECT max(start_event_id) FROM jobs WHERE lease_event_id IS NOT NULL), 0)`
+
+// EventLastID implements store.Reader.
+func (s *Core) EventLastID(ctx context.Context) (int64, error) {
+	if err := s.readCheck(ctx); err != nil {
+		return 0, err
+	}
+	var id int64
+	if err := s.RDB.QueryRowContext(ctx, s.D.EventLastID).Scan(&id); err != nil {
+		return 0, fmt.Errorf("store: last event id: %w", err)
+	}
+	return id, nil
+}
