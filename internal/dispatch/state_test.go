@@ -26,6 +26,8 @@ func TestApplyMirrorsEveryField(t *testing.T) {
 			*x = store.StateRunning
 		case *int:
 			*x = 7
+		case *int64:
+			*x = 11
 		case *string:
 			*x = "x"
 		case *bool:
