@@ -23,7 +23,8 @@ var updateGolden = flag.Bool("update", false, "rewrite testdata/*.golden from th
 // and retried, cancelled while running, lease lost, handed back unrun,
 // operator actions in between) and compares the events API's answers with
 // testdata/attempt_history.golden, recorded from the server that stored
-// every event as a row (main before issue 29's lever 1): per job, the
+// every event as a row (main just before issue 29's lever 1 was merged,
+// c968a1b, the start already folded into the lease): per job, the
 // audit feed paged two at a time by after_id, and since. Ids, types,
 // order, attempts, actors, times and details must all be the same.
 func TestAJobsHistoryIsTheSameWhereverItIsKept(t *testing.T) {
@@ -181,7 +182,10 @@ func TestAJobsHistoryIsTheSameWhereverItIsKept(t *testing.T) {
 	if err := rows.Close(); err != nil {
 		t.Fatal(err)
 	}
-	synthesised := []int64{4, 5, 6, 8, 9, 11, 12, 14, 16, 17, 19, 28, 29, 30, 31}
+	// A start reported before the completion (a start call or a
+	// heartbeat: 5, 9 and 17 here) is an event row: it carries the
+	// reported start in its detail, which the job row does not keep.
+	synthesised := []int64{4, 6, 8, 11, 12, 14, 16, 19, 28, 29, 30, 31}
 	var wantRows []int64
 	for id := int64(1); id <= 31; id++ {
 		if !slices.Contains(synthesised, id) {
