@@ -98,38 +98,9 @@ func testIdempotencySameBatch(t *testing.T, s store.Store) {
 
 func testIdempotencyConcurrent(t *testing.T, s store.Store) {
 	const n = 16
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			errs[i] = s.Write(ctx, func(w store.Writer) error {
-				return w.JobInsert(ctx, keyed(jobID("c", i), "acme", "same", T0.Add(time.Duration(i)*time.Millisecond)))
-			})
-		}()
-	}
-	close(start)
-	wg.Wait()
-	winner := ""
-	for i, err := range errs {
-		if err == nil {
-			if winner != "" {
-				t.Fatalf("two submits won: %s and %s", winner, jobID("c", i))
-			}
-			winner = jobID("c", i)
-		}
-	}
-	if winner == "" {
-		t.Fatalf("no submit won: %v", errs)
-	}
-	for _, err := range errs {
-		if err != nil {
-			wantDuplicateOf(t, err, winner)
-		}
-	}
+	winner := raceWrites(t, s, n, func(i int, w store.Writer) error {
+		return w.JobInsert(ctx, keyed(jobID("c", i), "acme", "same", T0.Add(time.Duration(i)*time.Millisecond)))
+	}, wantDuplicateOf)
 	page, err := s.JobList(ctx, store.JobListParams{Tenant: "acme"})
 	if err != nil {
 		t.Fatal(err)
@@ -170,4 +141,44 @@ func testIdempotencyPurge(t *testing.T, s store.Store) {
 		wantDuplicateOf(t, w.JobInsert(ctx, keyed("dup", "acme", "k2", T0.Add(3*time.Hour))), "young")
 		return nil
 	})
+}
+
+// raceWrites runs n Writes at once, released together, each with write
+// for its i, and returns the id jobID("c", i) of the one that committed,
+// failing the test unless exactly one did and every other one's error is
+// what loser accepts of a loser to winner.
+func raceWrites(t *testing.T, s store.Store, n int, write func(i int, w store.Writer) error,
+	loser func(t *testing.T, err error, winner string)) string {
+	t.Helper()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			errs[i] = s.Write(ctx, func(w store.Writer) error { return write(i, w) })
+		}()
+	}
+	close(start)
+	wg.Wait()
+	winner := ""
+	for i, err := range errs {
+		if err == nil {
+			if winner != "" {
+				t.Fatalf("two submits won: %s and %s", winner, jobID("c", i))
+			}
+			winner = jobID("c", i)
+		}
+	}
+	if winner == "" {
+		t.Fatalf("no submit won: %v", errs)
+	}
+	for _, err := range errs {
+		if err != nil {
+			loser(t, err, winner)
+		}
+	}
+	return winner
 }

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -98,41 +97,12 @@ func testKeyedBatchedIDOfHeldJob(t *testing.T, s store.Store) {
 // JobInsertBatched: exactly one wins, the others name it.
 func testKeyedBatchedConcurrent(t *testing.T, s store.Store) {
 	const n = 16
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			errs[i] = s.Write(ctx, func(w store.Writer) error {
-				if err := w.JobInsertBatched(ctx, newJob(jobID("u", i), "acme", T0)); err != nil {
-					return err
-				}
-				return w.JobInsertBatched(ctx, keyed(jobID("c", i), "acme", "same", T0.Add(time.Duration(i)*time.Millisecond)))
-			})
-		}()
-	}
-	close(start)
-	wg.Wait()
-	winner := ""
-	for i, err := range errs {
-		if err == nil {
-			if winner != "" {
-				t.Fatalf("two submits won: %s and %s", winner, jobID("c", i))
-			}
-			winner = jobID("c", i)
+	winner := raceWrites(t, s, n, func(i int, w store.Writer) error {
+		if err := w.JobInsertBatched(ctx, newJob(jobID("u", i), "acme", T0)); err != nil {
+			return err
 		}
-	}
-	if winner == "" {
-		t.Fatalf("no submit won: %v", errs)
-	}
-	for _, err := range errs {
-		if err != nil {
-			wantDuplicateOf(t, err, winner)
-		}
-	}
+		return w.JobInsertBatched(ctx, keyed(jobID("c", i), "acme", "same", T0.Add(time.Duration(i)*time.Millisecond)))
+	}, wantDuplicateOf)
 	if holder, err := s.IdempotencyHolder(ctx, "acme", "same", T0.Add(-time.Hour)); err != nil || holder != winner {
 		t.Fatalf("holder = %q, %v; want %s", holder, err, winner)
 	}

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -164,38 +163,9 @@ func testUniquePayload(t *testing.T, s store.Store) {
 
 func testUniqueConcurrent(t *testing.T, s store.Store) {
 	const n = 16
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			errs[i] = s.Write(ctx, func(w store.Writer) error {
-				return w.JobInsert(ctx, uniqueJob(jobID("c", i), "same", T0.Add(time.Duration(i)*time.Millisecond), 0))
-			})
-		}()
-	}
-	close(start)
-	wg.Wait()
-	winner := ""
-	for i, err := range errs {
-		if err == nil {
-			if winner != "" {
-				t.Fatalf("two submits won: %s and %s", winner, jobID("c", i))
-			}
-			winner = jobID("c", i)
-		}
-	}
-	if winner == "" {
-		t.Fatalf("no submit won: %v", errs)
-	}
-	for _, err := range errs {
-		if err != nil {
-			wantUniqueOf(t, err, winner)
-		}
-	}
+	winner := raceWrites(t, s, n, func(i int, w store.Writer) error {
+		return w.JobInsert(ctx, uniqueJob(jobID("c", i), "same", T0.Add(time.Duration(i)*time.Millisecond), 0))
+	}, wantUniqueOf)
 	page, err := s.JobList(ctx, store.JobListParams{Tenant: "acme"})
 	if err != nil {
 		t.Fatal(err)
