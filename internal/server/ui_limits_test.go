@@ -1,10 +1,7 @@
 package server
 
 import (
-	"context"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -28,23 +25,7 @@ func TestUIShowsRateLimitsAndQuotas(t *testing.T) {
 		t.Fatalf("leased %d, want 2", n)
 	}
 
-	waitText := func(sel, want string) {
-		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			var s string
-			look, cancel := context.WithTimeout(ctx, 2*time.Second)
-			_ = chromedp.Run(look, chromedp.Text(sel, &s, chromedp.NodeVisible))
-			cancel()
-			if strings.Contains(s, want) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never showed %q; it shows %q", sel, want, s)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	waitText := func(sel, want string) { t.Helper(); waitForText(t, ctx, sel, want) }
 	if err := chromedp.Run(ctx, chromedp.Navigate(h.http.URL+"/"), chromedp.WaitVisible("#apikey"),
 		chromedp.SendKeys("#apikey", "admin-key-0123456789"), chromedp.Click("#signin")); err != nil {
 		t.Fatal(err)

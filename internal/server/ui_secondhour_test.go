@@ -58,17 +58,24 @@ func (p *uiPage) open(route, sel, want string) {
 
 func (p *uiPage) waitText(sel, want string) {
 	p.t.Helper()
+	waitForText(p.t, p.ctx, sel, want)
+}
+
+// waitForText waits up to 15 s until the page's sel shows want, failing
+// the test with what it shows otherwise.
+func waitForText(t *testing.T, ctx context.Context, sel, want string) {
+	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		var s string
-		look, cancel := context.WithTimeout(p.ctx, 2*time.Second) // a replaced node must not hold the wait
+		look, cancel := context.WithTimeout(ctx, 2*time.Second) // a replaced node must not hold the wait
 		_ = chromedp.Run(look, chromedp.Text(sel, &s, chromedp.NodeVisible))
 		cancel()
 		if strings.Contains(s, want) {
 			return
 		}
 		if time.Now().After(deadline) {
-			p.t.Fatalf("%s never showed %q; it shows %q", sel, want, s)
+			t.Fatalf("%s never showed %q; it shows %q", sel, want, s)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

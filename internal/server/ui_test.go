@@ -105,26 +105,7 @@ func TestTheWebUIInABrowser(t *testing.T) {
 		}
 		return s
 	}
-	waitText := func(sel, want string) {
-		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			var s string
-			// Each look is bounded: a node the page replaces while chromedp
-			// waits for it to be visible would otherwise hold the wait until
-			// the test's deadline.
-			look, cancel := context.WithTimeout(ctx, 2*time.Second)
-			_ = chromedp.Run(look, chromedp.Text(sel, &s, chromedp.NodeVisible))
-			cancel()
-			if strings.Contains(s, want) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never showed %q; it shows %q", sel, want, s)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	waitText := func(sel, want string) { t.Helper(); waitForText(t, ctx, sel, want) }
 
 	// Sign in as admin.
 	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible("#apikey"),

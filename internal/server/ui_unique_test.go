@@ -1,10 +1,7 @@
 package server
 
 import (
-	"context"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -36,23 +33,7 @@ func TestUIShowsTheUniqueRuleAndSnoozes(t *testing.T) {
 		chromedp.WaitVisible("main"), showPage("#/job/"+job.ID)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor := func(sel, want string) {
-		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			var s string
-			look, cancel := context.WithTimeout(ctx, 2*time.Second)
-			_ = chromedp.Run(look, chromedp.Text(sel, &s, chromedp.NodeVisible))
-			cancel()
-			if strings.Contains(s, want) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never showed %q; it shows %q", sel, want, s)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	waitFor := func(sel, want string) { t.Helper(); waitForText(t, ctx, sel, want) }
 	waitFor("#unique", "by key, type; while pending or running; period 10m")
 	waitFor("#snoozes", "1 of 100 (not charged)")
 }
