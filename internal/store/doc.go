@@ -154,7 +154,12 @@
 // table has fillfactor 50, so the new version finds room on its page
 // and the update is HOT (no index entry at all); on SQLite they write
 // the row and no index. An operator's retry of a finished job clears
-// final_state and writes the entries once more.
+// final_state and writes the entries once more. One exception since the
+// attempt events moved into the rows (below): a lease whose leased event
+// the job row holds sets lease_event_id, which jobs_live_events indexes,
+// so that lease writes one entry there and, on PostgreSQL, is not HOT; a
+// start reported by a heartbeat or a transition set by the store's own
+// callers without it still is.
 //
 // What this gives up is an index on state for unfinished jobs. Listing
 // them is answered from memory: the leader's dispatcher holds every

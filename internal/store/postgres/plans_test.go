@@ -183,10 +183,11 @@ func TestJobIndexPlans(t *testing.T) {
 	}
 }
 
-// A lease and a start change no indexed column of jobs, and its pages
-// keep room for the new version: both are HOT updates
-// (pg_stat_user_tables.n_tup_hot_upd). The finish writes final_state and
-// finished_at, which are indexed: it is not.
+// A lease and a start that change no indexed column of jobs (here: no
+// lease_event_id, which the dispatcher sets when the job row holds the
+// leased event; store doc.go) find room on their page for the new
+// version: both are HOT updates (pg_stat_user_tables.n_tup_hot_upd). The
+// finish writes final_state and finished_at, which are indexed: it is not.
 func TestStateUpdatesAreHOT(t *testing.T) {
 	url := pgtest.URL(t)
 	s, err := Open(ctx, url)
