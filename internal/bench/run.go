@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,7 @@ type runConfig struct {
 	maxRuntime time.Duration
 	settle     time.Duration
 	cpuProfile string
+	traceFile  string
 	gcFloor    string
 	logLevel   string
 	p          Params
@@ -88,6 +90,7 @@ func newFlagSet(name string, stderr io.Writer, c *runConfig) *flag.FlagSet {
 	fs.BoolVar(&fw.Embedded, "embedded", false, "run fairway embedded in this process (package embedded): producers and workers call the dispatcher directly, no HTTP; with --store too")
 	fs.StringVar(&c.logLevel, "log-level", "warn", "level of the server's and workers' log on stderr")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	fs.StringVar(&c.traceFile, "trace", "", "write a Go execution trace of the whole run to this file (go tool trace): where goroutines run and wait")
 	fs.StringVar(&c.gcFloor, "gc-floor", config.DefaultGCFloor.String(),
 		"the process's GC floor, as server.gc_floor sets it for fairway server (0: off, Go's default collector pacing)")
 	return fs
@@ -174,6 +177,14 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if c.traceFile != "" {
+		stop, err := startTrace(c.traceFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "fairway bench: --trace: %v\n", err)
+			return 2
+		}
+		defer stop()
+	}
 	return runAll(ctx, &c, selected, NewFairway(c.fw), stdout, logf)
 }
 
@@ -252,4 +263,21 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return len(b), nil
+}
+
+// startTrace starts a Go execution trace written to path; stop ends it
+// and closes the file.
+func startTrace(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := trace.Start(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() {
+		trace.Stop()
+		_ = f.Close()
+	}, nil
 }
