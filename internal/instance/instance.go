@@ -201,16 +201,29 @@ func InstanceID() string {
 // SQLitePath is the SQLite database file of a data directory.
 func SQLitePath(dataDir string) string { return filepath.Join(dataDir, "fairway.db") }
 
-// OpenedStore is a store with what closes it and a description for people.
-type OpenedStore struct {
+// queueingStore is a store whose writes are queued (both drivers'):
+// what the dispatcher needs to form batch n+1 while the store runs batch
+// n (Ready) and to take writes again after a failed queued transaction
+// (Resume).
+type queueingStore interface {
 	store.Store
+	store.Queueing
+}
+
+// OpenedStore is a store with what closes it and a description for people.
+// It keeps the driver's store.Queueing: a dispatcher on it that found no
+// Ready would wait for every commit to be durable before it forms the
+// next batch, and would never Resume the store after a failed queued
+// transaction.
+type OpenedStore struct {
+	queueingStore
 	Where   string // "data in DIR" or the redacted URL
 	release func()
 }
 
 // Close closes the store and releases what guarded it.
 func (o *OpenedStore) Close() error {
-	err := o.Store.Close()
+	err := o.queueingStore.Close()
 	o.release()
 	return err
 }
@@ -223,7 +236,7 @@ func OpenStore(ctx context.Context, cfg config.Config) (*OpenedStore, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open store %s: %w", postgres.Redact(cfg.Server.Store), err)
 		}
-		return &OpenedStore{Store: st, Where: postgres.Redact(cfg.Server.Store), release: func() {}}, nil
+		return &OpenedStore{queueingStore: st, Where: postgres.Redact(cfg.Server.Store), release: func() {}}, nil
 	}
 	release, err := LockDataDir(cfg.Server.DataDir)
 	if err != nil {
@@ -234,7 +247,7 @@ func OpenStore(ctx context.Context, cfg config.Config) (*OpenedStore, error) {
 		release()
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	return &OpenedStore{Store: st, Where: "data in " + cfg.Server.DataDir, release: release}, nil
+	return &OpenedStore{queueingStore: st, Where: "data in " + cfg.Server.DataDir, release: release}, nil
 }
 
 // LockDataDir takes the data directory's lock (the one a server holds)
