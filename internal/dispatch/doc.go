@@ -18,7 +18,13 @@
 // their mailboxes, highest priority first) and wake waiters, so
 // acknowledged means durable. While a commit waits for the disk the
 // dispatcher gathers the commands that arrive and applies them together
-// once it is durable (group commit), except a submit bringing a job that
+// once it is durable (group commit). With a store that queues its
+// transactions (store.Queueing: both drivers; a wrapper such as
+// instance.OpenedStore must keep it) the gathering ends as soon as the
+// store can take the next transaction (Ready): the dispatcher forms batch
+// n+1 while the store runs batch n (SQLite's Ready also waits out a
+// running fsync, whose batch would wait for the next one anyway). Every
+// gathering ends early for a submit bringing a job that
 // outranks a lease still in a mailbox: it is applied at once, so that the
 // job can take that lease's slot before it leaves. An answer that would
 // carry only leases of lower priority than one of the same worker still

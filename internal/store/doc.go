@@ -27,7 +27,11 @@
 // WriteDeferred goes one step further: it returns at the commit, with a
 // channel that reports durability, so the writer can run its next batch
 // while the disk works; the caller holds every answer of the batch until
-// the channel says the commit is durable.
+// the channel says the commit is durable. A store that queues its
+// transactions (store.Queueing, both drivers) also tells the caller when
+// to hand over the next batch (Ready), so that the caller forms batch n+1
+// while the store runs batch n; whatever wraps a driver's store must keep
+// those methods (package queued's doc.go says what is lost without them).
 //
 // Inside a Write every operation is all-or-nothing on its own and reports
 // its own outcome. ErrConflict, ErrDuplicate, ErrNotFound, ErrExists and

@@ -24,7 +24,13 @@
 //
 // At most one Write waits for the Applier; Ready (see Readiness) tells the
 // caller when to hand over the next one, so that the caller forms batch
-// n+1 while the store runs batch n.
+// n+1 while the store runs batch n. The caller finds Ready and Resume
+// through store.Queueing: whatever wraps a driver's store on the way to
+// the dispatcher must keep them (instance.OpenedStore does). Without
+// Ready the dispatcher forms batch n+1 only once batch n is durable, and
+// the drain becomes a chain: step, transaction, fsync, answer, one after
+// the other; without Resume a failed queued transaction leaves the store
+// refusing writes until restart.
 //
 // A transaction of the Applier that fails (a fenced guard that misses: the
 // caller's state ran ahead of the database; a fence that refuses; the

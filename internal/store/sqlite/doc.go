@@ -88,7 +88,15 @@
 // with work in flight forms batch n+1 while the applier runs batch n and
 // the disk syncs batch n-1, and while the disk works it gathers commands
 // whose answers would wait for the next fsync anyway, in one transaction
-// rather than many small ones.
+// rather than many small ones. Ready and Resume are store.Queueing's: a
+// wrapper of this store that hides them (as instance.OpenedStore did
+// until 2026-11-26) leaves the dispatcher forming each batch only once
+// the previous one is durable, so that step, transaction and fsync run
+// one after the other (an execution trace of an embedded drain showed
+// the applier idle 41% of the time and a worker's report waiting a
+// median 4.9 ms in the dispatcher's queue; 2.1 ms between
+// transactions), and never resuming the store after a failed queued
+// transaction.
 //
 // What each guarantee rests on:
 //
