@@ -193,7 +193,9 @@ func stateCond(w *where, st store.State) {
 //
 // With several states it runs one index-ordered branch per state and
 // merges them, instead of filtering one tenant- or time-ordered scan: a
-// rare finished state among millions of rows stays cheap to list. An
+// rare finished state among millions of rows stays cheap to list. With
+// no state, tenant or schedule it does the same for the unfinished jobs
+// and each terminal state: there is no index of all jobs by creation. An
 // unfinished state has no index of its own: its branch walks the
 // unfinished jobs newest first (the server lists them from the
 // dispatcher's memory instead).
@@ -226,30 +228,45 @@ func (s *Core) jobListQuery(p store.JobListParams, limit int) (string, []any, er
 			return "", nil, err
 		}
 		us := c.CreatedAt.UnixMicro()
-		w.add("(created_at < ? OR (created_at = ? AND id < ?))", us, us, c.ID)
+		// created_at <= ? bounds the walk of the index: the OR alone
+		// would read the page's index from its top.
+		w.add("created_at <= ? AND (created_at < ? OR (created_at = ? AND id < ?))", us, us, us, c.ID)
 	}
 	const order = " ORDER BY created_at DESC, id DESC LIMIT ?"
 	states := slices.Compact(slices.Sorted(slices.Values(p.States)))
-	var q string
-	var args []any
-	switch len(states) {
-	case 0:
-		q, args = jobSelect+w.sql()+order, append(w.args, limit+1)
-	case 1:
-		stateCond(&w, states[0])
-		q, args = jobSelect+w.sql()+order, append(w.args, limit+1)
-	default:
-		branches := make([]string, len(states))
-		for i, st := range states {
-			b := where{conds: slices.Clone(w.conds), args: slices.Clone(w.args)}
-			stateCond(&b, st)
-			branches[i] = "SELECT * FROM (" + jobSelect + b.sql() + order + ") AS s" + strconv.Itoa(i)
-			args = append(append(args, b.args...), limit+1)
+	var branches []func(*where)
+	switch {
+	case len(states) == 0 && p.Tenant == "" && p.ScheduleID == "":
+		// Every job: no index holds them all in (created_at, id) order
+		// (store doc.go, "The hot row and its indexes"), so the page
+		// merges the unfinished ones with each terminal state's.
+		branches = append(branches, func(w *where) { w.add("final_state IS NULL") })
+		for _, st := range store.TerminalStates() {
+			branches = append(branches, func(w *where) { w.add("final_state = ?", string(st)) })
 		}
-		q = "SELECT * FROM (" + strings.Join(branches, " UNION ALL ") + ") AS u" + order
-		args = append(args, limit+1)
+	case len(states) == 0:
+		// A tenant's (jobs_tenant_created) or a schedule's (jobs_schedule).
+	default:
+		for _, st := range states {
+			branches = append(branches, func(w *where) { stateCond(w, st) })
+		}
 	}
-	return q, args, nil
+	if len(branches) <= 1 {
+		for _, b := range branches {
+			b(&w)
+		}
+		return jobSelect + w.sql() + order, append(w.args, limit+1), nil
+	}
+	parts := make([]string, len(branches))
+	var args []any
+	for i, cond := range branches {
+		b := where{conds: slices.Clone(w.conds), args: slices.Clone(w.args)}
+		cond(&b)
+		parts[i] = "SELECT * FROM (" + jobSelect + b.sql() + order + ") AS s" + strconv.Itoa(i)
+		args = append(append(args, b.args...), limit+1)
+	}
+	q := "SELECT * FROM (" + strings.Join(parts, " UNION ALL ") + ") AS u" + order
+	return q, append(args, limit+1), nil
 }
 
 // unfinishedSQL is JobListUnfinished's statement.

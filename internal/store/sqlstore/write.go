@@ -495,7 +495,7 @@ func (w *Writer) ExecutionUpsert(ctx context.Context, e store.Execution) (err er
 	if err := e.Validate(); err != nil {
 		return err
 	}
-	upsert := func() error { return w.upsertExecChunk([]store.Execution{e}) }
+	upsert := func() error { return w.upsertExecChunk(execRows([]store.Execution{e})) }
 	if w.s.D.StatementErrorAbortsTx {
 		return w.atomically(upsert)
 	}
