@@ -119,7 +119,7 @@ func (p *pipedSQL) get(key any, render func() string) string {
 }
 
 type (
-	insertKey     struct {
+	insertKey struct {
 		shape insertShape
 		rows  int
 	}
@@ -127,7 +127,7 @@ type (
 		shape transitionShape
 		rows  int
 	}
-	execKey    struct {
+	execKey struct {
 		shape insertShape
 		rows  int
 	}

@@ -13,7 +13,7 @@ type PlannedQuery struct {
 	Name  string
 	Index string   // the index its plan must use
 	Also  []string // further indexes it must use (a merge of branches)
-	SQL   string // the dialect's placeholders
+	SQL   string   // the dialect's placeholders
 	Args  []any
 }
 

@@ -35,7 +35,7 @@ type insertTable struct {
 }
 
 // newInsertTable classifies cols: required ones, zero ones (NOT NULL
-// DEFAULT 0, FALSE or ''), and the rest nullable with no DEFAULT. The
+// DEFAULT 0, FALSE or ”), and the rest nullable with no DEFAULT. The
 // drivers' tests check it against their schema (InsertDefaults).
 func newInsertTable(cols, required, zero []string) *insertTable {
 	if len(cols) > 64 {
