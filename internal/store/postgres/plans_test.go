@@ -110,7 +110,7 @@ func TestTransitionsFindTheirJobByID(t *testing.T) {
 // cancelled, about 4% unfinished (with more, reading every unfinished
 // job at lead is as cheap by a scan of the table); one big tenant and nine small ones; one
 // job in ten from a schedule. Then ANALYZE.
-func seedJobs(t *testing.T, db *sql.DB, n int) {
+func seedJobs(t testing.TB, db *sql.DB, n int) {
 	t.Helper()
 	_, err := db.ExecContext(ctx, `INSERT INTO jobs (id, tenant, type, priority, state, final_state, created_at,
 			finished_at, schedule_id)

@@ -142,7 +142,7 @@ func (w *Writer) insertPrepared(rows []shapedRow) error {
 			return fmt.Errorf("store: prepare job inserts: %w", err)
 		}
 		if st == nil { // too many shapes prepared: this one runs unprepared
-			return checkInserted(w.s.WConn.ExecContext(bg, jobInsertShapeSQL(sh, n, " ON CONFLICT (id) DO NOTHING"),
+			return checkInserted(w.s.WConn.ExecContext(bg, w.s.D.rebind(jobInsertShapeSQL(sh, n, " ON CONFLICT (id) DO NOTHING")),
 				rowArgs(chunk)...))(n)
 		}
 		return checkInserted(st.ExecContext(bg, rowArgs(chunk)...))(n)
