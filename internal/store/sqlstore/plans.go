@@ -43,3 +43,27 @@ func (c *Core) PlannedQueries() []PlannedQuery {
 		{Name: "retention", Index: "jobs_finished", SQL: c.D.rebind(retentionSQL), Args: []any{t.UnixMicro(), 101}},
 	}
 }
+
+// PlannedAttemptQueries returns the statements that read executions and
+// idempotency claims through an index other than the primary key, with
+// the index each must use; times are those of the plan tests' seeds
+// (unix microseconds around 2,000,000).
+func (c *Core) PlannedAttemptQueries() []PlannedQuery {
+	q := func(name, index, sql string, args []any) PlannedQuery {
+		return PlannedQuery{Name: name, Index: index, SQL: c.D.rebind(sql), Args: args}
+	}
+	at := func(us int64) time.Time { return time.UnixMicro(us).UTC() }
+	series := store.SeriesParams{Since: at(2_010_000), Until: at(2_020_000), Step: time.Millisecond}
+	list, listArgs := executionListQuery(store.ExecutionListParams{Limit: 50})
+	since, sinceArgs := executionListQuery(store.ExecutionListParams{FinishedAfter: at(2_010_000), Limit: 50})
+	finished, finishedArgs := finishedSeriesQuery(series)
+	waits, waitArgs := waitSeriesQuery(series)
+	return []PlannedQuery{
+		q("list finished attempts", "executions_finished", list, listArgs),
+		q("list attempts finished since", "executions_finished", since, sinceArgs),
+		q("series of finished attempts", "executions_finished", finished, finishedArgs),
+		q("series of waits", "executions_leased", waits, waitArgs),
+		q("result uploads due", "executions_results_due", resultsDueSQL, []any{int64(3_000_000), 50}),
+		q("purge of idempotency claims", "idempotency_keys_created", idemExpiredSQL, []any{int64(1_000_100), 101}),
+	}
+}

@@ -341,26 +341,28 @@ func executionFilter(tenant, typ, lane, scheduleID string, after, before time.Ti
 	return join, w
 }
 
+// resultsDueSQL selects the pending result uploads that are due, through
+// executions_results_due.
+var resultsDueSQL = executionSelect +
+	" WHERE e.result_state = 'pending' AND e.result_next_at <= ? ORDER BY e.result_next_at, e.job_id, e.attempt LIMIT ?"
+
 // ExecutionResultsDue implements store.Reader.
 func (s *Core) ExecutionResultsDue(ctx context.Context, now time.Time, limit int) ([]store.Execution, error) {
 	if err := s.readCheck(ctx); err != nil {
 		return nil, err
 	}
 	limit = store.ClampLimit(limit, store.DefaultListLimit, store.MaxListLimit)
-	es, err := queryAll(ctx, s, scanExecution, executionSelect+
-		" WHERE e.result_state = 'pending' AND e.result_next_at <= ? ORDER BY e.result_next_at, e.job_id, e.attempt LIMIT ?",
-		timeArg(now), limit)
+	es, err := queryAll(ctx, s, scanExecution, resultsDueSQL, timeArg(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: executions with results due: %w", err)
 	}
 	return es, nil
 }
 
-// ExecutionList implements store.Reader.
-func (s *Core) ExecutionList(ctx context.Context, p store.ExecutionListParams) ([]store.Execution, error) {
-	if err := s.readCheck(ctx); err != nil {
-		return nil, err
-	}
+// executionListQuery is ExecutionList's statement (? placeholders): a
+// job's attempts by the primary key, else finished attempts newest first
+// through executions_finished.
+func executionListQuery(p store.ExecutionListParams) (string, []any) {
 	join, w := executionFilter(p.Tenant, p.Type, "", p.ScheduleID, p.FinishedAfter, p.FinishedBefore)
 	in(&w, "e.outcome", p.Outcomes)
 	var order string
@@ -376,7 +378,16 @@ func (s *Core) ExecutionList(ctx context.Context, p store.ExecutionListParams) (
 		order = " ORDER BY e.finished_at DESC, e.job_id DESC, e.attempt DESC"
 		limit = store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
 	}
-	rows, err := s.RDB.QueryContext(ctx, s.D.rebind(executionSelect+join+w.sql()+order+" LIMIT ?"), append(w.args, limit)...)
+	return executionSelect + join + w.sql() + order + " LIMIT ?", append(w.args, limit)
+}
+
+// ExecutionList implements store.Reader.
+func (s *Core) ExecutionList(ctx context.Context, p store.ExecutionListParams) ([]store.Execution, error) {
+	if err := s.readCheck(ctx); err != nil {
+		return nil, err
+	}
+	q, args := executionListQuery(p)
+	rows, err := s.RDB.QueryContext(ctx, s.D.rebind(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: list executions: %w", err)
 	}
