@@ -22,12 +22,21 @@ var batchChunks = [...]int{256, 64, 16, 4, 1}
 
 type batchKey struct {
 	table string // "" for executions
+	shape insertShape
 	rows  int
 }
+
+// maxBatchStmts bounds the prepared multi-row statements (shapes times
+// chunk sizes); beyond it batchStmt returns nil and the caller runs its
+// statement unprepared.
+const maxBatchStmts = 256
 
 func (w *Writer) batchStmt(key batchKey, render func() string) (*sql.Stmt, error) {
 	if st, ok := w.s.batches[key]; ok {
 		return st, nil
+	}
+	if len(w.s.batches) >= maxBatchStmts {
+		return nil, nil
 	}
 	st, err := w.s.prepareOn(render())
 	if err != nil {
@@ -78,23 +87,67 @@ func (w *Writer) ExecutionUpsertMany(ctx context.Context, es []store.Execution) 
 			return err
 		}
 	}
+	rows := execRows(es)
 	if mode == opPiped {
-		w.queueExecutions(es)
+		w.queueExecutions(rows)
 		return nil
 	}
 	return w.atomically(func() error {
-		return eachChunk(len(es), func(from, n int) error { return w.upsertExecChunk(es[from : from+n]) })
+		for _, group := range execGroups(rows) {
+			if err := eachChunk(len(group), func(from, n int) error { return w.upsertExecChunk(group[from : from+n]) }); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
-const execCols = 27
+// execColumns is the column order of the execution upsert.
+var execColumns = []string{"job_id", "attempt", "worker_id", "leased_at", "wait_ms", "started_at", "finished_at",
+	"outcome", "exit_code", "failure_class", "error", "duration_ms", "sla_met", "sla_violation_pct",
+	"result_state", "result_url", "result_error", "result_tries", "result_next_at",
+	"cpu_user_us", "cpu_system_us", "peak_rss_bytes", "usage_source",
+	"lease_event_id", "start_event_id", "start_event_at", "end_event_id"}
 
-func (w *Writer) upsertExecChunk(es []store.Execution) error {
-	st, err := w.batchStmt(batchKey{rows: len(es)}, func() string { return execBatchSQL(len(es)) })
+// execTable is execColumns with their defaults (shapes.go): an upsert
+// writes only the columns an execution sets.
+var execTable = newInsertTable(execColumns, []string{"job_id", "attempt"},
+	[]string{"duration_ms", "sla_violation_pct", "result_tries"})
+
+// execRows is es as rows to insert, by shape.
+func execRows(es []store.Execution) []shapedRow {
+	rows := make([]shapedRow, len(es))
+	for i := range es {
+		rows[i].shape, rows[i].args = execTable.shape(execArgs(&es[i]))
+	}
+	return rows
+}
+
+// execGroups groups rows by shape, unless two rows upsert one attempt:
+// then their order matters, and the groups are runs of one shape.
+func execGroups(rows []shapedRow) [][]shapedRow {
+	seen := make(map[[2]any]bool, len(rows))
+	for _, r := range rows {
+		k := [2]any{r.args[0], r.args[1]} // job_id and attempt are always written
+		if seen[k] {
+			return runs(rows)
+		}
+		seen[k] = true
+	}
+	return byShape(rows)
+}
+
+func (w *Writer) upsertExecChunk(rows []shapedRow) error {
+	sh := rows[0].shape
+	st, err := w.batchStmt(batchKey{shape: sh, rows: len(rows)}, func() string { return execBatchSQL(sh, len(rows)) })
 	if err != nil {
 		return fmt.Errorf("store: prepare executions: %w", err)
 	}
-	_, err = st.ExecContext(bg, execArgs(es)...)
+	if st != nil {
+		_, err = st.ExecContext(bg, rowArgs(rows)...)
+	} else { // too many shapes prepared: this one runs unprepared
+		_, err = w.s.WConn.ExecContext(bg, w.s.D.rebind(execBatchSQL(sh, len(rows))), rowArgs(rows)...)
+	}
 	if w.s.D.ForeignKeyViolation(err) {
 		return fmt.Errorf("%w: an execution's job does not exist", store.ErrNotFound)
 	}
@@ -104,19 +157,16 @@ func (w *Writer) upsertExecChunk(es []store.Execution) error {
 	return nil
 }
 
-func execArgs(es []store.Execution) []any {
-	args := make([]any, 0, execCols*len(es))
-	for i := range es {
-		e := &es[i]
-		args = append(args, e.JobID, int64(e.Attempt), strArg(e.WorkerID),
-			timeArg(e.LeasedAt), waitArg(e), timeArg(e.StartedAt), timeArg(e.FinishedAt), strArg(string(e.Outcome)),
-			intPtrArg(e.ExitCode), strArg(string(e.FailureClass)), strArg(e.Error), msArg(e.Duration),
-			boolPtrArg(e.SLAMet), e.SLAViolationPct, strArg(string(e.ResultState)), strArg(e.ResultURL),
-			strArg(e.ResultError), int64(e.ResultTries), timeArg(e.ResultNextAt))
-		args = appendUsageArgs(args, e.Usage)
-		args = append(args, idArg(e.LeaseEventID), idArg(e.StartEventID), timeArg(e.StartEventAt), idArg(e.EndEventID))
-	}
-	return args
+// execArgs is e's values in execColumns order.
+func execArgs(e *store.Execution) []any {
+	args := make([]any, 0, len(execColumns))
+	args = append(args, e.JobID, int64(e.Attempt), strArg(e.WorkerID),
+		timeArg(e.LeasedAt), waitArg(e), timeArg(e.StartedAt), timeArg(e.FinishedAt), strArg(string(e.Outcome)),
+		intPtrArg(e.ExitCode), strArg(string(e.FailureClass)), strArg(e.Error), msArg(e.Duration),
+		boolPtrArg(e.SLAMet), e.SLAViolationPct, strArg(string(e.ResultState)), strArg(e.ResultURL),
+		strArg(e.ResultError), int64(e.ResultTries), timeArg(e.ResultNextAt))
+	args = appendUsageArgs(args, e.Usage)
+	return append(args, idArg(e.LeaseEventID), idArg(e.StartEventID), timeArg(e.StartEventAt), idArg(e.EndEventID))
 }
 
 // appendUsageArgs appends cpu_user_us, cpu_system_us, peak_rss_bytes and
@@ -137,27 +187,21 @@ func waitArg(e *store.Execution) any {
 	return e.Wait.Milliseconds()
 }
 
-func execBatchSQL(n int) string {
+// execBatchSQL upserts rows executions of shape sh. A column the shape
+// leaves out takes its default, in a new row and in a replaced one
+// (excluded holds the row as it would have been inserted): the upsert
+// replaces every column, as one that bound them all.
+func execBatchSQL(sh insertShape, rows int) string {
+	cols, n := execTable.columns(sh)
 	var b strings.Builder
-	b.WriteString(`INSERT INTO executions (job_id, attempt, worker_id, leased_at, wait_ms, started_at, finished_at,
-		outcome, exit_code, failure_class, error, duration_ms, sla_met, sla_violation_pct,
-		result_state, result_url, result_error, result_tries, result_next_at,
-		cpu_user_us, cpu_system_us, peak_rss_bytes, usage_source,
-		lease_event_id, start_event_id, start_event_at, end_event_id) VALUES `)
-	writeRows(&b, n, execCols)
-	b.WriteString(` ON CONFLICT (job_id, attempt) DO UPDATE SET worker_id = excluded.worker_id,
-		leased_at = excluded.leased_at, wait_ms = excluded.wait_ms, started_at = excluded.started_at,
-		finished_at = excluded.finished_at, outcome = excluded.outcome,
-		exit_code = excluded.exit_code, failure_class = excluded.failure_class,
-		error = excluded.error, duration_ms = excluded.duration_ms,
-		sla_met = excluded.sla_met, sla_violation_pct = excluded.sla_violation_pct,
-		result_state = excluded.result_state, result_url = excluded.result_url,
-		result_error = excluded.result_error, result_tries = excluded.result_tries,
-		result_next_at = excluded.result_next_at,
-		cpu_user_us = excluded.cpu_user_us, cpu_system_us = excluded.cpu_system_us,
-		peak_rss_bytes = excluded.peak_rss_bytes, usage_source = excluded.usage_source,
-		lease_event_id = excluded.lease_event_id,
-		start_event_id = excluded.start_event_id, start_event_at = excluded.start_event_at,
-		end_event_id = excluded.end_event_id`)
+	b.WriteString("INSERT INTO executions (" + cols + ") VALUES ")
+	writeRows(&b, rows, n)
+	b.WriteString(" ON CONFLICT (job_id, attempt) DO UPDATE SET ")
+	for i, c := range execColumns[2:] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c + " = excluded." + c)
+	}
 	return b.String()
 }

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strconv"
 	"strings"
@@ -31,7 +32,7 @@ type heldTransition struct {
 type heldTransitions struct {
 	list    []heldTransition
 	ids     map[string]bool
-	inserts [][]any // jobArgs; a job with a key has claimed it (keyed.go); none has a unique rule
+	inserts []shapedRow // jobArgs by shape; a job with a key has claimed it (keyed.go); none has a unique rule
 }
 
 // maxBatchedInserts bounds one multi-row job INSERT (53 columns a row).
@@ -57,64 +58,65 @@ func (w *Writer) JobInsertBatched(ctx context.Context, j store.Job) (err error) 
 			return err
 		}
 	}
-	w.held.inserts = append(w.held.inserts, args)
+	sh, vals := jobTable.shape(args)
+	w.held.inserts = append(w.held.inserts, shapedRow{shape: sh, args: vals})
 	return nil
 }
 
-// flushInserts inserts the held jobs, a statement per chunk.
+// flushInserts inserts the held jobs, a statement per shape and chunk.
+// Jobs have distinct ids (a taken one fails the flush), so grouping them
+// by shape changes no outcome.
 func (w *Writer) flushInserts() error {
-	rows := w.held.inserts
+	groups := byShape(w.held.inserts)
 	w.held.inserts = nil
-	if w.piped() {
-		w.queueInserts(rows)
-		return nil
+	for _, rows := range groups {
+		var err error
+		switch {
+		case w.piped():
+			w.queueInserts(rows)
+		case !w.s.D.BatchTransitions:
+			err = w.insertPrepared(rows)
+		default:
+			err = w.insertUnprepared(rows)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	if !w.s.D.BatchTransitions {
-		return w.insertPrepared(rows)
-	}
+	return nil
+}
+
+// insertUnprepared inserts rows of one shape, maxBatchedInserts a
+// statement.
+func (w *Writer) insertUnprepared(rows []shapedRow) error {
 	for len(rows) > 0 {
 		n := min(len(rows), maxBatchedInserts)
-		var b strings.Builder
-		b.WriteString("INSERT INTO jobs (" + strings.Join(jobInsertColumns, ", ") + ") VALUES ")
-		writeRows(&b, n, len(jobInsertColumns))
-		b.WriteString(" ON CONFLICT (id) DO NOTHING")
-		args := make([]any, 0, n*len(jobInsertColumns))
-		for _, r := range rows[:n] {
-			args = append(args, r...)
-		}
-		res, err := w.s.WConn.ExecContext(bg, w.s.D.rebind(b.String()), args...)
-		if err != nil {
-			return fmt.Errorf("store: insert jobs: %w", err)
-		}
-		if got, err := res.RowsAffected(); err != nil || int(got) != n {
-			return fmt.Errorf("%w: %d of %d batched jobs inserted: an id was taken (%v)", store.ErrExists, got, n, err)
+		q := jobInsertShapeSQL(rows[0].shape, n, " ON CONFLICT (id) DO NOTHING")
+		if err := checkInserted(w.s.WConn.ExecContext(bg, w.s.D.rebind(q), rowArgs(rows[:n])...))(n); err != nil {
+			return err
 		}
 		rows = rows[n:]
 	}
 	return nil
 }
 
-// insertPrepared inserts the held jobs in chunks of batchChunks rows,
-// each statement prepared once: where a statement costs no round trip
-// (SQLite), parsing a statement of 500 rows at every flush would cost more
-// than it saves.
-func (w *Writer) insertPrepared(rows [][]any) error {
-	return eachChunk(len(rows), func(from, n int) error {
-		st, err := w.batchStmt(batchKey{table: "jobs", rows: n}, func() string {
-			var b strings.Builder
-			b.WriteString("INSERT INTO jobs (" + strings.Join(jobInsertColumns, ", ") + ") VALUES ")
-			writeRows(&b, n, len(jobInsertColumns))
-			b.WriteString(" ON CONFLICT (id) DO NOTHING")
-			return b.String()
-		})
-		if err != nil {
-			return fmt.Errorf("store: prepare job inserts: %w", err)
-		}
-		args := make([]any, 0, n*len(jobInsertColumns))
-		for _, r := range rows[from : from+n] {
-			args = append(args, r...)
-		}
-		res, err := st.ExecContext(bg, args...)
+// rowArgs is the rows' values, one after the other.
+func rowArgs(rows []shapedRow) []any {
+	n := 0
+	for _, r := range rows {
+		n += len(r.args)
+	}
+	args := make([]any, 0, n)
+	for _, r := range rows {
+		args = append(args, r.args...)
+	}
+	return args
+}
+
+// checkInserted fails a job insert of n rows that inserted fewer: an id
+// was taken.
+func checkInserted(res sql.Result, err error) func(n int) error {
+	return func(n int) error {
 		if err != nil {
 			return fmt.Errorf("store: insert jobs: %w", err)
 		}
@@ -122,6 +124,28 @@ func (w *Writer) insertPrepared(rows [][]any) error {
 			return fmt.Errorf("%w: %d of %d batched jobs inserted: an id was taken (%v)", store.ErrExists, got, n, err)
 		}
 		return nil
+	}
+}
+
+// insertPrepared inserts held jobs of one shape in chunks of batchChunks
+// rows, each statement prepared once: where a statement costs no round
+// trip (SQLite), parsing a statement of 500 rows at every flush would
+// cost more than it saves.
+func (w *Writer) insertPrepared(rows []shapedRow) error {
+	sh := rows[0].shape
+	return eachChunk(len(rows), func(from, n int) error {
+		chunk := rows[from : from+n]
+		st, err := w.batchStmt(batchKey{table: "jobs", shape: sh, rows: n}, func() string {
+			return jobInsertShapeSQL(sh, n, " ON CONFLICT (id) DO NOTHING")
+		})
+		if err != nil {
+			return fmt.Errorf("store: prepare job inserts: %w", err)
+		}
+		if st == nil { // too many shapes prepared: this one runs unprepared
+			return checkInserted(w.s.WConn.ExecContext(bg, w.s.D.rebind(jobInsertShapeSQL(sh, n, " ON CONFLICT (id) DO NOTHING")),
+				rowArgs(chunk)...))(n)
+		}
+		return checkInserted(st.ExecContext(bg, rowArgs(chunk)...))(n)
 	})
 }
 

@@ -15,6 +15,13 @@
 // aborts the transaction, runs in a savepoint. A keyed insert needs none:
 // its claim checks the job id in the same statement (keyed.go).
 //
+// The batched job inserts and the execution upserts bind only the
+// columns a row sets (shapes.go): a column left out takes its DEFAULT,
+// which is what binding its zero would have stored, and each parameter
+// not bound is a call into the driver saved (on SQLite, one cgo call).
+// Rows of one statement share a column list, so the writer groups them by
+// the set of columns they write and prepares a statement per set.
+//
 // Times are unix microseconds (BIGINT), durations milliseconds, JSON
 // documents text: the same encoding in every driver, so a list cursor
 // means the same in each.

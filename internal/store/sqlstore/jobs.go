@@ -30,6 +30,26 @@ var jobSelect = "SELECT " + strings.Join(jobColumns, ", ") + " FROM jobs"
 // and its indexes"), which is derived from state and never read back.
 var jobInsertColumns = append(append([]string(nil), jobColumns...), "final_state")
 
+// jobTable is jobInsertColumns with their defaults (shapes.go): the
+// batched inserts write only the columns a job sets.
+var jobTable = newInsertTable(jobInsertColumns,
+	[]string{"id", "tenant", "type", "priority", "state", "created_at"},
+	[]string{"name", "lane", "key", "fairness_key", "on_demand", "milli_cpu", "memory_mb", "gpu", "dir",
+		"attempt", "max_attempts", "retry_kind", "retry_delay_ms", "retry_max_delay_ms", "retry_jitter",
+		"timeout_ms", "expected_ms", "sla_policy", "cancel_requested", "shell", "returned_leases", "output_limit",
+		"held", "not_preemptible", "snoozes", "max_snoozes"})
+
+// jobInsertShapeSQL is the multi-row INSERT of rows jobs of shape sh,
+// with onConflict ("" or " ON CONFLICT (id) DO NOTHING") appended.
+func jobInsertShapeSQL(sh insertShape, rows int, onConflict string) string {
+	cols, n := jobTable.columns(sh)
+	var b strings.Builder
+	b.WriteString("INSERT INTO jobs (" + cols + ") VALUES ")
+	writeRows(&b, rows, n)
+	b.WriteString(onConflict)
+	return b.String()
+}
+
 // jobInsertSQL inserts a job unless its id is taken (then it changes no
 // row: ErrExists, without an error that would spoil the transaction).
 var jobInsertSQL = "INSERT INTO jobs (" + strings.Join(jobInsertColumns, ", ") + ") VALUES (" +

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/fairwayhq/fairway/internal/store"
@@ -120,27 +119,30 @@ func (p *pipedSQL) get(key any, render func() string) string {
 }
 
 type (
-	insertKey     struct{ rows int }
+	insertKey struct {
+		shape insertShape
+		rows  int
+	}
 	transitionKey struct {
 		shape transitionShape
 		rows  int
 	}
-	execKey    struct{ rows int }
+	execKey struct {
+		shape insertShape
+		rows  int
+	}
 	eventKey   struct{ rows int }
 	eventIDKey struct{ rows int }
 )
 
-// queueInserts queues the held job inserts, in chunks of batchChunks
-// rows. There is no ON CONFLICT: a taken id is a unique violation.
-func (w *Writer) queueInserts(rows [][]any) {
+// queueInserts queues the held job inserts of one shape, in chunks of
+// batchChunks rows. There is no ON CONFLICT: a taken id is a unique
+// violation.
+func (w *Writer) queueInserts(rows []shapedRow) {
+	sh := rows[0].shape
 	_ = eachChunk(len(rows), func(from, n int) error {
-		q := w.s.piped.get(insertKey{n}, func() string {
-			var b strings.Builder
-			b.WriteString("INSERT INTO jobs (" + strings.Join(jobInsertColumns, ", ") + ") VALUES ")
-			writeRows(&b, n, len(jobInsertColumns))
-			return w.s.D.rebind(b.String())
-		})
-		w.s.Pipe.Queue(q, slices.Concat(rows[from:from+n]...), nil)
+		q := w.s.piped.get(insertKey{sh, n}, func() string { return w.s.D.rebind(jobInsertShapeSQL(sh, n, "")) })
+		w.s.Pipe.Queue(q, rowArgs(rows[from:from+n]), nil)
 		return nil
 	})
 }
@@ -160,13 +162,16 @@ func (w *Writer) queueTransitions(sh transitionShape, rows [][]any) {
 	})
 }
 
-// queueExecutions queues the upsert of es.
-func (w *Writer) queueExecutions(es []store.Execution) {
-	_ = eachChunk(len(es), func(from, n int) error {
-		q := w.s.piped.get(execKey{n}, func() string { return w.s.D.rebind(execBatchSQL(n)) })
-		w.s.Pipe.Queue(q, execArgs(es[from:from+n]), nil)
-		return nil
-	})
+// queueExecutions queues the upsert of rows (execRows).
+func (w *Writer) queueExecutions(rows []shapedRow) {
+	for _, group := range execGroups(rows) {
+		sh := group[0].shape
+		_ = eachChunk(len(group), func(from, n int) error {
+			q := w.s.piped.get(execKey{sh, n}, func() string { return w.s.D.rebind(execBatchSQL(sh, n)) })
+			w.s.Pipe.Queue(q, rowArgs(group[from:from+n]), nil)
+			return nil
+		})
+	}
 }
 
 // queueEvents queues the insert of events; their ids are set when the

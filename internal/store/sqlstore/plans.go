@@ -11,31 +11,59 @@ import (
 // indexes"): every index of jobs but the primary key is named by one.
 type PlannedQuery struct {
 	Name  string
-	Index string // the index its plan must use
-	SQL   string // the dialect's placeholders
+	Index string   // the index its plan must use
+	Also  []string // further indexes it must use (a merge of branches)
+	SQL   string   // the dialect's placeholders
 	Args  []any
 }
 
 // PlannedQueries returns the statements of the job listings, the rebuild
 // at lead and retention, with the index each must use.
 func (c *Core) PlannedQueries() []PlannedQuery {
-	list := func(name, index string, p store.JobListParams) PlannedQuery {
+	list := func(name, index string, p store.JobListParams, also ...string) PlannedQuery {
 		q, args, err := c.jobListQuery(p, 50)
 		if err != nil {
 			panic(err) // no cursor: cannot fail
 		}
-		return PlannedQuery{Name: name, Index: index, SQL: c.D.rebind(q), Args: args}
+		return PlannedQuery{Name: name, Index: index, Also: also, SQL: c.D.rebind(q), Args: args}
 	}
 	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	return []PlannedQuery{
-		list("list all", "jobs_created", store.JobListParams{}),
+		list("list all", "jobs_unfinished", store.JobListParams{}, "jobs_final"),
+		list("list all, second page", "jobs_unfinished", store.JobListParams{
+			Cursor: store.JobCursor{CreatedAt: time.UnixMicro(1_030_000).UTC(), ID: "job-00030000"}.Encode()}, "jobs_final"),
 		list("list a tenant", "jobs_tenant_created", store.JobListParams{Tenant: "t1"}),
 		list("list cancelled", "jobs_final", store.JobListParams{States: []store.State{store.StateCancelled}}),
 		list("list a tenant's failed", "jobs_tenant_final",
 			store.JobListParams{Tenant: "t1", States: []store.State{store.StateFailed}}),
 		list("list a schedule's jobs", "jobs_schedule", store.JobListParams{ScheduleID: "s1"}),
 		list("list running (no dispatcher)", "jobs_unfinished", store.JobListParams{States: []store.State{store.StateRunning}}),
+		list("list finished", "jobs_final", store.JobListParams{States: store.TerminalStates()}),
 		{Name: "rebuild at lead", Index: "jobs_unfinished", SQL: c.D.rebind(unfinishedSQL)},
 		{Name: "retention", Index: "jobs_finished", SQL: c.D.rebind(retentionSQL), Args: []any{t.UnixMicro(), 101}},
+	}
+}
+
+// PlannedAttemptQueries returns the statements that read executions and
+// idempotency claims through an index other than the primary key, with
+// the index each must use; times are those of the plan tests' seeds
+// (unix microseconds around 2,000,000).
+func (c *Core) PlannedAttemptQueries() []PlannedQuery {
+	q := func(name, index, sql string, args []any) PlannedQuery {
+		return PlannedQuery{Name: name, Index: index, SQL: c.D.rebind(sql), Args: args}
+	}
+	at := func(us int64) time.Time { return time.UnixMicro(us).UTC() }
+	series := store.SeriesParams{Since: at(2_010_000), Until: at(2_020_000), Step: time.Millisecond}
+	list, listArgs := executionListQuery(store.ExecutionListParams{Limit: 50})
+	since, sinceArgs := executionListQuery(store.ExecutionListParams{FinishedAfter: at(2_010_000), Limit: 50})
+	finished, finishedArgs := finishedSeriesQuery(series)
+	waits, waitArgs := waitSeriesQuery(series)
+	return []PlannedQuery{
+		q("list finished attempts", "executions_finished", list, listArgs),
+		q("list attempts finished since", "executions_finished", since, sinceArgs),
+		q("series of finished attempts", "executions_finished", finished, finishedArgs),
+		q("series of waits", "executions_leased", waits, waitArgs),
+		q("result uploads due", "executions_results_due", resultsDueSQL, []any{int64(3_000_000), 50}),
+		q("purge of idempotency claims", "idempotency_keys_created", idemExpiredSQL, []any{int64(1_000_100), 101}),
 	}
 }

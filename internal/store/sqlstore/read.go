@@ -193,7 +193,9 @@ func stateCond(w *where, st store.State) {
 //
 // With several states it runs one index-ordered branch per state and
 // merges them, instead of filtering one tenant- or time-ordered scan: a
-// rare finished state among millions of rows stays cheap to list. An
+// rare finished state among millions of rows stays cheap to list. With
+// no state, tenant or schedule it does the same for the unfinished jobs
+// and each terminal state: there is no index of all jobs by creation. An
 // unfinished state has no index of its own: its branch walks the
 // unfinished jobs newest first (the server lists them from the
 // dispatcher's memory instead).
@@ -226,30 +228,45 @@ func (s *Core) jobListQuery(p store.JobListParams, limit int) (string, []any, er
 			return "", nil, err
 		}
 		us := c.CreatedAt.UnixMicro()
-		w.add("(created_at < ? OR (created_at = ? AND id < ?))", us, us, c.ID)
+		// created_at <= ? bounds the walk of the index: the OR alone
+		// would read the page's index from its top.
+		w.add("created_at <= ? AND (created_at < ? OR (created_at = ? AND id < ?))", us, us, us, c.ID)
 	}
 	const order = " ORDER BY created_at DESC, id DESC LIMIT ?"
 	states := slices.Compact(slices.Sorted(slices.Values(p.States)))
-	var q string
-	var args []any
-	switch len(states) {
-	case 0:
-		q, args = jobSelect+w.sql()+order, append(w.args, limit+1)
-	case 1:
-		stateCond(&w, states[0])
-		q, args = jobSelect+w.sql()+order, append(w.args, limit+1)
-	default:
-		branches := make([]string, len(states))
-		for i, st := range states {
-			b := where{conds: slices.Clone(w.conds), args: slices.Clone(w.args)}
-			stateCond(&b, st)
-			branches[i] = "SELECT * FROM (" + jobSelect + b.sql() + order + ") AS s" + strconv.Itoa(i)
-			args = append(append(args, b.args...), limit+1)
+	var branches []func(*where)
+	switch {
+	case len(states) == 0 && p.Tenant == "" && p.ScheduleID == "":
+		// Every job: no index holds them all in (created_at, id) order
+		// (store doc.go, "The hot row and its indexes"), so the page
+		// merges the unfinished ones with each terminal state's.
+		branches = append(branches, func(w *where) { w.add("final_state IS NULL") })
+		for _, st := range store.TerminalStates() {
+			branches = append(branches, func(w *where) { w.add("final_state = ?", string(st)) })
 		}
-		q = "SELECT * FROM (" + strings.Join(branches, " UNION ALL ") + ") AS u" + order
-		args = append(args, limit+1)
+	case len(states) == 0:
+		// A tenant's (jobs_tenant_created) or a schedule's (jobs_schedule).
+	default:
+		for _, st := range states {
+			branches = append(branches, func(w *where) { stateCond(w, st) })
+		}
 	}
-	return q, args, nil
+	if len(branches) <= 1 {
+		for _, b := range branches {
+			b(&w)
+		}
+		return jobSelect + w.sql() + order, append(w.args, limit+1), nil
+	}
+	parts := make([]string, len(branches))
+	var args []any
+	for i, cond := range branches {
+		b := where{conds: slices.Clone(w.conds), args: slices.Clone(w.args)}
+		cond(&b)
+		parts[i] = "SELECT * FROM (" + jobSelect + b.sql() + order + ") AS s" + strconv.Itoa(i)
+		args = append(append(args, b.args...), limit+1)
+	}
+	q := "SELECT * FROM (" + strings.Join(parts, " UNION ALL ") + ") AS u" + order
+	return q, append(args, limit+1), nil
 }
 
 // unfinishedSQL is JobListUnfinished's statement.
@@ -324,26 +341,28 @@ func executionFilter(tenant, typ, lane, scheduleID string, after, before time.Ti
 	return join, w
 }
 
+// resultsDueSQL selects the pending result uploads that are due, through
+// executions_results_due.
+var resultsDueSQL = executionSelect +
+	" WHERE e.result_state = 'pending' AND e.result_next_at <= ? ORDER BY e.result_next_at, e.job_id, e.attempt LIMIT ?"
+
 // ExecutionResultsDue implements store.Reader.
 func (s *Core) ExecutionResultsDue(ctx context.Context, now time.Time, limit int) ([]store.Execution, error) {
 	if err := s.readCheck(ctx); err != nil {
 		return nil, err
 	}
 	limit = store.ClampLimit(limit, store.DefaultListLimit, store.MaxListLimit)
-	es, err := queryAll(ctx, s, scanExecution, executionSelect+
-		" WHERE e.result_state = 'pending' AND e.result_next_at <= ? ORDER BY e.result_next_at, e.job_id, e.attempt LIMIT ?",
-		timeArg(now), limit)
+	es, err := queryAll(ctx, s, scanExecution, resultsDueSQL, timeArg(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: executions with results due: %w", err)
 	}
 	return es, nil
 }
 
-// ExecutionList implements store.Reader.
-func (s *Core) ExecutionList(ctx context.Context, p store.ExecutionListParams) ([]store.Execution, error) {
-	if err := s.readCheck(ctx); err != nil {
-		return nil, err
-	}
+// executionListQuery is ExecutionList's statement (? placeholders): a
+// job's attempts by the primary key, else finished attempts newest first
+// through executions_finished.
+func executionListQuery(p store.ExecutionListParams) (string, []any) {
 	join, w := executionFilter(p.Tenant, p.Type, "", p.ScheduleID, p.FinishedAfter, p.FinishedBefore)
 	in(&w, "e.outcome", p.Outcomes)
 	var order string
@@ -359,7 +378,16 @@ func (s *Core) ExecutionList(ctx context.Context, p store.ExecutionListParams) (
 		order = " ORDER BY e.finished_at DESC, e.job_id DESC, e.attempt DESC"
 		limit = store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
 	}
-	rows, err := s.RDB.QueryContext(ctx, s.D.rebind(executionSelect+join+w.sql()+order+" LIMIT ?"), append(w.args, limit)...)
+	return executionSelect + join + w.sql() + order + " LIMIT ?", append(w.args, limit)
+}
+
+// ExecutionList implements store.Reader.
+func (s *Core) ExecutionList(ctx context.Context, p store.ExecutionListParams) ([]store.Execution, error) {
+	if err := s.readCheck(ctx); err != nil {
+		return nil, err
+	}
+	q, args := executionListQuery(p)
+	rows, err := s.RDB.QueryContext(ctx, s.D.rebind(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: list executions: %w", err)
 	}

@@ -53,10 +53,17 @@ func bucketExpr(col string) string {
 	return "(e." + col + " - CAST(? AS BIGINT)) / CAST(? AS BIGINT)"
 }
 
-func (s *Core) seriesFinished(ctx context.Context, tx *sql.Tx, p store.SeriesParams, points []store.SeriesPoint) error {
+// finishedSeriesQuery is the finished series' statement (? placeholders):
+// the attempts finished in the range, through executions_finished.
+func finishedSeriesQuery(p store.SeriesParams) (string, []any) {
 	from, args := seriesRange(p, "finished_at")
 	q := "SELECT " + bucketExpr("finished_at") + ", e.outcome, COUNT(*)" + from + " AND e.outcome IS NOT NULL GROUP BY 1, 2"
-	rows, err := tx.QueryContext(ctx, s.D.rebind(q), append([]any{timeArg(p.Since), p.Step.Microseconds()}, args...)...)
+	return q, append([]any{timeArg(p.Since), p.Step.Microseconds()}, args...)
+}
+
+func (s *Core) seriesFinished(ctx context.Context, tx *sql.Tx, p store.SeriesParams, points []store.SeriesPoint) error {
+	q, args := finishedSeriesQuery(p)
+	rows, err := tx.QueryContext(ctx, s.D.rebind(q), args...)
 	if err != nil {
 		return err
 	}
@@ -74,7 +81,9 @@ func (s *Core) seriesFinished(ctx context.Context, tx *sql.Tx, p store.SeriesPar
 	return rows.Err()
 }
 
-func (s *Core) seriesWaits(ctx context.Context, tx *sql.Tx, p store.SeriesParams, points []store.SeriesPoint) error {
+// waitSeriesQuery is the wait series' statement (? placeholders): the
+// attempts leased in the range, through executions_leased.
+func waitSeriesQuery(p store.SeriesParams) (string, []any) {
 	from, args := seriesRange(p, "leased_at")
 	var cols strings.Builder
 	for _, bound := range store.WaitBounds {
@@ -82,7 +91,12 @@ func (s *Core) seriesWaits(ctx context.Context, tx *sql.Tx, p store.SeriesParams
 	}
 	q := "SELECT " + bucketExpr("leased_at") + ", COUNT(*), CAST(SUM(e.wait_ms) AS BIGINT), MIN(e.wait_ms), MAX(e.wait_ms)" + cols.String() +
 		from + " AND e.wait_ms IS NOT NULL GROUP BY 1"
-	rows, err := tx.QueryContext(ctx, s.D.rebind(q), append([]any{timeArg(p.Since), p.Step.Microseconds()}, args...)...)
+	return q, append([]any{timeArg(p.Since), p.Step.Microseconds()}, args...)
+}
+
+func (s *Core) seriesWaits(ctx context.Context, tx *sql.Tx, p store.SeriesParams, points []store.SeriesPoint) error {
+	q, args := waitSeriesQuery(p)
+	rows, err := tx.QueryContext(ctx, s.D.rebind(q), args...)
 	if err != nil {
 		return err
 	}

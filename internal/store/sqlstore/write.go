@@ -440,6 +440,10 @@ func (w *Writer) EventDeleteBefore(ctx context.Context, before time.Time, limit 
 	return p, nil
 }
 
+// idemExpiredSQL selects the oldest claims, through idempotency_keys_created.
+const idemExpiredSQL = `SELECT tenant, key, created_at FROM idempotency_keys
+	WHERE created_at < ? ORDER BY created_at LIMIT ?`
+
 func (w *Writer) IdempotencyPurge(ctx context.Context, before time.Time, limit int) (p store.Purged, err error) {
 	defer w.guard(&err)
 	if err := w.check(ctx); err != nil {
@@ -449,8 +453,7 @@ func (w *Writer) IdempotencyPurge(ctx context.Context, before time.Time, limit i
 		return store.Purged{}, nil
 	}
 	// The oldest claims by the created_at index, one past the limit.
-	rows, err := w.s.WConn.QueryContext(bg, w.s.D.rebind(`SELECT tenant, key, created_at FROM idempotency_keys
-		WHERE created_at < ? ORDER BY created_at LIMIT ?`), timeArg(before), limit+1)
+	rows, err := w.s.WConn.QueryContext(bg, w.s.D.rebind(idemExpiredSQL), timeArg(before), limit+1)
 	if err != nil {
 		return store.Purged{}, fmt.Errorf("store: select expired idempotency keys: %w", err)
 	}
@@ -495,7 +498,7 @@ func (w *Writer) ExecutionUpsert(ctx context.Context, e store.Execution) (err er
 	if err := e.Validate(); err != nil {
 		return err
 	}
-	upsert := func() error { return w.upsertExecChunk([]store.Execution{e}) }
+	upsert := func() error { return w.upsertExecChunk(execRows([]store.Execution{e})) }
 	if w.s.D.StatementErrorAbortsTx {
 		return w.atomically(upsert)
 	}

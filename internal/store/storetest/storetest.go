@@ -41,6 +41,8 @@ type testCase struct {
 var tests = []testCase{
 	{"JobRoundTrip", testJobRoundTrip},
 	{"JobRoundTripMinimal", testJobRoundTripMinimal},
+	{"InsertShapes", testInsertShapes},
+	{"ExecutionUpsertShapes", testExecutionUpsertShapes},
 	{"JobTimePrecision", testJobTimePrecision},
 	{"JobAsStored", testJobAsStored},
 	{"JobInsertExists", testJobInsertExists},
