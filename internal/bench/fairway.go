@@ -23,11 +23,11 @@ import (
 	"github.com/fairwayhq/fairway/embedded"
 	"github.com/fairwayhq/fairway/internal/config"
 	"github.com/fairwayhq/fairway/internal/ha"
+	"github.com/fairwayhq/fairway/internal/instance"
 	"github.com/fairwayhq/fairway/internal/leader"
 	"github.com/fairwayhq/fairway/internal/server"
 	"github.com/fairwayhq/fairway/internal/store"
 	_ "github.com/fairwayhq/fairway/internal/store/postgres" // registers the pgx database/sql driver
-	"github.com/fairwayhq/fairway/internal/store/sqlite"
 	"github.com/fairwayhq/fairway/worker"
 )
 
@@ -272,12 +272,17 @@ func (f *fairwaySystem) startRun(ctx context.Context) (r *fairwayRun, err error)
 }
 
 // startSQLite opens the SQLite store in the run's directory and starts a
-// server on it, as fairway server does by default.
+// server on it, as fairway server does by default: through the store
+// fairway server opens (instance.OpenStore), so that the bench measures
+// what the server runs (a wrapper that hid the driver's store.Queueing
+// once slowed fairway server and embedded, not the bench).
 func (r *fairwayRun) startSQLite(ctx context.Context, cfg config.Config, log *slog.Logger) (http.Handler, error) {
-	var err error
-	if r.st, err = sqlite.Open(ctx, filepath.Join(r.dir, "fairway.db")); err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+	cfg.Server.DataDir = r.dir
+	st, err := instance.OpenStore(ctx, cfg)
+	if err != nil {
+		return nil, err
 	}
+	r.st = st
 	if r.srv, err = server.New(server.Options{Store: r.st, Config: cfg, Logger: log}); err != nil {
 		return nil, err
 	}
