@@ -118,7 +118,7 @@ func (t *txn) event(jobID string, attempt int, tenant string, typ store.EventTyp
 func (t *txn) newEvent(jobID string, attempt int, tenant string, typ store.EventType, actor string, detail any) store.Event {
 	var raw json.RawMessage
 	if detail != nil {
-		raw, _ = json.Marshal(detail)
+		raw, _ = store.MarshalDetail(detail)
 	}
 	*t.lastID++
 	return store.Event{ID: *t.lastID, JobID: jobID, Attempt: attempt, Tenant: tenant, Type: typ, At: t.now, Actor: actor, Detail: raw}

@@ -52,7 +52,8 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, p principa
 	if res[0].Response.Deduplicated {
 		status = http.StatusOK
 	}
-	writeJSON(w, status, res[0].Response)
+	compactJob(&res[0].Response.Job)
+	writeWireJSON(w, status, res[0].Response)
 	return nil
 }
 
@@ -97,8 +98,9 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request, p principal
 			return one.Err
 		}
 		out.Jobs[i] = one.Response
+		compactJob(&out.Jobs[i].Job)
 	}
-	writeJSON(w, http.StatusCreated, out)
+	writeWireJSON(w, http.StatusCreated, out)
 	return nil
 }
 

@@ -92,7 +92,8 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request, p principal
 	if leases == nil {
 		leases = []api.Lease{}
 	}
-	writeJSON(w, http.StatusOK, api.LeaseResponse{Leases: leases})
+	compactLeases(leases)
+	writeWireJSON(w, http.StatusOK, api.LeaseResponse{Leases: leases})
 	return nil
 }
 
@@ -111,7 +112,7 @@ func (s *Server) handleStart(w http.ResponseWriter, r *http.Request, p principal
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, api.ItemResults{Results: results})
+	writeWireJSON(w, http.StatusOK, api.ItemResults{Results: results})
 	return nil
 }
 
@@ -130,7 +131,7 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request, p princ
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeWireJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -158,7 +159,8 @@ func (s *Server) handleComplete(w http.ResponseWriter, r *http.Request, p princi
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, api.ItemResults{Results: results, Leases: leases})
+	compactLeases(leases)
+	writeWireJSON(w, http.StatusOK, api.ItemResults{Results: results, Leases: leases})
 	return nil
 }
 

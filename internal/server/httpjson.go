@@ -223,6 +223,15 @@ func decodeBytes(body []byte, v any) *apiError {
 	if !utf8.Valid(body) {
 		return invalidUTF8(body)
 	}
+	if decodeFast(body, v) {
+		return nil
+	}
+	return decodeStd(body, v)
+}
+
+// decodeStd decodes body into v strictly with encoding/json, and names
+// what is wrong with it.
+func decodeStd(body []byte, v any) *apiError {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
