@@ -271,7 +271,7 @@
 // history past the event retention goes as before.
 //
 // The cost read. EventList is a UNION ALL of the events table and five
-// synthesising branches, each filtered and limited on its own: for one job
+// synthesising branches (six with the submitted event, below), each filtered and limited on its own: for one job
 // by the primary keys of jobs and executions; for the audit feed ("after
 // id n", newest first) by one partial index per id column of executions
 // (lease, start, end: written once, with the execution row) and one on
