@@ -9,9 +9,10 @@ import (
 	"github.com/fairwayhq/fairway/internal/store"
 )
 
-// The events' read: the events table and the attempt events that jobs and
+// The events' read: the events table, the attempt events that jobs and
 // executions hold (package store, "Attempt history in the execution
-// row"), as one list in id order.
+// row") and the submitted events that jobs hold ("The submitted event in
+// the job row"), as one list in id order.
 
 // eventSource is one branch of EventList's UNION ALL: where its events
 // come from and the SQL expression of each column a filter reads.
@@ -254,9 +255,9 @@ func scanEvent(sc scanner) (store.Event, error) {
 }
 
 // EventIDMaxima lists, comma-separated, the largest event id of each
-// place an event lives: the events table and the attempt rows' id
-// columns, each one end of an index (the live jobs' start ids: a read of
-// jobs_live_events, live attempts only). With the events' sequence, which
+// place an event lives: the events table, the attempt rows' id columns
+// and the jobs' submitted ids, each one end of an index (the live jobs'
+// start ids: a read of jobs_live_events, live attempts only). With the events' sequence, which
 // covers ids deleted by retention, it gives EventLastID.
 const EventIDMaxima = `COALESCE((SELECT max(id) FROM events), 0),
 	COALESCE((SELECT max(lease_event_id) FROM executions WHERE lease_event_id IS NOT NULL), 0),
