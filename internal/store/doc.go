@@ -314,7 +314,11 @@
 // Retention. JobDeleteFinished keeps a deleted job's events until event
 // retention, as it always did: in the transaction that deletes the job,
 // a submitted event the row still holds becomes an event row with its
-// id (the move out of the row, as a withdrawn lease's events). Event
+// id (the move out of the row, as a withdrawn lease's events). The
+// dispatcher purges events before jobs, so with an event retention no
+// longer than the jobs' the events' purge has cleared the submitted
+// event (created_at + retention comes no later than finished_at +
+// retention) and the job's deletion moves nothing. Event
 // retention (EventDeleteBefore) walks the events table and
 // jobs_submit_event together in id order, stops at the first event that
 // is not older than the cutoff, deletes the rows up to the last id it

@@ -328,7 +328,7 @@ func (w *Writer) transitionMiss(p *store.JobTransitionParams) error {
 }
 
 // retentionSQL selects the oldest finished jobs, through jobs_finished.
-const retentionSQL = `SELECT id, finished_at FROM jobs
+const retentionSQL = `SELECT id, finished_at, submit_event_id IS NOT NULL FROM jobs
 	WHERE finished_at < ? AND final_state IS NOT NULL
 		AND NOT EXISTS (SELECT 1 FROM executions e WHERE e.job_id = jobs.id AND e.result_state = 'pending')
 	ORDER BY finished_at LIMIT ?`
@@ -346,11 +346,12 @@ func (w *Writer) JobDeleteFinished(ctx context.Context, before time.Time, limit 
 	if err != nil {
 		return store.Purged{}, fmt.Errorf("store: select finished jobs: %w", err)
 	}
-	var ids []string
+	var ids, holding []string // holding: the jobs whose row holds their submitted event
 	for rows.Next() {
 		var id string
 		var finished time.Time
-		if err := rows.Scan(&id, timeCol{&finished}); err != nil {
+		var holds bool
+		if err := rows.Scan(&id, timeCol{&finished}, &holds); err != nil {
 			_ = rows.Close()
 			return store.Purged{}, fmt.Errorf("store: select finished jobs: %w", err)
 		}
@@ -359,12 +360,15 @@ func (w *Writer) JobDeleteFinished(ctx context.Context, before time.Time, limit 
 			continue
 		}
 		ids = append(ids, id)
+		if holds {
+			holding = append(holding, id)
+		}
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return store.Purged{}, fmt.Errorf("store: select finished jobs: %w", err)
 	}
 	err = w.atomically(func() error {
-		if err := w.keepSubmittedEvents(ids); err != nil {
+		if err := w.keepSubmittedEvents(holding); err != nil {
 			return err
 		}
 		for _, id := range ids {
