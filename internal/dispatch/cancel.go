@@ -48,7 +48,14 @@ func (d *Dispatcher) reprioritize(tx *txn, id string, prio int, actor string) (s
 		return api.ResultAlreadyRunning, true
 	}
 	old := rec.job.Priority
-	if !d.transition(tx, rec, []store.State{rec.job.State}, store.JobSet{Priority: &prio}) {
+	set := store.JobSet{Priority: &prio}
+	if rec.job.SubmitPriority == nil && prio != old {
+		// The job row's submitted event keeps the priority it was
+		// submitted with (package store, "The submitted event in the
+		// job row").
+		set.SubmitPriority = &old
+	}
+	if !d.transition(tx, rec, []store.State{rec.job.State}, set) {
 		return "", true
 	}
 	if err := d.eng.Reprioritize(id, prio, tx.now); err != nil {

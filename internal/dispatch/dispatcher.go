@@ -116,12 +116,27 @@ func (t *txn) event(jobID string, attempt int, tenant string, typ store.EventTyp
 // stored and synthesised events alike (package store, "Attempt history
 // in the execution row").
 func (t *txn) newEvent(jobID string, attempt int, tenant string, typ store.EventType, actor string, detail any) store.Event {
+	return t.draw(t.peekEvent(jobID, attempt, tenant, typ, actor, detail))
+}
+
+// peekEvent is newEvent without drawing the id: the event has the id the
+// next draw gives.
+func (t *txn) peekEvent(jobID string, attempt int, tenant string, typ store.EventType, actor string, detail any) store.Event {
 	var raw json.RawMessage
 	if detail != nil {
 		raw, _ = store.MarshalDetail(detail)
 	}
+	return store.Event{ID: *t.lastID + 1, JobID: jobID, Attempt: attempt, Tenant: tenant, Type: typ, At: t.now, Actor: actor, Detail: raw}
+}
+
+// draw takes e's id, which peekEvent gave it, from the counter; an event
+// drawn in between would give one id twice, and fails the batch.
+func (t *txn) draw(e store.Event) store.Event {
+	if e.ID != *t.lastID+1 {
+		t.fatal(fmt.Errorf("event %s peeked as id %d, but the next id is %d", e.Type, e.ID, *t.lastID+1))
+	}
 	*t.lastID++
-	return store.Event{ID: *t.lastID, JobID: jobID, Attempt: attempt, Tenant: tenant, Type: typ, At: t.now, Actor: actor, Detail: raw}
+	return e
 }
 
 // add records an event of this batch.

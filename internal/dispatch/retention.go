@@ -39,6 +39,19 @@ func (d *Dispatcher) purge(tx *txn) {
 		return
 	}
 	behind := !p.NextAt.IsZero()
+	// Events first: a job's submitted event its row still holds becomes
+	// an event row when the job is deleted (store doc.go, "The submitted
+	// event in the job row"), unless the events' retention took it
+	// already, as it does when it is not longer than the jobs'.
+	if r := d.cfg.Server.EventRetention(); r > 0 {
+		cutoff := tx.now.Add(-r)
+		p, err := tx.w.EventDeleteBefore(tx.ctx, cutoff, purgeChunk)
+		if err != nil {
+			tx.fatal(fmt.Errorf("purge events: %w", err))
+			return
+		}
+		behind = d.purged(tx, "events", cutoff, p) || behind
+	}
 	if r := d.cfg.Server.Retention.D(); r > 0 {
 		cutoff := tx.now.Add(-r)
 		began := time.Now()
@@ -49,15 +62,6 @@ func (d *Dispatcher) purge(tx *txn) {
 		}
 		d.purgeJobChunk = nextPurgeChunk(d.jobChunk(), time.Since(began))
 		behind = d.purged(tx, "jobs", cutoff, p) || behind
-	}
-	if r := d.cfg.Server.EventRetention(); r > 0 {
-		cutoff := tx.now.Add(-r)
-		p, err := tx.w.EventDeleteBefore(tx.ctx, cutoff, purgeChunk)
-		if err != nil {
-			tx.fatal(fmt.Errorf("purge events: %w", err))
-			return
-		}
-		behind = d.purged(tx, "events", cutoff, p) || behind
 	}
 	d.purgeDue = tx.now.Add(purgeEvery)
 	if behind {

@@ -67,6 +67,9 @@ func (r *jobRec) apply(set store.JobSet, at time.Time) {
 	if set.Priority != nil {
 		j.Priority = *set.Priority
 	}
+	if set.SubmitPriority != nil {
+		j.SubmitPriority = set.SubmitPriority
+	}
 	if set.WorkerID != nil {
 		j.WorkerID = *set.WorkerID
 	}

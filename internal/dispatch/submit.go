@@ -230,6 +230,7 @@ func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 	if len(deps) > 0 || j.RunAt.After(tx.now) {
 		j.State = store.StateBlocked
 	}
+	ev := submittedEvent(tx, &j, actor)
 	err := tx.w.JobInsertBatched(tx.ctx, j)
 	var dup *store.DuplicateError
 	var uniq *store.UniqueError
@@ -259,10 +260,28 @@ func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 	if j.State == store.StatePending {
 		tx.arrive(rec)
 	}
-	tx.event(j.ID, 0, j.Tenant, store.EventSubmitted, actor, map[string]any{"type": j.Type, "lane": j.Lane, "priority": j.Priority})
+	tx.add(tx.draw(ev))
 	lane, typ := j.Lane, j.Type
 	d.observe(tx, func(m *metrics.Metrics) { m.JobSubmitted(lane, typ) })
 	return submitted{job: j, rec: rec}
+}
+
+// submittedEvent returns the submitted event of j, the next event id's,
+// without drawing the id: a job the store refuses (a duplicate) records
+// none. If j's row gives the event back the same, j holds it (package
+// store, "The submitted event in the job row") and the event is marked
+// synthesised; otherwise it is stored as a row. insertJob records it,
+// with tx.draw, once the job is in.
+func submittedEvent(tx *txn, j *store.Job, actor string) store.Event {
+	ev := tx.peekEvent(j.ID, 0, j.Tenant, store.EventSubmitted, actor,
+		map[string]any{"type": j.Type, "lane": j.Lane, "priority": j.Priority})
+	held := *j
+	held.SubmitEventID, held.SubmitActor, held.SubmitPriority = ev.ID, actor, nil
+	if sameEvent(ev, store.JobSubmittedEvent(held)) {
+		j.SubmitEventID, j.SubmitActor, j.SubmitPriority = ev.ID, actor, nil
+		ev.Synthesised = true
+	}
+	return ev
 }
 
 func (d *Dispatcher) duplicate(tx *txn, j store.Job, dup *store.DuplicateError, inBatch map[idemKey]store.Job, actor string) submitted {

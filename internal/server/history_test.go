@@ -158,10 +158,11 @@ func TestAJobsHistoryIsTheSameWhereverItIsKept(t *testing.T) {
 		t.Errorf("history differs from %s:\n%s", golden, lineDiff(string(want), got))
 	}
 
-	// And most of it is no event row: the attempts' leased, started and
-	// worker-reported outcome events are held by the job and execution
-	// rows; a lease handed back unrun (D and E's first) left its leased
-	// event as a row.
+	// And most of it is no event row: the submitted events are held by
+	// the job rows (A's with the priority it had before the
+	// reprioritize), the attempts' leased, started and worker-reported
+	// outcome events by the job and execution rows; a lease handed back
+	// unrun (D and E's first) left its leased event as a row.
 	db, err := sql.Open("sqlite3", "file:"+h.path+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +186,8 @@ func TestAJobsHistoryIsTheSameWhereverItIsKept(t *testing.T) {
 	// A start reported before the completion (a start call or a
 	// heartbeat: 5, 9 and 17 here) is an event row: it carries the
 	// reported start in its detail, which the job row does not keep.
-	synthesised := []int64{4, 6, 8, 11, 12, 14, 16, 19, 28, 29, 30, 31}
+	submitted := []int64{3, 7, 15, 20, 24}
+	synthesised := append([]int64{4, 6, 8, 11, 12, 14, 16, 19, 28, 29, 30, 31}, submitted...)
 	var wantRows []int64
 	for id := int64(1); id <= 31; id++ {
 		if !slices.Contains(synthesised, id) {

@@ -8,10 +8,11 @@ import (
 )
 
 // The events an attempt's rows hold instead of event rows (see "Attempt
-// history in the execution row" in doc.go). The dispatcher builds the
-// events it records with these functions' counterparts and keeps a row
-// whenever they differ from what these give back; EventList synthesises
-// with them. So a change here changes both sides at once.
+// history in the execution row" in doc.go), and the submitted event the
+// job row holds ("The submitted event in the job row"). The dispatcher
+// builds the events it records with these functions' counterparts and
+// keeps a row whenever they differ from what these give back; EventList
+// synthesises with them. So a change here changes both sides at once.
 
 // LeasedEvent is the event of an attempt's lease at `at` on worker.
 func LeasedEvent(id int64, jobID string, attempt int, tenant string, at time.Time, worker string) Event {
@@ -111,6 +112,24 @@ func LiveAttemptEvents(j Job) []Event {
 // four events, and the dispatcher's events must read back byte for byte
 // as these functions synthesise them.
 func MarshalDetail(v any) (json.RawMessage, error) { return segjson.Marshal(v) }
+
+// SubmittedEvent is the event of a job's submission by actor at `at`:
+// its detail is the job's type, lane and priority at submission.
+func SubmittedEvent(id int64, jobID, tenant string, at time.Time, actor, typ, lane string, priority int) Event {
+	return Event{ID: id, JobID: jobID, Tenant: tenant, Type: EventSubmitted, At: at, Actor: actor,
+		Detail: marshalDetail(map[string]any{"type": typ, "lane": lane, "priority": priority})}
+}
+
+// JobSubmittedEvent is the submitted event j's row holds (package store,
+// "The submitted event in the job row"); meaningful when j.SubmitEventID
+// is set.
+func JobSubmittedEvent(j Job) Event {
+	priority := j.Priority
+	if j.SubmitPriority != nil {
+		priority = *j.SubmitPriority
+	}
+	return SubmittedEvent(j.SubmitEventID, j.ID, j.Tenant, j.CreatedAt, j.SubmitActor, j.Type, j.Lane, priority)
+}
 
 func marshalDetail(v any) json.RawMessage {
 	raw, err := MarshalDetail(v)

@@ -144,6 +144,7 @@
 //	jobs_tenant_final    (tenant, final_state, created_at, id)  WHERE final_state IS NOT NULL
 //	jobs_finished        (finished_at)              WHERE finished_at IS NOT NULL (retention)
 //	jobs_live_events     (lease_event_id)           WHERE lease_event_id IS NOT NULL (below)
+//	jobs_submit_event    (submit_event_id)          WHERE submit_event_id IS NOT NULL (events)
 //
 // Each stays because a query needs it as an index range in its order,
 // and no other index gives that range (the drivers' plan tests,
@@ -294,7 +295,7 @@
 // attempt_events.go, which the readers use too), and stores the row
 // whenever the two differ, e.g. an outcome reported by "system" (lost
 // lease) or a retry (retry_scheduled has run_at, which no row keeps).
-// Everything else keeps its row: submitted, operator actions (cancel,
+// Everything else keeps its row: operator actions (cancel,
 // hold, release, reprioritize, retry, extend-sla, lane pause), SLA
 // warnings and violations, lease_expired, retry_scheduled, preemption,
 // output truncation, schedule events, alert deliveries, workers, keys.
@@ -316,13 +317,70 @@
 // history past the event retention goes as before.
 //
 // The cost read. EventList is a UNION ALL of the events table and five
-// synthesising branches, each filtered and limited on its own: for one job
+// synthesising branches (six with the submitted event, below), each filtered and limited on its own: for one job
 // by the primary keys of jobs and executions; for the audit feed ("after
 // id n", newest first) by one partial index per id column of executions
 // (lease, start, end: written once, with the execution row) and one on
 // jobs.lease_event_id, which holds live attempts only and is therefore
 // small. Three index entries per attempt replace four event rows, each
 // with three B-tree entries of its own.
+//
+// # The submitted event in the job row
+//
+// A job's submitted event is no event row either: the job row holds it,
+// and EventList synthesises it like the attempt events (SubmittedEvent
+// and JobSubmittedEvent in attempt_events.go, used by the dispatcher and
+// the readers alike). Its id comes from the same counter, drawn when the
+// dispatcher records it, as before; its type is submitted, its attempt 0,
+// its tenant the job's, its time the job's created_at (the submit's
+// time), its actor the submitter (jobs.submit_actor: "open", "embedded",
+// "tenant:acme", an API key's name) and its detail the job's type, lane
+// and priority at submission. Type and lane never change; the priority
+// does, by reprioritize, and that transition stores the priority the job
+// was submitted with in jobs.submit_priority, once, in the same UPDATE
+// (NULL means "still the job's priority"). The id is jobs.submit_event_id,
+// written by the INSERT of the job: a drained job now writes no event row
+// at all. The dispatcher leaves the row out only when the event the job
+// row gives back is the event it recorded, byte for byte (as for the
+// attempt events); otherwise the id column stays NULL and the event is a
+// row, as for every job written before this design (their submitted
+// event stays the row it was).
+//
+// Indexes. The audit feed ("after id n", either order, with or without
+// a tenant, a type, an actor or a time range) walks jobs_submit_event, a
+// partial index on submit_event_id: one entry per job, written once by
+// the insert, never changed by a state change (so a lease or a start is
+// as HOT as before on PostgreSQL), in place of an events row and its
+// three B-tree entries (rowid, events_job, events_tenant) and SQLite's
+// sqlite_sequence update. The tenant is a filter on that walk, like the
+// attempt branches' (no (tenant, submit_event_id) index: it would cost a
+// second entry per job); one job's events read the job by its primary
+// key. EventLastID includes max(submit_event_id), the end of that index.
+//
+// Retention. JobDeleteFinished keeps a deleted job's events until event
+// retention, as it always did: in the transaction that deletes the job,
+// a submitted event the row still holds becomes an event row with its
+// id (the move out of the row, as a withdrawn lease's events). The
+// dispatcher purges events before jobs, so with an event retention no
+// longer than the jobs' the events' purge has cleared the submitted
+// event (created_at + retention comes no later than finished_at +
+// retention) and the job's deletion moves nothing. Event
+// retention (EventDeleteBefore) walks the events table and
+// jobs_submit_event together in id order, stops at the first event that
+// is not older than the cutoff, deletes the rows up to the last id it
+// passed and clears the jobs' submit_event_id up to the same id, in the
+// same transaction.
+//
+// Crash recovery. The submitted event is in the job's row, written by the
+// same statement and transaction as the job: a job is committed with its
+// submitted event or not at all, and the event's id becomes visible with
+// the job. A reprioritize writes submit_priority in the UPDATE that
+// changes the priority, so no snapshot shows the new priority without the
+// old one kept. A purge moves the event into an event row in the
+// transaction that deletes the row, so every snapshot has it exactly once.
+// A rebuild reads the counter back through EventLastID, which covers
+// jobs_submit_event; ids drawn by a batch that never committed are drawn
+// again, as before, and nobody saw them.
 //
 // # Schema
 //

@@ -234,6 +234,14 @@ type Job struct {
 	LeasedAt     time.Time
 	StartEventID int64
 	StartEventAt time.Time
+
+	// The submitted event the job row holds (package store, "The
+	// submitted event in the job row"): its id (0: none, the event is
+	// a row), its actor, and the priority the job was submitted with
+	// once a reprioritize changed it (nil: Priority).
+	SubmitEventID  int64
+	SubmitActor    string
+	SubmitPriority *int
 }
 
 // Validate checks what every driver relies on: an id, a tenant, a type, a
@@ -326,6 +334,9 @@ type JobSet struct {
 	LeasedAt     *time.Time
 	StartEventID *int64
 	StartEventAt *time.Time
+	// SubmitPriority keeps the priority the job was submitted with, for
+	// its submitted event, when a reprioritize changes Priority.
+	SubmitPriority *int
 }
 
 // Validate checks the params before any SQL runs.

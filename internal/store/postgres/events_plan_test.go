@@ -12,10 +12,13 @@ import (
 )
 
 // The events read (package store, "Attempt history in the execution
-// row") finds the synthesised events by index on an analyzed table of
-// 3,000 ended attempts: the audit feed through the id columns' partial
-// indexes, one job's events by the primary keys; no branch reads all
-// executions or all jobs.
+// row", "The submitted event in the job row") finds the synthesised
+// events by index on an analyzed table of 3,000 jobs, each holding its
+// submitted event, and their ended attempts: the audit feed through the
+// id columns' partial indexes (jobs_submit_event for the submitted
+// events, with or without a tenant, an actor or a time range), one job's
+// events by the primary keys; no branch reads all executions or all
+// jobs.
 func TestEventListPlansUseIndexes(t *testing.T) {
 	url := pgtest.URL(t)
 	s, err := Open(ctx, url)
@@ -31,13 +34,14 @@ func TestEventListPlansUseIndexes(t *testing.T) {
 		for i := range jobs {
 			id := fmt.Sprintf("job-%05d", i)
 			at := storetest.T0.Add(time.Duration(i) * time.Second)
-			j := store.Job{ID: id, Tenant: fmt.Sprintf("t%d", i%3), Type: "x", State: store.StateSucceeded, CreatedAt: at, Attempt: 1}
+			n := int64(4*i + 1)
+			j := store.Job{ID: id, Tenant: fmt.Sprintf("t%d", i%3), Type: "x", State: store.StateSucceeded, CreatedAt: at, Attempt: 1,
+				SubmitEventID: n, SubmitActor: "open"}
 			if err := w.JobInsertBatched(ctx, j); err != nil {
 				return err
 			}
-			n := int64(3*i + 1)
 			execs = append(execs, store.Execution{JobID: id, Attempt: 1, WorkerID: "w", LeasedAt: at, StartedAt: at,
-				FinishedAt: at, Outcome: store.OutcomeSucceeded, LeaseEventID: n, StartEventID: n + 1, StartEventAt: at, EndEventID: n + 2})
+				FinishedAt: at, Outcome: store.OutcomeSucceeded, LeaseEventID: n + 1, StartEventID: n + 2, StartEventAt: at, EndEventID: n + 3})
 		}
 		return nil
 	}); err != nil {
@@ -50,11 +54,14 @@ func TestEventListPlansUseIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, p := range map[string]store.EventListParams{
-		"feed":        {AfterID: 4000, Limit: 100},
-		"feed newest": {Newest: true, Limit: 100},
-		"job":         {JobID: "job-00042", Limit: 1000},
-		"tenant":      {Tenant: "t1", AfterID: 4000},
-		"type":        {Types: []store.EventType{store.EventSucceeded, store.EventLeased}, Limit: 50},
+		"feed":          {AfterID: 4000, Limit: 100},
+		"feed newest":   {Newest: true, Limit: 100},
+		"job":           {JobID: "job-00042", Limit: 1000},
+		"tenant":        {Tenant: "t1", AfterID: 4000},
+		"type":          {Types: []store.EventType{store.EventSucceeded, store.EventLeased}, Limit: 50},
+		"submitted":     {Types: []store.EventType{store.EventSubmitted}, AfterID: 4000, Limit: 50},
+		"since":         {Since: storetest.T0.Add(10 * time.Minute), Limit: 50},
+		"tenant, until": {Tenant: "t2", Until: storetest.T0.Add(time.Hour), Newest: true, Limit: 50},
 	} {
 		q, args := s.EventListQuery(p)
 		rows, err := db.QueryContext(ctx, "EXPLAIN "+q, args...)
@@ -75,6 +82,12 @@ func TestEventListPlansUseIndexes(t *testing.T) {
 		text := strings.Join(plan, "\n")
 		if strings.Contains(text, "Seq Scan on executions") || strings.Contains(text, "Seq Scan on jobs") {
 			t.Errorf("%s: a branch reads a whole table:\n%s", name, text)
+		}
+		if p.JobID == "" && (len(p.Types) == 0 || p.Types[0] == store.EventSubmitted) {
+			if !strings.Contains(text, "Index Scan using jobs_submit_event on jobs") &&
+				!strings.Contains(text, "Index Scan Backward using jobs_submit_event on jobs") {
+				t.Errorf("%s: the submitted events are not read through jobs_submit_event:\n%s", name, text)
+			}
 		}
 		if testing.Verbose() {
 			t.Logf("%s:\n%s", name, text)

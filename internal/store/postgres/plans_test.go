@@ -109,15 +109,16 @@ func TestTransitionsFindTheirJobByID(t *testing.T) {
 // a server that keeps its finished jobs: most succeeded, few failed or
 // cancelled, about 4% unfinished (with more, reading every unfinished
 // job at lead is as cheap by a scan of the table); one big tenant and nine small ones; one
-// job in ten from a schedule. Then ANALYZE.
+// job in ten from a schedule; each holds its submitted event. Then
+// ANALYZE.
 func seedJobs(t testing.TB, db *sql.DB, n int) {
 	t.Helper()
 	_, err := db.ExecContext(ctx, `INSERT INTO jobs (id, tenant, type, priority, state, final_state, created_at,
-			finished_at, schedule_id)
+			finished_at, schedule_id, submit_event_id)
 		SELECT 'job-' || lpad(i::text, 8, '0'), CASE WHEN i % 100 < 91 THEN 'big' ELSE 't' || (i % 100 - 90) END,
 			'x', 0, s.state, CASE WHEN s.state IN ('succeeded', 'failed', 'cancelled') THEN s.state END, 1000000 + i,
 			CASE WHEN s.state IN ('succeeded', 'failed', 'cancelled') THEN 2000000 + i END,
-			CASE WHEN i % 10 = 0 THEN 's' || (i % 7) END
+			CASE WHEN i % 10 = 0 THEN 's' || (i % 7) END, 10 * i
 		FROM generate_series(1, $1) AS i,
 			LATERAL (SELECT CASE WHEN i % 97 < 80 THEN 'succeeded' WHEN i % 97 < 85 THEN 'failed'
 				WHEN i % 97 < 93 THEN 'cancelled' WHEN i % 97 < 96 THEN 'pending' ELSE 'running' END AS state) AS s`, n)
@@ -278,8 +279,8 @@ func TestStateUpdatesAreHOT(t *testing.T) {
 
 // plannedInEventTests are indexes of jobs whose plans the events' plan
 // test checks (events_plan_test.go): the audit feed's way to the leased
-// events of live attempts.
-var plannedInEventTests = map[string]bool{"jobs_live_events": true}
+// events of live attempts and to the submitted events.
+var plannedInEventTests = map[string]bool{"jobs_live_events": true, "jobs_submit_event": true}
 
 // seedAttempts gives every finished job of seedJobs an execution (leased
 // 10 µs and finished as the job), one in a thousand with a result upload

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
@@ -262,4 +263,55 @@ func BenchmarkInsertBatched(b *testing.B) {
 			reportRate(b, n, "jobs/s")
 		})
 	}
+}
+
+// BenchmarkSubmitEvent: one Write submitting 500 jobs as the dispatcher
+// does, each with its submitted event, kept as an event row (as before
+// "The submitted event in the job row", store doc.go) or held by the job
+// row. It reports the store's cost per job.
+func BenchmarkSubmitEvent(b *testing.B) {
+	const n = 500
+	for _, held := range []bool{false, true} {
+		b.Run(fmt.Sprintf("held=%v", held), func(b *testing.B) {
+			s := openTemp(b)
+			ctx := context.Background()
+			var next int64
+			cpu0 := cpuTime(b)
+			b.ResetTimer()
+			for range b.N {
+				now := time.Now()
+				err := s.Write(ctx, func(w store.Writer) error {
+					evs := make([]store.Event, 0, n)
+					for range n {
+						next++
+						j := benchJob(store.NewID(now), now)
+						if held {
+							j.SubmitEventID, j.SubmitActor = next, "open"
+						}
+						if err := w.JobInsertBatched(ctx, j); err != nil {
+							return err
+						}
+						ev := store.SubmittedEvent(next, j.ID, j.Tenant, now, "open", j.Type, j.Lane, j.Priority)
+						ev.Synthesised = held
+						evs = append(evs, ev)
+					}
+					return w.EventAppend(ctx, evs)
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1000/float64(n*b.N), "µs/job")
+			b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/1000/float64(n*b.N), "cpu-µs/job")
+		})
+	}
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -166,6 +166,10 @@
 //	                  index for the audit feed. The job row holds the live
 //	                  attempt's (lease_event_id, leased_at, start_event_id,
 //	                  start_event_at; partial index jobs_live_events).
+//	                  The job row also holds its submitted event
+//	                  (submit_event_id, submit_actor, submit_priority;
+//	                  partial index jobs_submit_event; store doc, "The
+//	                  submitted event in the job row").
 //	log_chunks        PRIMARY KEY (job_id, attempt, seq), FK jobs ON DELETE
 //	                  CASCADE; a resent chunk is ignored (ON CONFLICT DO
 //	                  NOTHING).
@@ -174,8 +178,8 @@
 //	                  at, actor, detail JSON; indexes (job_id, id),
 //	                  (tenant, id). No FK: the audit trail outlives jobs;
 //	                  events_retention deletes it oldest id first. Ids also
-//	                  number the synthesised attempt events: the writer
-//	                  raises sqlite_sequence past them.
+//	                  number the synthesised attempt and submitted events:
+//	                  the writer raises sqlite_sequence past them.
 //	workers           PRIMARY KEY id; types/labels JSON, slots, resources,
 //	                  state, registered_at, last_seen_at.
 //	schedules         PRIMARY KEY id; spec, timezone, template JSON,

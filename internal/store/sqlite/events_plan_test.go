@@ -9,18 +9,21 @@ import (
 )
 
 // The events read (package store, "Attempt history in the execution
-// row") finds the synthesised events by index: the audit feed by the id
-// columns' partial indexes, one job's by the primary keys. No branch
-// reads all executions or all jobs.
+// row", "The submitted event in the job row") finds the synthesised
+// events by index: the audit feed by the id columns' partial indexes
+// (jobs_submit_event for the submitted events, with or without a
+// tenant, an actor or a time range), one job's by the primary keys. No
+// branch reads all executions or all jobs.
 func TestEventListPlansUseIndexes(t *testing.T) {
 	s := openTemp(t)
 	for name, p := range map[string]store.EventListParams{
-		"feed":         {AfterID: 10, Limit: 100},
-		"feed newest":  {Newest: true, Limit: 100},
-		"job":          {JobID: "j", Limit: 1000},
-		"tenant":       {Tenant: "acme", AfterID: 10},
-		"type":         {Types: []store.EventType{store.EventSucceeded, store.EventLeased}},
-		"actor, since": {Actor: "worker:w1", Since: storetest.T0},
+		"feed":          {AfterID: 10, Limit: 100},
+		"feed newest":   {Newest: true, Limit: 100},
+		"job":           {JobID: "j", Limit: 1000},
+		"tenant":        {Tenant: "acme", AfterID: 10},
+		"type":          {Types: []store.EventType{store.EventSucceeded, store.EventLeased}},
+		"actor, since":  {Actor: "worker:w1", Since: storetest.T0},
+		"tenant, until": {Tenant: "acme", Until: storetest.T0, Newest: true},
 	} {
 		q, args := s.EventListQuery(p)
 		rows, err := s.RDB.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, args...)
@@ -42,10 +45,16 @@ func TestEventListPlansUseIndexes(t *testing.T) {
 		for _, line := range plan {
 			scan := (strings.HasPrefix(line, "SCAN x") || strings.HasPrefix(line, "SCAN j")) && !strings.Contains(line, "INDEX")
 			// jobs by another index: every job of a tenant, say
-			wide := strings.HasPrefix(line, "SEARCH j") && !strings.Contains(line, "(id=?)") && !strings.Contains(line, "jobs_live_events")
+			wide := strings.HasPrefix(line, "SEARCH j") && !strings.Contains(line, "(id=?)") &&
+				!strings.Contains(line, "jobs_live_events") && !strings.Contains(line, "jobs_submit_event (submit_event_id")
 			if scan || wide {
 				t.Errorf("%s: a branch reads more than its page: %q\n%s", name, line, strings.Join(plan, "\n"))
 			}
+		}
+		text := strings.Join(plan, "\n")
+		submitted := strings.Contains(text, "USING INDEX jobs_submit_event (submit_event_id")
+		if p.JobID == "" && len(p.Types) == 0 && !submitted {
+			t.Errorf("%s: the submitted events are not read through jobs_submit_event:\n%s", name, text)
 		}
 		if testing.Verbose() {
 			t.Logf("%s:\n%s", name, strings.Join(plan, "\n"))

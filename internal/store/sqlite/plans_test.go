@@ -7,7 +7,8 @@ import (
 )
 
 // seedJobs inserts n jobs straight into the table, in the proportions of
-// a server that keeps its finished jobs (as postgres's plans_test.go):
+// a server that keeps its finished jobs (as postgres's plans_test.go),
+// each holding its submitted event:
 // most succeeded, few failed or cancelled, some unfinished; one big
 // tenant and nine small ones; one job in ten from a schedule. Then
 // ANALYZE.
@@ -17,11 +18,12 @@ func seedJobs(t testing.TB, s *Store, n int) {
 	_, err := s.WConn.ExecContext(ctx, `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?),
 		st(i, state) AS (SELECT i, CASE WHEN i % 97 < 80 THEN 'succeeded' WHEN i % 97 < 85 THEN 'failed'
 			WHEN i % 97 < 86 THEN 'cancelled' WHEN i % 97 < 95 THEN 'pending' ELSE 'running' END FROM seq)
-		INSERT INTO jobs (id, tenant, type, priority, state, final_state, created_at, finished_at, schedule_id)
+		INSERT INTO jobs (id, tenant, type, priority, state, final_state, created_at, finished_at, schedule_id,
+			submit_event_id)
 		SELECT printf('job-%08d', i), CASE WHEN i % 100 < 91 THEN 'big' ELSE 't' || (i % 100 - 90) END, 'x', 0,
 			state, CASE WHEN state IN ('succeeded', 'failed', 'cancelled') THEN state END, 1000000 + i,
 			CASE WHEN state IN ('succeeded', 'failed', 'cancelled') THEN 2000000 + i END,
-			CASE WHEN i % 10 = 0 THEN 's' || (i % 7) END
+			CASE WHEN i % 10 = 0 THEN 's' || (i % 7) END, 10 * i
 		FROM st`, n)
 	if err != nil {
 		t.Fatal(err)
@@ -94,8 +96,8 @@ func TestJobIndexPlans(t *testing.T) {
 
 // plannedInEventTests are indexes of jobs whose plans the events' plan
 // test checks (events_plan_test.go): the audit feed's way to the leased
-// events of live attempts.
-var plannedInEventTests = map[string]bool{"jobs_live_events": true}
+// events of live attempts and to the submitted events.
+var plannedInEventTests = map[string]bool{"jobs_live_events": true, "jobs_submit_event": true}
 
 // seedAttempts gives every finished job of seedJobs an execution (leased
 // 10 µs and finished as the job), one in a thousand with a result upload

@@ -9,9 +9,10 @@ import (
 	"github.com/fairwayhq/fairway/internal/store"
 )
 
-// The events' read: the events table and the attempt events that jobs and
+// The events' read: the events table, the attempt events that jobs and
 // executions hold (package store, "Attempt history in the execution
-// row"), as one list in id order.
+// row") and the submitted events that jobs hold ("The submitted event in
+// the job row"), as one list in id order.
 
 // eventSource is one branch of EventList's UNION ALL: where its events
 // come from and the SQL expression of each column a filter reads.
@@ -38,6 +39,7 @@ const (
 	eventExecEnd
 	eventJobLeased
 	eventJobStarted
+	eventJobSubmitted
 )
 
 const (
@@ -49,6 +51,10 @@ const (
 	// jobTenant is the synthesised events' tenant: the job's, through
 	// Dialect.Unindexed.
 	jobTenant = "{unindexed j.tenant}"
+	// jobCreated is the submitted event's time, through Dialect.Unindexed:
+	// a time range filters the walk by id, it does not choose
+	// jobs_created.
+	jobCreated = "{unindexed j.created_at}"
 )
 
 var eventSources = []eventSource{
@@ -80,6 +86,12 @@ var eventSources = []eventSource{
 		constType: store.EventStarted, id: "j.start_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant,
 		at: "j.start_event_at", actor: jobWorker, detail: nullText, scheduleID: nullText, worker: "j.worker_id",
 		late: nullBigint, exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText},
+	// Found through jobs_submit_event. The detail's type, lane and
+	// priority ride in worker_id, error and exit_code.
+	{kind: eventJobSubmitted, from: "jobs j", base: "j.submit_event_id IS NOT NULL", constType: store.EventSubmitted,
+		id: "j.submit_event_id", jobID: "j.id", attempt: "0", tenant: jobTenant, at: jobCreated,
+		actor: "COALESCE(j.submit_actor, '')", detail: nullText, scheduleID: nullText, worker: "j.type", late: nullBigint,
+		exitCode: "COALESCE(j.submit_priority, j.priority)", class: nullText, errText: "j.lane", outcome: nullText},
 }
 
 // typeExpr is the branch's type column.
@@ -179,7 +191,10 @@ func (s *Core) EventListQuery(p store.EventListParams) (string, []any) {
 		args = append(append(args, w.args...), limit)
 	}
 	q := "SELECT * FROM (" + strings.Join(parts, " UNION ALL ") + ") AS u ORDER BY id" + order + " LIMIT ?"
-	q = strings.ReplaceAll(q, jobTenant, strings.ReplaceAll(s.D.Unindexed, "%s", "j.tenant"))
+	for _, col := range []string{jobTenant, jobCreated} {
+		name := strings.TrimSuffix(strings.TrimPrefix(col, "{unindexed "), "}")
+		q = strings.ReplaceAll(q, col, strings.ReplaceAll(s.D.Unindexed, "%s", name))
+	}
 	return s.D.rebind(q), append(args, limit)
 }
 
@@ -229,21 +244,28 @@ func scanEvent(sc scanner) (store.Event, error) {
 	case eventExecEnd:
 		x.JobID, x.Attempt, x.FinishedAt = e.JobID, e.Attempt, e.At
 		return store.OutcomeEvent(e.ID, e.Tenant, x), nil
+	case eventJobSubmitted:
+		var priority int
+		if x.ExitCode != nil {
+			priority = *x.ExitCode
+		}
+		return store.SubmittedEvent(e.ID, e.JobID, e.Tenant, e.At, e.Actor, x.WorkerID, x.Error, priority), nil
 	}
 	return e, nil
 }
 
 // EventIDMaxima lists, comma-separated, the largest event id of each
-// place an event lives: the events table and the attempt rows' id
-// columns, each one end of an index (the live jobs' start ids: a read of
-// jobs_live_events, live attempts only). With the events' sequence, which
+// place an event lives: the events table, the attempt rows' id columns
+// and the jobs' submitted ids, each one end of an index (the live jobs'
+// start ids: a read of jobs_live_events, live attempts only). With the events' sequence, which
 // covers ids deleted by retention, it gives EventLastID.
 const EventIDMaxima = `COALESCE((SELECT max(id) FROM events), 0),
 	COALESCE((SELECT max(lease_event_id) FROM executions WHERE lease_event_id IS NOT NULL), 0),
 	COALESCE((SELECT max(start_event_id) FROM executions WHERE start_event_id IS NOT NULL), 0),
 	COALESCE((SELECT max(end_event_id) FROM executions WHERE end_event_id IS NOT NULL), 0),
 	COALESCE((SELECT max(lease_event_id) FROM jobs WHERE lease_event_id IS NOT NULL), 0),
-	COALESCE((SELECT max(start_event_id) FROM jobs WHERE lease_event_id IS NOT NULL), 0)`
+	COALESCE((SELECT max(start_event_id) FROM jobs WHERE lease_event_id IS NOT NULL), 0),
+	COALESCE((SELECT max(submit_event_id) FROM jobs WHERE submit_event_id IS NOT NULL), 0)`
 
 // EventLastID implements store.Reader.
 func (s *Core) EventLastID(ctx context.Context) (int64, error) {

@@ -20,6 +20,7 @@ var jobColumns = []string{
 	"failure_class", "result", "shell", "returned_leases", "output_limit", "scheduled_for", "tags", "result_location", "held",
 	"not_preemptible", "trace_parent", "unique_rule", "snoozes", "max_snoozes",
 	"lease_event_id", "leased_at", "start_event_id", "start_event_at",
+	"submit_event_id", "submit_actor", "submit_priority",
 }
 
 // jobSelect is "SELECT <columns> FROM jobs".
@@ -104,8 +105,18 @@ func jobArgs(j *store.Job) ([]any, error) {
 		strArg(string(j.FailureClass)), bytesArg(j.Result), j.Shell, int64(j.ReturnedLeases), j.OutputLimit,
 		timeArg(j.ScheduledFor), tags, strArg(j.ResultLocation), j.Held,
 		j.NotPreemptible, strArg(j.TraceParent), unique, int64(j.Snoozes), int64(j.MaxSnoozes),
-		idArg(j.LeaseEventID), timeArg(j.LeasedAt), idArg(j.StartEventID), timeArg(j.StartEventAt), finalStateArg(j.State),
+		idArg(j.LeaseEventID), timeArg(j.LeasedAt), idArg(j.StartEventID), timeArg(j.StartEventAt),
+		idArg(j.SubmitEventID), submitActorArg(j), intPtrArg(j.SubmitPriority), finalStateArg(j.State),
 	}, nil
+}
+
+// submitActorArg is submit_actor's value: NULL unless the row holds the
+// submitted event.
+func submitActorArg(j *store.Job) any {
+	if j.SubmitEventID == 0 {
+		return nil
+	}
+	return j.SubmitActor
 }
 
 // scanner is *sql.Row or *sql.Rows.
@@ -130,6 +141,7 @@ func scanJob(sc scanner) (store.Job, error) {
 		timeCol{&j.ScheduledFor}, jsonCol{&j.Tags}, strCol[string]{&j.ResultLocation}, &j.Held,
 		&j.NotPreemptible, strCol[string]{&j.TraceParent}, jsonCol{&j.Unique}, &snoozes, &maxSnoozes,
 		idCol{&j.LeaseEventID}, timeCol{&j.LeasedAt}, idCol{&j.StartEventID}, timeCol{&j.StartEventAt},
+		idCol{&j.SubmitEventID}, strCol[string]{&j.SubmitActor}, intPtrCol{&j.SubmitPriority},
 	)
 	j.Priority, j.Attempt, j.MaxAttempts, j.ReturnedLeases = int(priority), int(attempt), int(maxAttempts), int(returned)
 	j.Snoozes, j.MaxSnoozes = int(snoozes), int(maxSnoozes)
@@ -188,6 +200,9 @@ var setFields = [...]setField{
 	{"leased_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.LeasedAt, timeArg) }},
 	{"start_event_id", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.StartEventID, idArg) }},
 	{"start_event_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.StartEventAt, timeArg) }},
+	{"submit_priority", "bigint", func(s *store.JobSet) (any, bool) {
+		return optional(s.SubmitPriority, func(v int) any { return int64(v) })
+	}},
 }
 
 func optional[T, R any](p *T, conv func(T) R) (any, bool) {

@@ -18,7 +18,8 @@ type PlannedQuery struct {
 }
 
 // PlannedQueries returns the statements of the job listings, the rebuild
-// at lead and retention, with the index each must use.
+// at lead, retention and event retention's walk, with the index each
+// must use.
 func (c *Core) PlannedQueries() []PlannedQuery {
 	list := func(name, index string, p store.JobListParams, also ...string) PlannedQuery {
 		q, args, err := c.jobListQuery(p, 50)
@@ -41,6 +42,7 @@ func (c *Core) PlannedQueries() []PlannedQuery {
 		list("list finished", "jobs_final", store.JobListParams{States: store.TerminalStates()}),
 		{Name: "rebuild at lead", Index: "jobs_unfinished", SQL: c.D.rebind(unfinishedSQL)},
 		{Name: "retention", Index: "jobs_finished", SQL: c.D.rebind(retentionSQL), Args: []any{t.UnixMicro(), 101}},
+		{Name: "event retention", Index: "jobs_submit_event", SQL: c.D.rebind(oldEventsSQL), Args: []any{251, 251, 251}},
 	}
 }
 

@@ -328,7 +328,7 @@ func (w *Writer) transitionMiss(p *store.JobTransitionParams) error {
 }
 
 // retentionSQL selects the oldest finished jobs, through jobs_finished.
-const retentionSQL = `SELECT id, finished_at FROM jobs
+const retentionSQL = `SELECT id, finished_at, submit_event_id IS NOT NULL FROM jobs
 	WHERE finished_at < ? AND final_state IS NOT NULL
 		AND NOT EXISTS (SELECT 1 FROM executions e WHERE e.job_id = jobs.id AND e.result_state = 'pending')
 	ORDER BY finished_at LIMIT ?`
@@ -346,11 +346,12 @@ func (w *Writer) JobDeleteFinished(ctx context.Context, before time.Time, limit 
 	if err != nil {
 		return store.Purged{}, fmt.Errorf("store: select finished jobs: %w", err)
 	}
-	var ids []string
+	var ids, holding []string // holding: the jobs whose row holds their submitted event
 	for rows.Next() {
 		var id string
 		var finished time.Time
-		if err := rows.Scan(&id, timeCol{&finished}); err != nil {
+		var holds bool
+		if err := rows.Scan(&id, timeCol{&finished}, &holds); err != nil {
 			_ = rows.Close()
 			return store.Purged{}, fmt.Errorf("store: select finished jobs: %w", err)
 		}
@@ -359,11 +360,17 @@ func (w *Writer) JobDeleteFinished(ctx context.Context, before time.Time, limit 
 			continue
 		}
 		ids = append(ids, id)
+		if holds {
+			holding = append(holding, id)
+		}
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return store.Purged{}, fmt.Errorf("store: select finished jobs: %w", err)
 	}
 	err = w.atomically(func() error {
+		if err := w.keepSubmittedEvents(holding); err != nil {
+			return err
+		}
 		for _, id := range ids {
 			if _, err := w.exec(stmtJobDelete, id); err != nil {
 				return fmt.Errorf("store: delete job %s: %w", id, err)
@@ -378,6 +385,52 @@ func (w *Writer) JobDeleteFinished(ctx context.Context, before time.Time, limit 
 	return p, nil
 }
 
+// keepSubmittedEvents turns the submitted events that the rows of jobs
+// about to be deleted hold into event rows with their ids: a job's events
+// outlive it until event retention (package store, "The submitted event
+// in the job row").
+func (w *Writer) keepSubmittedEvents(ids []string) error {
+	var evs []store.Event
+	for len(ids) > 0 {
+		n := min(len(ids), 256)
+		args := make([]any, n)
+		for i, id := range ids[:n] {
+			args[i] = id
+		}
+		rows, err := w.s.WConn.QueryContext(bg, w.s.D.rebind(`SELECT submit_event_id, id, tenant, created_at,
+			submit_actor, type, lane, priority, submit_priority FROM jobs
+			WHERE id IN (`+placeholders(n)+`) AND submit_event_id IS NOT NULL`), args...)
+		if err != nil {
+			return fmt.Errorf("store: keep submitted events: %w", err)
+		}
+		for rows.Next() {
+			var j store.Job
+			var priority int64
+			if err := rows.Scan(&j.SubmitEventID, &j.ID, &j.Tenant, timeCol{&j.CreatedAt}, strCol[string]{&j.SubmitActor},
+				&j.Type, &j.Lane, &priority, intPtrCol{&j.SubmitPriority}); err != nil {
+				_ = rows.Close()
+				return fmt.Errorf("store: keep submitted events: %w", err)
+			}
+			j.Priority = int(priority)
+			evs = append(evs, store.JobSubmittedEvent(j))
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("store: keep submitted events: %w", err)
+		}
+		ids = ids[n:]
+	}
+	return w.insertEvents(evs, true)
+}
+
+// oldEventsSQL walks the oldest events by id, one past the limit, in
+// both places a deletable event lives: the events table (its primary
+// key) and the submitted events of job rows (jobs_submit_event). Each is
+// a range of an index, whatever the size of the table.
+const oldEventsSQL = `SELECT id, at FROM (SELECT id, at FROM events ORDER BY id LIMIT ?) AS e
+	UNION ALL SELECT id, at FROM (SELECT submit_event_id AS id, created_at AS at FROM jobs
+		WHERE submit_event_id IS NOT NULL ORDER BY submit_event_id LIMIT ?) AS s
+	ORDER BY id LIMIT ?`
+
 func (w *Writer) EventDeleteBefore(ctx context.Context, before time.Time, limit int) (p store.Purged, err error) {
 	defer w.guard(&err)
 	if err := w.check(ctx); err != nil {
@@ -386,9 +439,7 @@ func (w *Writer) EventDeleteBefore(ctx context.Context, before time.Time, limit 
 	if limit <= 0 {
 		return store.Purged{}, nil
 	}
-	// The oldest events by id, one past the limit: a range of the primary
-	// key, whatever the size of the table.
-	rows, err := w.s.WConn.QueryContext(bg, w.s.D.rebind(`SELECT id, at FROM events ORDER BY id LIMIT ?`), limit+1)
+	rows, err := w.s.WConn.QueryContext(bg, w.s.D.rebind(oldEventsSQL), limit+1, limit+1, limit+1)
 	if err != nil {
 		return store.Purged{}, fmt.Errorf("store: select old events: %w", err)
 	}
@@ -427,14 +478,17 @@ func (w *Writer) EventDeleteBefore(ctx context.Context, before time.Time, limit 
 	if err != nil {
 		return store.Purged{}, fmt.Errorf("store: delete old events: %w", err)
 	}
-	if p.Deleted, err = res.RowsAffected(); err != nil {
+	if _, err = res.RowsAffected(); err != nil {
 		return store.Purged{}, fmt.Errorf("store: delete old events: %w", err)
 	}
-	// The attempt events the execution rows hold go up to the same id.
-	for _, col := range []string{"lease_event_id", "start_event_id", "end_event_id"} {
-		q := `UPDATE executions SET ` + col + ` = NULL WHERE ` + col + ` <= ?`
+	// The walk passed every event row and submitted event up to last.
+	p.Deleted = int64(n)
+	// The events the job and execution rows hold go up to the same id.
+	for _, tc := range [][2]string{{"executions", "lease_event_id"}, {"executions", "start_event_id"},
+		{"executions", "end_event_id"}, {"jobs", "submit_event_id"}} {
+		q := `UPDATE ` + tc[0] + ` SET ` + tc[1] + ` = NULL WHERE ` + tc[1] + ` <= ?`
 		if _, err := w.s.WConn.ExecContext(bg, w.s.D.rebind(q), last); err != nil {
-			return store.Purged{}, fmt.Errorf("store: delete old attempt events: %w", err)
+			return store.Purged{}, fmt.Errorf("store: delete old %s: %w", tc[1], err)
 		}
 	}
 	return p, nil

@@ -64,6 +64,9 @@ func fullJob(id string) store.Job {
 		ExitCode:        store.Ptr(3),
 		FailureClass:    store.FailExitCode,
 		Result:          []byte(`{"rows":12}`),
+		SubmitEventID:   41,
+		SubmitActor:     "tenant:acme key 1a2b (ci)",
+		SubmitPriority:  store.Ptr(3),
 	}
 }
 

@@ -54,6 +54,7 @@ var tests = []testCase{
 	{"EventDeleteBefore", testEventDeleteBefore},
 	{"EventActorFilter", testEventActorFilter},
 	{"AttemptEvents", testAttemptEvents},
+	{"SubmittedEvents", testSubmittedEvents},
 
 	{"IdempotencyDuplicateWithinWindow", testIdempotencyDuplicate},
 	{"IdempotencyOtherTenant", testIdempotencyOtherTenant},
