@@ -32,6 +32,9 @@ type heldTransitions struct {
 	list    []heldTransition
 	ids     map[string]bool
 	inserts [][]any // jobArgs; a job with a key has claimed it (keyed.go); none has a unique rule
+	// claims are the held claims of JobInsertFreeKey (freeClaimArgs),
+	// made with the inserts (PostgreSQL only; keyed.go).
+	claims [][]any
 }
 
 // maxBatchedInserts bounds one multi-row job INSERT (53 columns a row).
@@ -66,6 +69,7 @@ func (w *Writer) flushInserts() error {
 	rows := w.held.inserts
 	w.held.inserts = nil
 	if w.piped() {
+		w.queueFreeClaims()
 		w.queueInserts(rows)
 		return nil
 	}
