@@ -41,7 +41,7 @@ type command struct {
 	// behind a commit waiting for the disk (see urgent).
 	arriving []arrival
 	// claims are the idempotency keys a submit brings: the batch reads
-	// their holders in one query before it applies its commands (keys.go).
+	// their holders in one query before it applies its commands (claims.go).
 	claims []store.Claim
 }
 
