@@ -40,6 +40,9 @@ type command struct {
 	// the server, the command is applied at once rather than gathered
 	// behind a commit waiting for the disk (see urgent).
 	arriving []arrival
+	// claims are the idempotency keys a submit brings: the batch reads
+	// their holders in one query before it applies its commands (claims.go).
+	claims []store.Claim
 }
 
 // arrival is the best priority a submit brings into a lane.
@@ -65,6 +68,10 @@ type txn struct {
 	execs    []store.Execution
 	after    []func()
 	err      error
+	// holders are the committed holders of the batch's claims, read once
+	// for the whole batch (readHolders); read says which claims were.
+	holders map[store.Claim]string
+	read    map[store.Claim]bool
 }
 
 // flush writes the gathered execution rows.
@@ -207,6 +214,11 @@ type Dispatcher struct {
 	seq            uint64                     // batches started
 	durable        uint64                     // the last batch known durable: its leases and those before may leave
 	queued         atomic.Int64               // commands handed to the Dispatcher so far
+	// claiming are the idempotency keys this dispatcher's batches claimed
+	// that may not be durable yet, with their jobs (claims.go); claimLog
+	// holds them in batch order, to forget them once durable.
+	claiming map[idemKey]claimRec
+	claimLog []loggedClaim
 	// outOfStep is set when a committed batch could not be made durable:
 	// the state in memory ran ahead of the store, and is rebuilt from it
 	// before the next batch (recover).
@@ -330,6 +342,7 @@ func (d *Dispatcher) reset() error {
 	d.slotDue, d.slotReady = nil, map[string]bool{}
 	d.workers = map[string]*workerRec{}
 	d.byTenant = map[string]int{}
+	d.claiming, d.claimLog = map[idemKey]claimRec{}, nil
 	if d.waiters == nil {
 		d.waiters = map[string][]chan api.Job{}
 	}
@@ -340,11 +353,6 @@ func (d *Dispatcher) reset() error {
 // server is closed.
 func (d *Dispatcher) submit(ctx context.Context, apply func(tx *txn)) error {
 	return d.send(ctx, command{apply: apply})
-}
-
-// submitArriving is submit for a command that brings new jobs.
-func (d *Dispatcher) submitArriving(ctx context.Context, arriving []arrival, apply func(tx *txn)) error {
-	return d.send(ctx, command{apply: apply, arriving: arriving})
 }
 
 func (d *Dispatcher) send(ctx context.Context, c command) error {
@@ -503,6 +511,7 @@ func (d *Dispatcher) settle(err error) {
 		return
 	}
 	d.durable = c.seq
+	d.forgetDurableClaims()
 	d.metrics.Durable(time.Since(c.commitAt))
 	for _, f := range c.after {
 		f()
@@ -565,6 +574,7 @@ func (d *Dispatcher) step(ctx context.Context, batch []command) {
 	d.seq++
 	tx := &txn{ctx: ctx, now: d.clock.Now(), seq: d.seq, lastID: &d.lastEventID}
 	began := time.Now()
+	d.readHolders(tx, batch)
 	durable, err := d.st.WriteDeferred(ctx, func(w store.Writer) error {
 		tx.w = w
 		for _, fix := range d.pending {

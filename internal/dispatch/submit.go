@@ -121,7 +121,7 @@ func (d *Dispatcher) submitJobsAs(tx *txn, jobs []store.Job, actor string) []sub
 	}
 	inBatch := map[idemKey]store.Job{}
 	for i := range jobs {
-		out[i] = d.insertJob(tx, jobs[i], deps[i], inBatch, actor)
+		out[i] = d.insertJob(tx, jobs[i], deps[i], inBatch, holders, actor)
 		if tx.err != nil {
 			return out
 		}
@@ -151,20 +151,34 @@ func (d *Dispatcher) checkKeyOfDeletedJob(tx *txn, j store.Job, holders map[stor
 	return err
 }
 
-// keyHolders reads the holders of the jobs' idempotency keys inside the
-// window, in one query per few hundred keys rather than one per job (a
-// round trip each on PostgreSQL); nil if no job has a key.
+// keyHolders returns the committed holders of the jobs' idempotency keys
+// inside the window: those the batch read (readHolders), and the others
+// read now, in one query per few hundred keys rather than one per job (a
+// round trip each on PostgreSQL).
 func (d *Dispatcher) keyHolders(tx *txn, jobs []store.Job) (map[store.Claim]string, error) {
-	var claims []store.Claim
-	for _, j := range jobs {
-		if j.IdempotencyKey != "" {
-			claims = append(claims, store.Claim{Tenant: j.Tenant, Key: j.IdempotencyKey})
+	var missing []store.Claim
+	for _, c := range claimsOf(jobs) {
+		if !tx.read[c] {
+			missing = append(missing, c)
 		}
 	}
-	if len(claims) == 0 {
-		return nil, nil
+	if len(missing) == 0 {
+		return tx.holders, nil
 	}
-	return d.st.IdempotencyHolders(tx.ctx, claims, tx.now.Add(-store.IdempotencyWindow))
+	got, err := d.st.IdempotencyHolders(tx.ctx, missing, tx.now.Add(-store.IdempotencyWindow))
+	if err != nil {
+		return nil, err
+	}
+	if tx.holders == nil {
+		tx.holders, tx.read = map[store.Claim]string{}, map[store.Claim]bool{}
+	}
+	for _, c := range missing {
+		tx.read[c] = true
+		if id, ok := got[c]; ok {
+			tx.holders[c] = id
+		}
+	}
+	return tx.holders, nil
 }
 
 func failAll(out []submitted, err error) []submitted {
@@ -219,8 +233,10 @@ func (d *Dispatcher) checkDependencies(tx *txn, j store.Job, earlier []store.Job
 }
 
 // insertJob stores one job and queues it, or finds the job that holds its
-// idempotency key.
-func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, inBatch map[idemKey]store.Job, actor string) submitted {
+// idempotency key (claims.go): a key the dispatcher knows free is claimed
+// by JobInsertFreeKey, which leaves the Write deferred.
+func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, inBatch map[idemKey]store.Job,
+	holders map[store.Claim]string, actor string) submitted {
 	if actor == "" {
 		actor = "tenant:" + j.Tenant
 	}
@@ -230,8 +246,16 @@ func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 	if len(deps) > 0 || j.RunAt.After(tx.now) {
 		j.State = store.StateBlocked
 	}
-	ev := submittedEvent(tx, &j, actor)
-	err := tx.w.JobInsertBatched(tx.ctx, j)
+	ev := submittedEvent(tx, &j, actor) // peeks the id: a duplicate draws none
+	var err error
+	if j.IdempotencyKey != "" && j.Unique == nil {
+		if holder, ok := d.heldKey(j, inBatch, holders); ok {
+			return d.duplicate(tx, j, &store.DuplicateError{Tenant: j.Tenant, Key: j.IdempotencyKey, JobID: holder}, inBatch, actor)
+		}
+		err = tx.w.JobInsertFreeKey(tx.ctx, j)
+	} else {
+		err = tx.w.JobInsertBatched(tx.ctx, j)
+	}
 	var dup *store.DuplicateError
 	var uniq *store.UniqueError
 	if errors.As(err, &uniq) {
@@ -246,6 +270,7 @@ func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 	}
 	if j.IdempotencyKey != "" {
 		inBatch[idemKey{j.Tenant, j.IdempotencyKey}] = j
+		d.noteClaim(tx, j)
 	}
 	pj := policyJob(j)
 	pj.DependsOn = deps

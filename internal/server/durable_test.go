@@ -41,6 +41,11 @@ func (w *insertCounter) JobInsertBatched(ctx context.Context, j store.Job) error
 	return w.Writer.JobInsertBatched(ctx, j)
 }
 
+func (w *insertCounter) JobInsertFreeKey(ctx context.Context, j store.Job) error {
+	w.inserted = true
+	return w.Writer.JobInsertFreeKey(ctx, j)
+}
+
 func (s *heldStore) insertTransactions() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -79,6 +79,62 @@
 // JobGetByIdempotencyKey(tenant, key, now-IdempotencyWindow) finds the
 // holder for a "return the original job" answer.
 //
+// # Keyed inserts on the deferred path
+//
+// A claim that answers (JobInsert, JobInsertBatched) must run before the
+// Write returns, so a queueing store (package queued) runs such a Write
+// in a transaction of its own, after everything queued before it has
+// committed, and on PostgreSQL pays a round trip per job for the answer.
+// The dispatcher therefore does not ask the store whether a key is free:
+// it knows, and asks only that the claim be made. JobInsertFreeKey claims
+// a key its caller has found free with the insert, answers nothing before
+// the commit, and fails the whole transaction with ErrConflict if the key
+// is held after all (SQLite: the claim statement at once; PostgreSQL: one
+// multi-row INSERT ... ON CONFLICT DO UPDATE for every held claim of the
+// transaction, taking over expired claims only, whose count the database
+// checks, queued with the jobs' insert). So a keyed Write stays deferred,
+// and is applied with the other queued Writes in one transaction.
+//
+// What the dispatcher knows (package dispatch, claims.go), in order: the
+// keys inserted earlier in the same submit; the keys its own batches
+// claimed that may not be durable yet (kept in memory until the batch
+// that claimed them is); and the committed holders of every key the
+// batch's submits bring, read in one IdempotencyHolders query per batch
+// before its commands run. A key found in any of them is a duplicate,
+// answered with its holder (the same answer, 200 and the original job,
+// and the same deduplicated event as before), and nothing is written for
+// it; a holder that retention deleted is refused as before. The window
+// is the same on both sides: the read counts claims created after
+// now - IdempotencyWindow, the claim takes over those created at or
+// before it.
+//
+// Why the view is right. A claim of this dispatcher leaves its memory
+// only once the batch that made it is durable, which happens between
+// batches, never between a batch's read and its commands: so a claim is
+// either in memory or was committed before the read began, and the read
+// sees it (reads see every committed transaction). Claims of anyone else
+// (a former leader's last batches, a second instance that still believes
+// it leads) were committed before the read or are in flight.
+//
+// Why it stays exactly one job per key when the view is wrong. The claim
+// is made by the database, in the transaction that inserts the job: if
+// another transaction holds or is making the claim, the INSERT ... ON
+// CONFLICT waits for it and then sees it (or takes it over once expired,
+// or makes it if it rolled back), as JobInsert's claim does; a held key
+// fails the statement, the transaction rolls back, and nothing of its
+// batch was acknowledged (acknowledged = committed). The queued store
+// fails every Write after it too and refuses writes until the dispatcher
+// has rebuilt from the store (as after a missed guard), and its claims
+// memory is cleared with the rest; the client's retry then reads the
+// holder and gets the duplicate answer. A crash loses only batches
+// nobody was answered for, with their claims; the rebuilt dispatcher
+// reads what committed. Two instances on one database: the standby
+// forwards submits to the leader, and a deposed leader's transactions
+// are fenced by term; while both write, the database's claim above is
+// what decides, and the loser's batch fails as described. On PostgreSQL
+// the concurrent applier counts a key as a row of its Write, so two
+// batches in flight never claim one key at once.
+//
 // # Unique jobs
 //
 // A job with a UniqueRule {By, States, Period} is unique among its

@@ -144,6 +144,16 @@ type Writer interface {
 	// by JobInsert; the driver may then hold the row as above (its key's
 	// claim is undone with the Write if the row fails).
 	JobInsertBatched(ctx context.Context, job Job) error
+	// JobInsertFreeKey is JobInsertBatched for a job with an idempotency
+	// key that its caller has found free (IdempotencyHolders, and no claim
+	// of its own Writes still uncommitted): the driver may hold the claim
+	// as it holds the row, and a queueing store may defer the whole Write.
+	// A key held inside its window then fails that operation, or the
+	// Write, with ErrConflict, and nothing commits: like a missed guard,
+	// it means the caller's view ran behind the database. An expired
+	// claim is taken over as by JobInsert. A job without a key, or with a
+	// unique rule, is inserted as by JobInsertBatched.
+	JobInsertFreeKey(ctx context.Context, job Job) error
 	// JobTransition applies a fenced change; see JobTransitionParams.
 	// ErrConflict when the guard misses, ErrNotFound when there is no job.
 	JobTransition(ctx context.Context, p JobTransitionParams) error

@@ -38,6 +38,13 @@
 // costs a second query, which tells a duplicate from a taken id
 // (package sqlstore, keyed.go). Measured with fairway bench on this machine's PostgreSQL:
 // drain 3.9-4.3k to 5.4-5.6k jobs/s, latency p99 5.8-6.6 to 4.2 ms.
+// The dispatcher no longer uses that statement for a key it knows free
+// (store doc.go, "Keyed inserts on the deferred path"): JobInsertFreeKey
+// holds the claim with the row, and the claims of a transaction are one
+// multi-row INSERT ... ON CONFLICT DO UPDATE (expired claims only) ending
+// in fairway_expect_rows, queued before the jobs' insert; a held key is
+// FWCON and fails the transaction. A keyed Write is then queued like any
+// other instead of waiting for the applier (Drain) and its own round trips.
 //
 // Queued writes: as on SQLite (package queued; the design and its crash
 // argument are in package sqlite's doc.go), WriteDeferred records the

@@ -4,7 +4,9 @@
 // A driver's WriteDeferred (through Applier.Write) runs the caller's
 // function on a Recorder, a store.Writer with no transaction open. Every
 // operation whose contract lets a failure surface at the commit —
-// JobInsertBatched without an idempotency key or unique rule, JobTransitionBatched,
+// JobInsertBatched without an idempotency key or unique rule,
+// JobInsertFreeKey without a unique rule (store doc.go, "Keyed inserts on
+// the deferred path"), JobTransitionBatched,
 // ExecutionUpsertMany, EventAppend, WorkerUpsert — is checked at once (store.ErrInvalid still answers at
 // once) and recorded with a copy of its arguments. If the function returns
 // with only such operations, the driver hands them to the Applier and
@@ -14,8 +16,8 @@
 // channel once the commit is durable (SQLite: after an fsync begun after
 // it; PostgreSQL: when COMMIT returns).
 //
-// The first operation that must answer (JobInsert, an insert with an
-// idempotency key, JobTransition, deletions, purges, logs, result updates,
+// The first operation that must answer (JobInsert, JobInsertBatched with
+// an idempotency key, JobTransition, deletions, purges, logs, result updates,
 // keys, webhooks) turns the Write direct: Applier.Write waits until the
 // Applier has committed everything queued (Drain), has the driver begin a
 // transaction on the caller's goroutine (a Direct), and the Recorder
@@ -45,8 +47,9 @@
 // Start runs one transaction at a time (SQLite: one writer).
 // StartConcurrent (PostgreSQL) runs up to two, each on a connection of
 // its own, and commits them in order; a batch that touches a row a batch
-// in flight touches waits for it (the Recorder notes which jobs and
-// workers each Write inserts or changes, for this Applier only), and a failure fails every
+// in flight touches waits for it (the Recorder notes which jobs, workers
+// and idempotency keys each Write inserts or changes, for this Applier
+// only), and a failure fails every
 // batch after it. The rules and why they suffice are in package
 // postgres's doc.go ("Concurrent transactions").
 //

@@ -99,6 +99,23 @@ func (r *Recorder) JobInsertBatched(ctx context.Context, j store.Job) error {
 		func(rows []string) []string { return append(rows, j.ID) })
 }
 
+// JobInsertFreeKey records a keyed insert whose key the caller found
+// free: nothing answers before the commit (a held key fails the
+// transaction), so the Write stays deferred. The key is one of the rows
+// it touches, so that a concurrent Applier never runs two claims of one
+// key at once.
+func (r *Recorder) JobInsertFreeKey(ctx context.Context, j store.Job) error {
+	if j.IdempotencyKey == "" || j.Unique != nil {
+		return r.JobInsertBatched(ctx, j)
+	}
+	if err := j.Validate(); err != nil {
+		return err
+	}
+	j = cloneJob(j)
+	return r.record(ctx, func(w store.Writer) error { return w.JobInsertFreeKey(bg, j) },
+		func(rows []string) []string { return append(rows, j.ID, "key:"+j.Tenant+"\x00"+j.IdempotencyKey) })
+}
+
 func (r *Recorder) JobTransitionBatched(ctx context.Context, p store.JobTransitionParams) error {
 	if err := p.Validate(); err != nil {
 		return err

@@ -65,7 +65,9 @@
 //
 //  1. fn runs on a recording Writer, with no transaction open. Every
 //     operation whose contract lets a failure surface at the commit —
-//     JobInsertBatched without an idempotency key, JobTransitionBatched,
+//     JobInsertBatched without an idempotency key, JobInsertFreeKey
+//     (whose claim fails the transaction if the key is held: store
+//     doc.go, "Keyed inserts on the deferred path"), JobTransitionBatched,
 //     ExecutionUpsertMany, EventAppend, WorkerUpsert, ScheduleUpsert,
 //     LaneStateSet — is checked at once (ErrInvalid answers at once, as
 //     before) and recorded with a copy of its arguments.
@@ -75,8 +77,8 @@
 //     order in one BEGIN IMMEDIATE ... COMMIT on the writer connection,
 //     registers the commit with the syncer, and the syncer reports each
 //     batch durable after an fsync begun after that commit.
-//  3. The first operation that must answer (JobInsert, an insert with an
-//     idempotency key, JobTransition, deletions, purges, log appends,
+//  3. The first operation that must answer (JobInsert, JobInsertBatched
+//     with an idempotency key, JobTransition, deletions, purges, log appends,
 //     result updates, key and webhook changes) turns the Write direct: it
 //     waits until the applier has committed everything queued, begins the
 //     transaction, replays what this Write recorded so far, and runs the

@@ -33,6 +33,9 @@ type heldTransitions struct {
 	list    []heldTransition
 	ids     map[string]bool
 	inserts []shapedRow // jobArgs by shape; a job with a key has claimed it (keyed.go); none has a unique rule
+	// claims are the held claims of JobInsertFreeKey (freeClaimArgs),
+	// made with the inserts (PostgreSQL only; keyed.go).
+	claims [][]any
 }
 
 // maxBatchedInserts bounds one multi-row job INSERT (53 columns a row).
@@ -69,6 +72,9 @@ func (w *Writer) JobInsertBatched(ctx context.Context, j store.Job) (err error) 
 func (w *Writer) flushInserts() error {
 	groups := byShape(w.held.inserts)
 	w.held.inserts = nil
+	if w.piped() {
+		w.queueFreeClaims() // before the rows that hold them
+	}
 	for _, rows := range groups {
 		var err error
 		switch {

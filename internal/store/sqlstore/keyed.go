@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,6 +39,18 @@ import (
 //     insert of the same job id between the claim's NOT EXISTS and the
 //     insert is a unique violation that aborts the statement (claim
 //     included) and the transaction: ErrExists fails the Write.
+//
+// JobInsertFreeKey (store doc.go, "Keyed inserts on the deferred path")
+// is for a caller that has found the key free. SQLite claims at once, as
+// JobInsertBatched does (a statement costs no round trip), and fails the
+// transaction if the key is held (ErrConflict) or the id taken. PostgreSQL
+// holds the claim with the row: the held claims of a transaction are one
+// multi-row INSERT ... ON CONFLICT DO UPDATE (taking over expired claims
+// only) queued before the jobs' insert, and the database counts the claims
+// it made (Dialect.ExpectRows): a held key is a statement error that fails
+// the transaction with ErrConflict, and a taken id the jobs' insert's
+// unique violation. Nothing answers before the commit, so the whole Write
+// may be deferred (package queued).
 
 // idemClaimFreeSQL claims (tenant, key) for a job id that no job has:
 // tenant, key, job id, created_at, the job id again, the expiry cutoff.
@@ -125,6 +138,74 @@ func (w *Writer) insertKeyedPiped(ctx context.Context, j *store.Job, args []any)
 }
 
 type keyedKey struct{}
+
+// JobInsertFreeKey implements store.Writer.
+func (w *Writer) JobInsertFreeKey(ctx context.Context, j store.Job) (err error) {
+	if j.IdempotencyKey == "" || j.Unique != nil {
+		return w.JobInsertBatched(ctx, j)
+	}
+	if !w.piped() {
+		return w.insertFreeKeyNow(ctx, j)
+	}
+	defer w.guard(&err)
+	if err := w.checkOp(ctx, opHeld); err != nil {
+		return err
+	}
+	if err := j.Validate(); err != nil {
+		return err
+	}
+	args, err := jobArgs(&j)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", j.ID, err)
+	}
+	w.held.claims = append(w.held.claims, []any{j.Tenant, j.IdempotencyKey, j.ID, timeArg(j.CreatedAt)})
+	sh, vals := jobTable.shape(args)
+	w.held.inserts = append(w.held.inserts, shapedRow{shape: sh, args: vals})
+	return nil
+}
+
+// insertFreeKeyNow claims j's key at once and holds or inserts the row
+// (JobInsertBatched); a held key or a taken id breaks the transaction,
+// since the caller was told nothing would answer.
+func (w *Writer) insertFreeKeyNow(ctx context.Context, j store.Job) error {
+	err := w.JobInsertBatched(ctx, j)
+	var dup *store.DuplicateError
+	switch {
+	case err == nil || errors.Is(err, store.ErrInvalid) || w.broken != nil:
+		return err
+	case errors.As(err, &dup):
+		return w.breakOn(fmt.Errorf("%w: idempotency key %q of tenant %s, found free, is held by job %s",
+			store.ErrConflict, j.IdempotencyKey, j.Tenant, dup.JobID))
+	}
+	return w.breakOn(err)
+}
+
+type freeClaimKey struct{ rows int }
+
+// freeClaimSQL claims n keys, taking over expired claims only, and fails
+// the statement unless all n were claimed: each row is tenant, key, job
+// id, created_at; then the window (microseconds) and n.
+func (c *Core) freeClaimSQL(n int) string {
+	var b strings.Builder
+	b.WriteString("WITH claimed AS (INSERT INTO idempotency_keys (tenant, key, job_id, created_at) VALUES ")
+	writeRows(&b, n, 4)
+	b.WriteString(" ON CONFLICT (tenant, key) DO UPDATE SET job_id = excluded.job_id, created_at = excluded.created_at" +
+		" WHERE idempotency_keys.created_at <= excluded.created_at - CAST(? AS BIGINT) RETURNING 1) SELECT " +
+		c.D.ExpectRows + "(count(*), ?) FROM claimed")
+	return c.D.rebind(b.String())
+}
+
+// queueFreeClaims queues the held claims of JobInsertFreeKey.
+func (w *Writer) queueFreeClaims() {
+	claims := w.held.claims
+	w.held.claims = nil
+	_ = eachChunk(len(claims), func(from, n int) error {
+		q := w.s.piped.get(freeClaimKey{n}, func() string { return w.s.freeClaimSQL(n) })
+		args := slices.Concat(claims[from : from+n]...)
+		w.s.Pipe.Queue(q, append(args, w.s.Window.Microseconds(), int64(n)), nil)
+		return nil
+	})
+}
 
 // breakOn fails the transaction with err, even if err is a sentinel: the
 // claim may stand, so the Write must roll back.

@@ -69,6 +69,9 @@ var tests = []testCase{
 	{"KeyedBatchedIDOfHeldJob", testKeyedBatchedIDOfHeldJob},
 	{"KeyedBatchedConcurrent", testKeyedBatchedConcurrent},
 	{"IdempotencyHolders", testIdempotencyHolders},
+	{"FreeKeyInsert", testFreeKeyInsert},
+	{"FreeKeyHeldFailsWrite", testFreeKeyHeldFailsWrite},
+	{"FreeKeyConcurrent", testFreeKeyConcurrent},
 
 	{"UniqueRoundTrip", testUniqueRoundTrip},
 	{"UniqueDuplicate", testUniqueDuplicate},
