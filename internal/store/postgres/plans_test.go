@@ -146,43 +146,18 @@ func TestJobIndexPlans(t *testing.T) {
 
 	used := map[string]bool{}
 	for _, q := range s.PlannedQueries() {
-		var plan strings.Builder
-		rows, err := db.QueryContext(ctx, "EXPLAIN "+q.SQL, q.Args...)
-		if err != nil {
-			t.Fatalf("%s: %v", q.Name, err)
-		}
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
-			}
-			plan.WriteString(line + "\n")
-		}
-		if err := rows.Close(); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s:\n%s", q.Name, plan.String())
+		plan := explainPlan(t, db, q.Name, q.SQL, q.Args)
 		for _, index := range append([]string{q.Index}, q.Also...) {
-			if !strings.Contains(plan.String(), " "+index+" ") {
-				t.Errorf("%s: the plan does not use %s:\n%s", q.Name, index, plan.String())
+			if !strings.Contains(plan, " "+index+" ") {
+				t.Errorf("%s: the plan does not use %s:\n%s", q.Name, index, plan)
 			}
 			used[index] = true
 		}
-		if strings.Contains(plan.String(), "Seq Scan on jobs") {
-			t.Errorf("%s: reads the whole table:\n%s", q.Name, plan.String())
+		if strings.Contains(plan, "Seq Scan on jobs") {
+			t.Errorf("%s: reads the whole table:\n%s", q.Name, plan)
 		}
 	}
-	rows, err := db.QueryContext(ctx, `SELECT indexname FROM pg_indexes
-		WHERE schemaname = current_schema() AND tablename = 'jobs' AND indexname <> 'jobs_pkey' ORDER BY indexname`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
+	for _, name := range secondaryIndexes(t, db, "jobs") {
 		if !used[name] && !plannedInEventTests[name] {
 			t.Errorf("index %s of jobs is used by no planned statement", name)
 		}
@@ -319,39 +294,13 @@ func TestAttemptIndexPlans(t *testing.T) {
 	seedAttempts(t, db)
 	used := map[string]bool{}
 	for _, q := range s.PlannedAttemptQueries() {
-		var plan strings.Builder
-		rows, err := db.QueryContext(ctx, "EXPLAIN "+q.SQL, q.Args...)
-		if err != nil {
-			t.Fatalf("%s: %v", q.Name, err)
-		}
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
-			}
-			plan.WriteString(line + "\n")
-		}
-		if err := rows.Close(); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s:\n%s", q.Name, plan.String())
-		if !strings.Contains(plan.String(), " "+q.Index+" ") || strings.Contains(plan.String(), "Seq Scan") {
-			t.Errorf("%s: the plan does not use %s, or scans a table:\n%s", q.Name, q.Index, plan.String())
+		plan := explainPlan(t, db, q.Name, q.SQL, q.Args)
+		if !strings.Contains(plan, " "+q.Index+" ") || strings.Contains(plan, "Seq Scan") {
+			t.Errorf("%s: the plan does not use %s, or scans a table:\n%s", q.Name, q.Index, plan)
 		}
 		used[q.Index] = true
 	}
-	rows, err := db.QueryContext(ctx, `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()
-		AND tablename IN ('executions', 'idempotency_keys') AND indexname NOT IN ('executions_pkey', 'idempotency_keys_pkey')
-		ORDER BY indexname`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
+	for _, name := range secondaryIndexes(t, db, "executions", "idempotency_keys") {
 		if !used[name] && !attemptIndexesInEventTests[name] {
 			t.Errorf("index %s is used by no planned statement", name)
 		}
@@ -363,4 +312,52 @@ func TestAttemptIndexPlans(t *testing.T) {
 // events, one index per id column.
 var attemptIndexesInEventTests = map[string]bool{
 	"executions_lease_event": true, "executions_start_event": true, "executions_end_event": true,
+}
+
+// explainPlan is PostgreSQL's plan of query, one line a node, logged
+// under name.
+func explainPlan(t *testing.T, db *sql.DB, name, query string, args []any) string {
+	t.Helper()
+	rows, err := db.QueryContext(ctx, "EXPLAIN "+query, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(line + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s:\n%s", name, plan.String())
+	return plan.String()
+}
+
+// secondaryIndexes names the indexes of the tables other than their
+// primary keys, in order.
+func secondaryIndexes(t *testing.T, db *sql.DB, tables ...string) []string {
+	t.Helper()
+	rows, err := db.QueryContext(ctx, `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()
+		AND tablename = ANY($1) AND indexname NOT LIKE '%_pkey' ORDER BY indexname`, tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return names
 }

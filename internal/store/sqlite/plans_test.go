@@ -40,54 +40,27 @@ func seedJobs(t testing.TB, s *Store, n int) {
 func TestJobIndexPlans(t *testing.T) {
 	s := openTemp(t)
 	defer s.Close()
-	ctx := context.Background()
 	seedJobs(t, s, 50000)
 
 	used := map[string]bool{}
 	for _, q := range s.PlannedQueries() {
-		rows, err := s.RDB.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q.SQL, q.Args...)
-		if err != nil {
-			t.Fatalf("%s: %v", q.Name, err)
-		}
-		var plan strings.Builder
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan.WriteString(detail + "\n")
-		}
-		if err := rows.Close(); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s:\n%s", q.Name, plan.String())
+		plan := queryPlan(t, s, q.Name, q.SQL, q.Args)
 		for _, index := range append([]string{q.Index}, q.Also...) {
-			if !strings.Contains(plan.String()+"\n", " INDEX "+index+" ") && !strings.Contains(plan.String(), " INDEX "+index+"\n") {
-				t.Errorf("%s: the plan does not use %s:\n%s", q.Name, index, plan.String())
+			if !strings.Contains(plan+"\n", " INDEX "+index+" ") && !strings.Contains(plan, " INDEX "+index+"\n") {
+				t.Errorf("%s: the plan does not use %s:\n%s", q.Name, index, plan)
 			}
 			used[index] = true
 		}
 		// Every read of jobs is an index range, in the index's order: no
 		// scan of the table, no sort of the rows found but the merge of
 		// the branches' pages.
-		for _, line := range strings.Split(plan.String(), "\n") {
+		for _, line := range strings.Split(plan, "\n") {
 			if strings.HasPrefix(strings.TrimSpace(line), "SCAN jobs") && !strings.Contains(line, "INDEX") {
 				t.Errorf("%s: reads the whole table: %q", q.Name, line)
 			}
 		}
 	}
-	rows, err := s.RDB.QueryContext(ctx, `SELECT name FROM sqlite_master
-		WHERE type = 'index' AND tbl_name = 'jobs' AND name NOT LIKE 'sqlite_autoindex_%' ORDER BY name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
+	for _, name := range secondaryIndexes(t, s, "jobs") {
 		if !used[name] && !plannedInEventTests[name] {
 			t.Errorf("index %s of jobs is used by no planned statement", name)
 		}
@@ -128,44 +101,17 @@ func seedAttempts(t testing.TB, s *Store) {
 func TestAttemptIndexPlans(t *testing.T) {
 	s := openTemp(t)
 	defer s.Close()
-	ctx := context.Background()
 	seedJobs(t, s, 50000)
 	seedAttempts(t, s)
 	used := map[string]bool{}
 	for _, q := range s.PlannedAttemptQueries() {
-		rows, err := s.RDB.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q.SQL, q.Args...)
-		if err != nil {
-			t.Fatalf("%s: %v", q.Name, err)
-		}
-		var plan strings.Builder
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan.WriteString(detail + "\n")
-		}
-		if err := rows.Close(); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s:\n%s", q.Name, plan.String())
-		if !strings.Contains(plan.String()+"\n", " INDEX "+q.Index+" (") {
-			t.Errorf("%s: the plan does not search %s:\n%s", q.Name, q.Index, plan.String())
+		plan := queryPlan(t, s, q.Name, q.SQL, q.Args)
+		if !strings.Contains(plan+"\n", " INDEX "+q.Index+" (") {
+			t.Errorf("%s: the plan does not search %s:\n%s", q.Name, q.Index, plan)
 		}
 		used[q.Index] = true
 	}
-	rows, err := s.RDB.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'index'
-		AND tbl_name IN ('executions', 'idempotency_keys') AND name NOT LIKE 'sqlite_autoindex_%' ORDER BY name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
+	for _, name := range secondaryIndexes(t, s, "executions", "idempotency_keys") {
 		if !used[name] && !attemptIndexesInEventTests[name] {
 			t.Errorf("index %s is used by no planned statement", name)
 		}
@@ -177,4 +123,54 @@ func TestAttemptIndexPlans(t *testing.T) {
 // events, one index per id column.
 var attemptIndexesInEventTests = map[string]bool{
 	"executions_lease_event": true, "executions_start_event": true, "executions_end_event": true,
+}
+
+// queryPlan is SQLite's EXPLAIN QUERY PLAN of query, one line a step,
+// logged under name.
+func queryPlan(t *testing.T, s *Store, name, query string, args []any) string {
+	t.Helper()
+	rows, err := s.RDB.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(detail + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s:\n%s", name, plan.String())
+	return plan.String()
+}
+
+// secondaryIndexes names the indexes of the tables other than their
+// primary keys, in order.
+func secondaryIndexes(t *testing.T, s *Store, tables ...string) []string {
+	t.Helper()
+	var names []string
+	for _, table := range tables {
+		rows, err := s.RDB.QueryContext(context.Background(), `SELECT name FROM sqlite_master
+			WHERE type = 'index' AND tbl_name = ? AND name NOT LIKE 'sqlite_autoindex_%' ORDER BY name`, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var name string
+			if err := rows.Scan(&name); err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, name)
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return names
 }
