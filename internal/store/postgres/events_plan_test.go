@@ -64,22 +64,7 @@ func TestEventListPlansUseIndexes(t *testing.T) {
 		"tenant, until": {Tenant: "t2", Until: storetest.T0.Add(time.Hour), Newest: true, Limit: 50},
 	} {
 		q, args := s.EventListQuery(p)
-		rows, err := db.QueryContext(ctx, "EXPLAIN "+q, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, line)
-		}
-		if err := rows.Close(); err != nil {
-			t.Fatal(err)
-		}
-		text := strings.Join(plan, "\n")
+		text := explainPlan(t, db, name, q, args)
 		if strings.Contains(text, "Seq Scan on executions") || strings.Contains(text, "Seq Scan on jobs") {
 			t.Errorf("%s: a branch reads a whole table:\n%s", name, text)
 		}
@@ -88,9 +73,6 @@ func TestEventListPlansUseIndexes(t *testing.T) {
 				!strings.Contains(text, "Index Scan Backward using jobs_submit_event on jobs") {
 				t.Errorf("%s: the submitted events are not read through jobs_submit_event:\n%s", name, text)
 			}
-		}
-		if testing.Verbose() {
-			t.Logf("%s:\n%s", name, text)
 		}
 	}
 }

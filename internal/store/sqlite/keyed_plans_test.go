@@ -22,25 +22,9 @@ func TestIdempotencyHoldersPlan(t *testing.T) {
 	if _, err := s.WConn.ExecContext(ctx, "ANALYZE"); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := s.RDB.QueryContext(ctx, "EXPLAIN QUERY PLAN "+s.HoldersSQL(3), "t1", "k1", "t2", "k2", "t3", "k3", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan strings.Builder
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan.WriteString(detail + "\n")
-	}
-	if err := rows.Close(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("holders:\n%s", plan.String())
-	if !strings.Contains(plan.String(), "(tenant=? AND key=?)") || strings.Contains(plan.String(), "SCAN idempotency_keys") ||
-		strings.Contains(plan.String(), "SCAN k\n") {
-		t.Errorf("the holders query does not find claims by (tenant, key):\n%s", plan.String())
+	plan := queryPlan(t, s, "holders", s.HoldersSQL(3), []any{"t1", "k1", "t2", "k2", "t3", "k3", 0})
+	if !strings.Contains(plan, "(tenant=? AND key=?)") || strings.Contains(plan, "SCAN idempotency_keys") ||
+		strings.Contains(plan, "SCAN k\n") {
+		t.Errorf("the holders query does not find claims by (tenant, key):\n%s", plan)
 	}
 }
