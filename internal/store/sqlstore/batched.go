@@ -41,10 +41,19 @@ type heldTransitions struct {
 // maxBatchedInserts bounds one multi-row job INSERT (53 columns a row).
 const maxBatchedInserts = 500
 
-func (w *Writer) JobInsertBatched(ctx context.Context, j store.Job) (err error) {
+func (w *Writer) JobInsertBatched(ctx context.Context, j store.Job) error {
 	if !w.s.D.BatchTransitions && !w.s.D.BatchInserts || j.Unique != nil || j.IdempotencyKey != "" && w.piped() {
 		return w.JobInsert(ctx, j)
 	}
+	if j.IdempotencyKey != "" {
+		return w.holdInsert(ctx, j, w.claimFreeKey) // the answer is needed now; the row may wait
+	}
+	return w.holdInsert(ctx, j, nil)
+}
+
+// holdInsert checks j and holds its row for flushInserts; claim, if not
+// nil, claims j's key after the check and before the row is held.
+func (w *Writer) holdInsert(ctx context.Context, j store.Job, claim func(*store.Job) error) (err error) {
 	defer w.guard(&err)
 	if err := w.checkOp(ctx, opHeld); err != nil {
 		return err
@@ -56,8 +65,8 @@ func (w *Writer) JobInsertBatched(ctx context.Context, j store.Job) (err error) 
 	if err != nil {
 		return fmt.Errorf("job %s: %w", j.ID, err)
 	}
-	if j.IdempotencyKey != "" {
-		if err := w.claimFreeKey(&j); err != nil { // the answer is needed now; the row may wait
+	if claim != nil {
+		if err := claim(&j); err != nil {
 			return err
 		}
 	}

@@ -140,27 +140,20 @@ func (w *Writer) insertKeyedPiped(ctx context.Context, j *store.Job, args []any)
 type keyedKey struct{}
 
 // JobInsertFreeKey implements store.Writer.
-func (w *Writer) JobInsertFreeKey(ctx context.Context, j store.Job) (err error) {
+func (w *Writer) JobInsertFreeKey(ctx context.Context, j store.Job) error {
 	if j.IdempotencyKey == "" || j.Unique != nil {
 		return w.JobInsertBatched(ctx, j)
 	}
 	if !w.piped() {
 		return w.insertFreeKeyNow(ctx, j)
 	}
-	defer w.guard(&err)
-	if err := w.checkOp(ctx, opHeld); err != nil {
-		return err
-	}
-	if err := j.Validate(); err != nil {
-		return err
-	}
-	args, err := jobArgs(&j)
-	if err != nil {
-		return fmt.Errorf("job %s: %w", j.ID, err)
-	}
+	return w.holdInsert(ctx, j, w.holdFreeClaim)
+}
+
+// holdFreeClaim holds j's claim for queueFreeClaims, which queues it with
+// the rows.
+func (w *Writer) holdFreeClaim(j *store.Job) error {
 	w.held.claims = append(w.held.claims, []any{j.Tenant, j.IdempotencyKey, j.ID, timeArg(j.CreatedAt)})
-	sh, vals := jobTable.shape(args)
-	w.held.inserts = append(w.held.inserts, shapedRow{shape: sh, args: vals})
 	return nil
 }
 
