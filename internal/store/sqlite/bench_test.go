@@ -30,28 +30,7 @@ func reportRate(b *testing.B, perOp int, unit string) {
 
 // BenchmarkWriteBatch: one Write (one fsync'd commit) inserting n jobs.
 func BenchmarkWriteBatch(b *testing.B) {
-	for _, n := range []int{1, 100, 1000} {
-		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
-			s := openTemp(b)
-			ctx := context.Background()
-			b.ResetTimer()
-			for range b.N {
-				now := time.Now()
-				err := s.Write(ctx, func(w store.Writer) error {
-					for range n {
-						if err := w.JobInsert(ctx, benchJob(store.NewID(now), now)); err != nil {
-							return err
-						}
-					}
-					return nil
-				})
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			reportRate(b, n, "jobs/s")
-		})
-	}
+	benchInserts(b, []int{1, 100, 1000}, store.Writer.JobInsert)
 }
 
 // BenchmarkTransitionBatch: one Write applying n fenced transitions, each
@@ -241,7 +220,12 @@ func benchLifecycle(b *testing.B, batch int) {
 // BenchmarkInsertBatched: one Write inserting n jobs through
 // JobInsertBatched, as the dispatcher submits them.
 func BenchmarkInsertBatched(b *testing.B) {
-	for _, n := range []int{100, 500} {
+	benchInserts(b, []int{100, 500}, store.Writer.JobInsertBatched)
+}
+
+// benchInserts runs, for each n, one Write inserting n jobs with insert.
+func benchInserts(b *testing.B, sizes []int, insert func(store.Writer, context.Context, store.Job) error) {
+	for _, n := range sizes {
 		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
 			s := openTemp(b)
 			ctx := context.Background()
@@ -250,7 +234,7 @@ func BenchmarkInsertBatched(b *testing.B) {
 				now := time.Now()
 				err := s.Write(ctx, func(w store.Writer) error {
 					for range n {
-						if err := w.JobInsertBatched(ctx, benchJob(store.NewID(now), now)); err != nil {
+						if err := insert(w, ctx, benchJob(store.NewID(now), now)); err != nil {
 							return err
 						}
 					}
