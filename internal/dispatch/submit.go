@@ -293,19 +293,15 @@ func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 
 // submittedEvent returns the submitted event of j, the next event id's,
 // without drawing the id: a job the store refuses (a duplicate) records
-// none. If j's row gives the event back the same, j holds it (package
-// store, "The submitted event in the job row") and the event is marked
-// synthesised; otherwise it is stored as a row. insertJob records it,
-// with tx.draw, once the job is in.
+// none. The event is the one j's row gives back (store.JobSubmittedEvent:
+// created_at is tx.now, the detail the type, lane and priority), so j
+// holds it (package store, "The submitted event in the job row") and it
+// is marked synthesised, with one encoding of its detail. insertJob
+// records it, with tx.draw, once the job is in.
 func submittedEvent(tx *txn, j *store.Job, actor string) store.Event {
-	ev := tx.peekEvent(j.ID, 0, j.Tenant, store.EventSubmitted, actor,
-		map[string]any{"type": j.Type, "lane": j.Lane, "priority": j.Priority})
-	held := *j
-	held.SubmitEventID, held.SubmitActor, held.SubmitPriority = ev.ID, actor, nil
-	if sameEvent(ev, store.JobSubmittedEvent(held)) {
-		j.SubmitEventID, j.SubmitActor, j.SubmitPriority = ev.ID, actor, nil
-		ev.Synthesised = true
-	}
+	j.SubmitEventID, j.SubmitActor, j.SubmitPriority = *tx.lastID+1, actor, nil
+	ev := store.JobSubmittedEvent(*j)
+	ev.Synthesised = true
 	return ev
 }
 
