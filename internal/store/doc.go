@@ -396,11 +396,10 @@
 // was submitted with in jobs.submit_priority, once, in the same UPDATE
 // (NULL means "still the job's priority"). The id is jobs.submit_event_id,
 // written by the INSERT of the job: a drained job now writes no event row
-// at all. The dispatcher leaves the row out only when the event the job
-// row gives back is the event it recorded, byte for byte (as for the
-// attempt events); otherwise the id column stays NULL and the event is a
-// row, as for every job written before this design (their submitted
-// event stays the row it was).
+// at all. The dispatcher builds the event with the row's own reader
+// (JobSubmittedEvent), so what it records is what the row gives back,
+// byte for byte; a job written before this design has the id column NULL
+// and its submitted event stays the row it was.
 //
 // Indexes. The audit feed ("after id n", either order, with or without
 // a tenant, a type, an actor or a time range) walks jobs_submit_event, a
