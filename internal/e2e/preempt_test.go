@@ -42,9 +42,13 @@ touch ` + marks + `/ran
 trap 'echo "preempted file: $(cat "$FAIRWAY_PREEMPTED_FILE")" > ` + marks + `/term; sleep 1; exit 0' TERM
 echo first run; while :; do sleep 0.05; done`
 	low := cl.submit(api.JobSpec{Type: "long", Priority: intPtr(100), MaxAttempts: 1, Command: []string{"sh", "-c", script}})
-	eventually(t, 20*time.Second, "the low job to run", func() bool {
-		r, err := cl.c.Get(ctx, low.ID)
-		return err == nil && r.Job.State == api.StateRunning
+	// The job's state says running from its lease on, before the lease
+	// has left the server; a lease not yet delivered is withdrawn for a
+	// higher job that arrives (preemption before delivery), and nothing
+	// would be left to preempt. So wait for the command itself to run.
+	eventually(t, 20*time.Second, "the low job's command to run", func() bool {
+		_, err := os.Stat(marks + "/ran")
+		return err == nil
 	})
 	high := cl.submit(api.JobSpec{Type: "urgent", Priority: intPtr(900), Command: []string{"true"}})
 	codes := map[string]bool{}
