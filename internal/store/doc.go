@@ -315,7 +315,10 @@
 // committed may be drawn again, but nobody saw them. No statement per
 // batch keeps the counter: a PostgreSQL setval on every commit cost 90%
 // of the drain (its first version). Events appended without ids (tests,
-// tools) are numbered by the sequence after raising it the same way.
+// tools) are numbered by the sequence after raising it the same way; the
+// raise only moves it forward, and on PostgreSQL it runs with the events'
+// INSERT after the transaction before has committed (package postgres,
+// "Concurrent transactions").
 // Batches commit in the order the dispatcher formed them (PostgreSQL's
 // concurrent applier included: package postgres, "Concurrent
 // transactions"), so ids increase in commit order, for synthesised events
