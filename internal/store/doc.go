@@ -88,8 +88,8 @@
 // The dispatcher therefore does not ask the store whether a key is free:
 // it knows, and asks only that the claim be made. JobInsertFreeKey claims
 // a key its caller has found free with the insert, answers nothing before
-// the commit, and fails the whole transaction with ErrConflict if the key
-// is held after all (SQLite: the claim statement at once; PostgreSQL: one
+// the commit, and fails the whole transaction with ErrKeyHeld (an
+// ErrConflict) if the key is held after all (SQLite: the claim statement at once; PostgreSQL: one
 // multi-row INSERT ... ON CONFLICT DO UPDATE for every held claim of the
 // transaction, taking over expired claims only, whose count the database
 // checks, queued with the jobs' insert). So a keyed Write stays deferred,
@@ -125,8 +125,10 @@
 // batch was acknowledged (acknowledged = committed). The queued store
 // fails every Write after it too and refuses writes until the dispatcher
 // has rebuilt from the store (as after a missed guard), and its claims
-// memory is cleared with the rest; the client's retry then reads the
-// holder and gets the duplicate answer. A crash loses only batches
+// memory is cleared with the rest; the requests of those Writes are
+// answered 503 unavailable (package server: ErrKeyHeld, nothing was
+// changed), not 500 as a missed guard is, and the client's retry then
+// reads the holder and gets the duplicate answer. A crash loses only batches
 // nobody was answered for, with their claims; the rebuilt dispatcher
 // reads what committed. Two instances on one database: the standby
 // forwards submits to the leader, and a deposed leader's transactions

@@ -43,7 +43,8 @@
 // holds the claim with the row, and the claims of a transaction are one
 // multi-row INSERT ... ON CONFLICT DO UPDATE (expired claims only) ending
 // in fairway_expect_rows, queued before the jobs' insert; a held key is
-// FWCON and fails the transaction. A keyed Write is then queued like any
+// FWCON, which that statement names store.ErrKeyHeld (QueueCheck), and
+// fails the transaction. A keyed Write is then queued like any
 // other instead of waiting for the applier (Drain) and its own round trips.
 //
 // Queued writes: as on SQLite (package queued; the design and its crash

@@ -79,6 +79,21 @@ func (p *pipeline) Queue(query string, args []any, ids func([]int64)) {
 	})
 }
 
+// QueueCheck queues a statement whose FWCON (fairway_expect_rows) is
+// missed: its error wraps missed.
+func (p *pipeline) QueueCheck(query string, args []any, missed error) {
+	if p.batch == nil {
+		p.batch = &pgx.Batch{}
+	}
+	p.batch.Queue(query, args...).Fn = func(br pgx.BatchResults) error {
+		_, err := br.Exec()
+		if err != nil && pgCode(err) == "FWCON" {
+			return fmt.Errorf("%w: %w", missed, err)
+		}
+		return err
+	}
+}
+
 func (p *pipeline) Pending() int {
 	if p.batch == nil {
 		return 0

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -41,6 +42,11 @@ type Pipeline interface {
 	// transactions"), so that ids are drawn in commit order and a raise
 	// reads every id committed before it and races no draw.
 	QueueDraw(query string, args []any, ids func([]int64))
+	// QueueCheck is Queue for a statement whose check (Dialect.ExpectRows)
+	// means missed when it fails, instead of the batched transitions'
+	// ErrConflict: Send then returns an error that wraps missed and the
+	// statement's own.
+	QueueCheck(query string, args []any, missed error)
 	// Pending is how many statements wait to be sent.
 	Pending() int
 	// Send sends the queued statements in one round trip and reads every
@@ -93,6 +99,8 @@ func (w *Writer) Send(ctx context.Context) error {
 func (c *Core) classifyPiped(err error) error {
 	var sentinel error
 	switch {
+	case errors.Is(err, store.ErrConflict): // named by its statement (Pipeline.QueueCheck)
+		return fmt.Errorf("store: pipelined statements: %w", err)
 	case c.D.ExpectRowsMissed != nil && c.D.ExpectRowsMissed(err):
 		sentinel = store.ErrConflict
 	case c.D.UniqueViolation(err):
