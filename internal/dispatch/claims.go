@@ -22,9 +22,9 @@ import (
 // durable before the read began, and then the read sees it. If the view
 // is still wrong (another instance claimed the key meanwhile: two
 // leaders, one of them about to be fenced), the claim fails the
-// transaction as a missed guard does, nothing of the batch is
-// acknowledged, and the dispatcher rebuilds; the client's retry finds
-// the holder.
+// transaction as a missed guard does (store.ErrKeyHeld), nothing of the
+// batch is acknowledged, and the dispatcher rebuilds; the server answers
+// its requests 503 unavailable, and the client's retry finds the holder.
 
 // claimRec is a key claimed by a batch that may not be durable yet.
 type claimRec struct {

@@ -108,6 +108,13 @@ func (s *Server) classify(err error) *apiError {
 	case errors.Is(err, store.ErrFenced):
 		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeNotLeader,
 			Message: "this instance stopped leading before the change was committed; nothing was changed: retry (another instance leads)"}, retryAfter: 1}
+	case errors.Is(err, store.ErrKeyHeld):
+		// A batch's idempotency key, read as free, was claimed before its
+		// commit (another instance, about to be fenced, took it): the batch
+		// rolled back, and so did every Write queued behind it.
+		return &apiError{status: http.StatusServiceUnavailable, body: api.ErrorBody{Code: api.CodeServerUnavailable,
+			Message: "an idempotency key of this change, or of one committed with it, was claimed by another instance " +
+				"before the commit; nothing was changed: retry (a submit with that key is then answered with its holder)"}, retryAfter: 1}
 	case errors.Is(err, store.ErrMaybeApplied) || connectionLost(err):
 		return maybeApplied()
 	case errors.Is(err, store.ErrUnavailable) || databaseRefused(err):

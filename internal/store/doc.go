@@ -88,8 +88,8 @@
 // The dispatcher therefore does not ask the store whether a key is free:
 // it knows, and asks only that the claim be made. JobInsertFreeKey claims
 // a key its caller has found free with the insert, answers nothing before
-// the commit, and fails the whole transaction with ErrConflict if the key
-// is held after all (SQLite: the claim statement at once; PostgreSQL: one
+// the commit, and fails the whole transaction with ErrKeyHeld (an
+// ErrConflict) if the key is held after all (SQLite: the claim statement at once; PostgreSQL: one
 // multi-row INSERT ... ON CONFLICT DO UPDATE for every held claim of the
 // transaction, taking over expired claims only, whose count the database
 // checks, queued with the jobs' insert). So a keyed Write stays deferred,
@@ -125,8 +125,10 @@
 // batch was acknowledged (acknowledged = committed). The queued store
 // fails every Write after it too and refuses writes until the dispatcher
 // has rebuilt from the store (as after a missed guard), and its claims
-// memory is cleared with the rest; the client's retry then reads the
-// holder and gets the duplicate answer. A crash loses only batches
+// memory is cleared with the rest; the requests of those Writes are
+// answered 503 unavailable (package server: ErrKeyHeld, nothing was
+// changed), not 500 as a missed guard is, and the client's retry then
+// reads the holder and gets the duplicate answer. A crash loses only batches
 // nobody was answered for, with their claims; the rebuilt dispatcher
 // reads what committed. Two instances on one database: the standby
 // forwards submits to the leader, and a deposed leader's transactions
@@ -315,7 +317,10 @@
 // committed may be drawn again, but nobody saw them. No statement per
 // batch keeps the counter: a PostgreSQL setval on every commit cost 90%
 // of the drain (its first version). Events appended without ids (tests,
-// tools) are numbered by the sequence after raising it the same way.
+// tools) are numbered by the sequence after raising it the same way; the
+// raise only moves it forward, and on PostgreSQL it runs with the events'
+// INSERT after the transaction before has committed (package postgres,
+// "Concurrent transactions").
 // Batches commit in the order the dispatcher formed them (PostgreSQL's
 // concurrent applier included: package postgres, "Concurrent
 // transactions"), so ids increase in commit order, for synthesised events

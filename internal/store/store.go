@@ -14,6 +14,11 @@ var (
 	// ErrConflict: a fenced JobTransition's guard missed (stale attempt or
 	// unexpected state). Nothing was changed.
 	ErrConflict = errors.New("store: conflict")
+	// ErrKeyHeld: the idempotency key of a JobInsertFreeKey, found free by
+	// its caller, was held when the Write ran or committed (another
+	// instance claimed it meanwhile). It is an ErrConflict: nothing was
+	// changed, and a retry finds the holder.
+	ErrKeyHeld = fmt.Errorf("%w: idempotency key found free is held", ErrConflict)
 	// ErrDuplicate: the idempotency key is held by another job created
 	// within the window. The error is a *DuplicateError naming that job.
 	ErrDuplicate = errors.New("store: duplicate idempotency key")
@@ -149,8 +154,10 @@ type Writer interface {
 	// of its own Writes still uncommitted): the driver may hold the claim
 	// as it holds the row, and a queueing store may defer the whole Write.
 	// A key held inside its window then fails that operation, or the
-	// Write, with ErrConflict, and nothing commits: like a missed guard,
-	// it means the caller's view ran behind the database. An expired
+	// Write, with ErrKeyHeld (an ErrConflict), and nothing commits: like
+	// a missed guard, it means the caller's view ran behind the database,
+	// but unlike one it is not a bug (another instance claimed the key),
+	// and the request may be retried. An expired
 	// claim is taken over as by JobInsert. A job without a key, or with a
 	// unique rule, is inserted as by JobInsertBatched.
 	JobInsertFreeKey(ctx context.Context, job Job) error

@@ -43,7 +43,8 @@
 // holds the claim with the row, and the claims of a transaction are one
 // multi-row INSERT ... ON CONFLICT DO UPDATE (expired claims only) ending
 // in fairway_expect_rows, queued before the jobs' insert; a held key is
-// FWCON and fails the transaction. A keyed Write is then queued like any
+// FWCON, which that statement names store.ErrKeyHeld (QueueCheck), and
+// fails the transaction. A keyed Write is then queued like any
 // other instead of waiting for the applier (Drain) and its own round trips.
 //
 // Queued writes: as on SQLite (package queued; the design and its crash
@@ -91,9 +92,15 @@
 //     its events' INSERT back (the pipeline's holdEvents) and sends it
 //     with its COMMIT, after the one before has committed: event ids are
 //     drawn in commit order, so a reader paging events by id never sees a
-//     later id commit before an earlier one. A transaction with nothing
-//     in flight before it sends everything with its COMMIT in one round
-//     trip, as before.
+//     later id commit before an earlier one. The raise of the sequence
+//     that numbers events appended without ids (EventRaise: read the
+//     largest id, then setval) is held with them: run early, it missed
+//     the ids of the transaction in flight and, not being atomic, could
+//     set the sequence back under an id that transaction had just drawn,
+//     a duplicate key on events_pkey at the commit (a flake of
+//     TestQueuedWritesRunConcurrentlyAndInOrder under load). A
+//     transaction with nothing in flight before it sends everything with
+//     its COMMIT in one round trip, as before.
 //   - The fence. fairway_fence takes the leadership row FOR KEY SHARE,
 //     which two fenced transactions share without waiting; a campaign's
 //     UPDATE changes term, a key column (unique index leadership_term),
@@ -121,7 +128,10 @@
 // table, 2 ms a statement at 5,000 jobs. So the writer's session turns
 // sequential scans, hash joins and merge joins off (writerPlanSettings;
 // the planner then prices them out wherever an index serves, and still
-// uses them where none does), and a transition's state guard is an
+// uses them where none does; JIT is off, since a plan that scans all the
+// same then costs more than jit_above_cost and was compiled at every run,
+// 0.66 s of CPU for the raise of the events' sequence), and a
+// transition's state guard is an
 // expression that no index matches, so that the row is found by jobs_pkey
 // and the guard checked on it (SQLite's "+state"):
 //

@@ -51,8 +51,8 @@ func TestFreeKeyClaimsOnTwoStoresMakeOneJob(t *testing.T) {
 			t.Fatalf("two submits won: %s and %s", winner, ids[i])
 		case err == nil:
 			winner = ids[i]
-		case !errors.Is(err, store.ErrConflict):
-			t.Fatalf("submit %d: %v, want ErrConflict", i, err)
+		case !errors.Is(err, store.ErrKeyHeld):
+			t.Fatalf("submit %d: %v, want ErrKeyHeld", i, err)
 		}
 	}
 	if winner == "" {
@@ -99,8 +99,8 @@ func TestFreeKeyClaimWaitsForTheOtherStoresTransaction(t *testing.T) {
 			err = <-second
 			want := "first"
 			if commit {
-				if !errors.Is(err, store.ErrConflict) {
-					t.Fatalf("second store's Write: %v, want ErrConflict", err)
+				if !errors.Is(err, store.ErrKeyHeld) {
+					t.Fatalf("second store's Write: %v, want ErrKeyHeld", err)
 				}
 				b.Resume()
 			} else {

@@ -19,10 +19,14 @@ import (
 // error.
 //
 // With holdEvents set (a transaction of the concurrent applier), the
-// statements that return ids (the events' inserts) are held back, out of
-// Pending and Send, until releaseHeld queues them: they then run with the
-// COMMIT, after the transaction before has committed, so that event ids
-// increase in commit order.
+// statements that draw event ids or move their sequence (QueueDraw: the
+// inserts of events the store numbers, the raise before them) are held
+// back, out of Pending and Send, until releaseHeld queues them: they then
+// run with the COMMIT, after the transaction before has committed, so
+// that event ids increase in commit order and the raise, which reads the
+// largest id and then sets the sequence, sees that transaction's ids and
+// races none of its draws. Every other statement runs at once, even one
+// that returns values (a keyed insert's count, read before the commit).
 type pipeline struct {
 	conn       *sql.Conn
 	fence      *Fence
@@ -42,11 +46,15 @@ type heldStatement struct {
 	ids   func([]int64)
 }
 
-func (p *pipeline) Queue(query string, args []any, ids func([]int64)) {
-	if p.holdEvents && ids != nil {
+func (p *pipeline) QueueDraw(query string, args []any, ids func([]int64)) {
+	if p.holdEvents {
 		p.held = append(p.held, heldStatement{query, args, ids})
 		return
 	}
+	p.Queue(query, args, ids)
+}
+
+func (p *pipeline) Queue(query string, args []any, ids func([]int64)) {
 	if p.batch == nil {
 		p.batch = &pgx.Batch{}
 	}
@@ -69,6 +77,21 @@ func (p *pipeline) Queue(query string, args []any, ids func([]int64)) {
 		ids(got)
 		return nil
 	})
+}
+
+// QueueCheck queues a statement whose FWCON (fairway_expect_rows) is
+// missed: its error wraps missed.
+func (p *pipeline) QueueCheck(query string, args []any, missed error) {
+	if p.batch == nil {
+		p.batch = &pgx.Batch{}
+	}
+	p.batch.Queue(query, args...).Fn = func(br pgx.BatchResults) error {
+		_, err := br.Exec()
+		if err != nil && pgCode(err) == "FWCON" {
+			return fmt.Errorf("%w: %w", missed, err)
+		}
+		return err
+	}
 }
 
 func (p *pipeline) Pending() int {

@@ -43,13 +43,14 @@ import (
 // JobInsertFreeKey (store doc.go, "Keyed inserts on the deferred path")
 // is for a caller that has found the key free. SQLite claims at once, as
 // JobInsertBatched does (a statement costs no round trip), and fails the
-// transaction if the key is held (ErrConflict) or the id taken. PostgreSQL
+// transaction if the key is held (ErrKeyHeld) or the id taken. PostgreSQL
 // holds the claim with the row: the held claims of a transaction are one
 // multi-row INSERT ... ON CONFLICT DO UPDATE (taking over expired claims
 // only) queued before the jobs' insert, and the database counts the claims
 // it made (Dialect.ExpectRows): a held key is a statement error that fails
-// the transaction with ErrConflict, and a taken id the jobs' insert's
-// unique violation. Nothing answers before the commit, so the whole Write
+// the transaction with ErrKeyHeld (Pipeline.QueueCheck names it: the
+// database's error is the one a missed transition raises), and a taken id
+// the jobs' insert's unique violation. Nothing answers before the commit, so the whole Write
 // may be deferred (package queued).
 
 // idemClaimFreeSQL claims (tenant, key) for a job id that no job has:
@@ -167,8 +168,8 @@ func (w *Writer) insertFreeKeyNow(ctx context.Context, j store.Job) error {
 	case err == nil || errors.Is(err, store.ErrInvalid) || w.broken != nil:
 		return err
 	case errors.As(err, &dup):
-		return w.breakOn(fmt.Errorf("%w: idempotency key %q of tenant %s, found free, is held by job %s",
-			store.ErrConflict, j.IdempotencyKey, j.Tenant, dup.JobID))
+		return w.breakOn(fmt.Errorf("%w: idempotency key %q of tenant %s is held by job %s",
+			store.ErrKeyHeld, j.IdempotencyKey, j.Tenant, dup.JobID))
 	}
 	return w.breakOn(err)
 }
@@ -195,7 +196,7 @@ func (w *Writer) queueFreeClaims() {
 	_ = eachChunk(len(claims), func(from, n int) error {
 		q := w.s.piped.get(freeClaimKey{n}, func() string { return w.s.freeClaimSQL(n) })
 		args := slices.Concat(claims[from : from+n]...)
-		w.s.Pipe.Queue(q, append(args, w.s.Window.Microseconds(), int64(n)), nil)
+		w.s.Pipe.QueueCheck(q, append(args, w.s.Window.Microseconds(), int64(n)), store.ErrKeyHeld)
 		return nil
 	})
 }

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -33,6 +34,19 @@ type Pipeline interface {
 	// Queue adds a statement (the dialect's placeholders); ids, if not
 	// nil, receives the first column (bigint) of every row it returns.
 	Queue(query string, args []any, ids func([]int64))
+	// QueueDraw is Queue for a statement that draws ids from the events'
+	// sequence or moves it: an INSERT of events the store numbers, and
+	// the raise (Dialect.EventRaise) before it. A driver that runs a
+	// transaction while the one before it is in flight holds these back
+	// until that one has committed (package postgres, "Concurrent
+	// transactions"), so that ids are drawn in commit order and a raise
+	// reads every id committed before it and races no draw.
+	QueueDraw(query string, args []any, ids func([]int64))
+	// QueueCheck is Queue for a statement whose check (Dialect.ExpectRows)
+	// means missed when it fails, instead of the batched transitions'
+	// ErrConflict: Send then returns an error that wraps missed and the
+	// statement's own.
+	QueueCheck(query string, args []any, missed error)
 	// Pending is how many statements wait to be sent.
 	Pending() int
 	// Send sends the queued statements in one round trip and reads every
@@ -85,6 +99,8 @@ func (w *Writer) Send(ctx context.Context) error {
 func (c *Core) classifyPiped(err error) error {
 	var sentinel error
 	switch {
+	case errors.Is(err, store.ErrConflict): // named by its statement (Pipeline.QueueCheck)
+		return fmt.Errorf("store: pipelined statements: %w", err)
 	case c.D.ExpectRowsMissed != nil && c.D.ExpectRowsMissed(err):
 		sentinel = store.ErrConflict
 	case c.D.UniqueViolation(err):
@@ -188,7 +204,7 @@ func (w *Writer) queueEvents(events []store.Event, withIDs bool) {
 			continue
 		}
 		q := w.s.piped.get(eventKey{n}, func() string { return w.s.D.rebind(eventInsertSQL(n, true)) })
-		w.s.Pipe.Queue(q, eventArgs(chunk), func(ids []int64) {
+		w.s.Pipe.QueueDraw(q, eventArgs(chunk), func(ids []int64) {
 			if len(ids) != len(chunk) {
 				return // cannot happen: the insert returns a row per event
 			}

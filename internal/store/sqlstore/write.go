@@ -641,7 +641,7 @@ func (w *Writer) EventAppend(ctx context.Context, events []store.Event) (err err
 	}
 	if mode == opPiped {
 		if raise == 0 && !w.eventsRaised {
-			w.s.Pipe.Queue(w.s.D.EventRaise, nil, nil)
+			w.s.Pipe.QueueDraw(w.s.D.EventRaise, nil, nil)
 		}
 		w.eventsRaised = raise == 0
 		w.queueEvents(stored, raise > 0)

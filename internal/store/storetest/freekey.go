@@ -58,8 +58,9 @@ func testFreeKeyInsert(t *testing.T, s store.Store) {
 }
 
 // testFreeKeyHeldFailsWrite: a key held inside its window fails the Write
-// with ErrConflict and nothing of it commits; so does one key claimed
-// twice in a Write, and a taken id (ErrExists), which leaves the key free.
+// with ErrKeyHeld (an ErrConflict) and nothing of it commits; so does one
+// key claimed twice in a Write, and a taken id (ErrExists), which leaves
+// the key free.
 func testFreeKeyHeldFailsWrite(t *testing.T, s store.Store) {
 	insert(t, s, keyed("h", "acme", "held", T0))
 	err := s.Write(ctx, func(w store.Writer) error {
@@ -68,8 +69,8 @@ func testFreeKeyHeldFailsWrite(t *testing.T, s store.Store) {
 		}
 		return freeKeyed(keyed("x", "acme", "free", T0), keyed("y", "acme", "held", T0.Add(time.Hour)))(w)
 	})
-	if !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("a Write claiming a held key: %v, want ErrConflict", err)
+	if !errors.Is(err, store.ErrKeyHeld) {
+		t.Fatalf("a Write claiming a held key: %v, want ErrKeyHeld", err)
 	}
 	resume(s)
 	err = s.Write(ctx, freeKeyed(keyed("d1", "acme", "twice", T0), keyed("d2", "acme", "twice", T0)))
@@ -95,14 +96,14 @@ func testFreeKeyHeldFailsWrite(t *testing.T, s store.Store) {
 }
 
 // testFreeKeyConcurrent: concurrent Writes claiming one key that each
-// found free: exactly one commits, every other fails with ErrConflict.
+// found free: exactly one commits, every other fails with ErrKeyHeld.
 func testFreeKeyConcurrent(t *testing.T, s store.Store) {
 	const n = 16
 	winner := raceWrites(t, s, n, func(i int, w store.Writer) error {
 		return freeKeyed(keyed(jobID("c", i), "acme", "same", T0.Add(time.Duration(i)*time.Millisecond)))(w)
 	}, func(t *testing.T, err error, _ string) {
-		if !errors.Is(err, store.ErrConflict) {
-			t.Errorf("a losing Write: %v, want ErrConflict", err)
+		if !errors.Is(err, store.ErrKeyHeld) {
+			t.Errorf("a losing Write: %v, want ErrKeyHeld", err)
 		}
 	})
 	resume(s)
