@@ -3,6 +3,7 @@ package server
 import (
 	"database/sql"
 	"net/http"
+	"reflect"
 	"testing"
 	"time"
 
@@ -70,5 +71,28 @@ func TestADrainedJobWritesNoExecutionRow(t *testing.T) {
 	if len(ex.Executions) != 2 || ex.Executions[0].Attempt != 1 || ex.Executions[1].Attempt != 2 ||
 		ex.Executions[1].Error != "exit 4" || ex.Executions[1].ExitCode == nil || *ex.Executions[1].ExitCode != 4 {
 		t.Errorf("retried job's executions: %+v", ex.Executions)
+	}
+
+	// An operator's retry of the failed job moves its held attempt into
+	// an execution row, in the same write: its attempts and events read
+	// the same.
+	var events api.EventList
+	h.do("GET", "/jobs/"+b.ID+"/events", nil, &events)
+	if code := h.do("POST", "/jobs/"+b.ID+"/retry", nil, nil); code != http.StatusOK {
+		t.Fatalf("retry: HTTP %d", code)
+	}
+	if n := h.countExecutionRows(b.ID); n != 2 {
+		t.Errorf("retried by hand: %d execution rows, want 2", n)
+	}
+	var after api.ExecutionList
+	h.do("GET", "/jobs/"+b.ID+"/executions", nil, &after)
+	if !reflect.DeepEqual(after, ex) {
+		t.Errorf("executions after the retry:\n%+v\nwant\n%+v", after, ex)
+	}
+	var eventsAfter api.EventList
+	h.do("GET", "/jobs/"+b.ID+"/events", nil, &eventsAfter)
+	if n := len(events.Events); n == 0 || !reflect.DeepEqual(eventsAfter.Events[:n], events.Events) ||
+		eventsAfter.Events[n].Type != "retried" {
+		t.Errorf("events after the retry:\n%+v\nwant\n%+v and retried", eventsAfter.Events, events.Events)
 	}
 }
