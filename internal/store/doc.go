@@ -367,7 +367,8 @@
 // Crash recovery. Every move above is part of one transaction that also
 // makes the transition it describes; so, whichever commit a crash falls
 // between, each committed event is in exactly one place (an event row, a
-// live job row, or an execution row) and uncommitted ones are nowhere.
+// live job row, an execution row, or the row of a job that holds its
+// last attempt) and uncommitted ones are nowhere.
 // A reader's snapshot sees each event once: a move from the job row to
 // the execution row (or to an event row) commits at once, and its id and
 // content do not change with it. Events of a batch lost in a crash were
