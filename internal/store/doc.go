@@ -246,9 +246,10 @@
 // final_state and writes the entries once more. One exception since the
 // attempt events moved into the rows (below): a lease whose leased event
 // the job row holds sets lease_event_id, which jobs_live_events indexes,
-// so that lease writes one entry there and, on PostgreSQL, is not HOT; a
-// start reported by a heartbeat or a transition set by the store's own
-// callers without it still is.
+// so that lease writes one entry there and, on PostgreSQL, is not HOT;
+// so does a start whose started event the job row holds (start_event_id,
+// jobs_start_event, since the job row may hold its finished attempt);
+// a transition set by the store's own callers without either still is.
 //
 // A drained job (insert, lease, finish) thus writes, on SQLite, 3 job
 // index entries at its insert (the key, jobs_tenant_created,
