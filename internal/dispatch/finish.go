@@ -223,9 +223,10 @@ func reportedStart(rec *jobRec, end attemptEnd) *time.Time {
 // finish ends the job for good.
 func (d *Dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attemptEnd) {
 	running := rec.job.State == store.StateLeased || rec.job.State == store.StateRunning
-	exec := -1
+	row := rec.job // the job row as stored: the attempt's end moves its events in memory
+	var exec store.Execution
 	if running {
-		exec = d.writeEnd(tx, rec, end)
+		exec = d.endedExecution(tx, rec, end)
 	}
 	set := store.JobSet{State: &state, FinishedAt: &tx.now, LastError: &end.err, CancelRequested: store.Ptr(false)}
 	if end.class != "" {
@@ -238,14 +239,25 @@ func (d *Dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attempt
 		set.Result = &end.result
 	}
 	set.StartedAt = reportedStart(rec, end)
+	// The outcome event's id is drawn once the transition is made; the
+	// execution takes it first, wherever it is kept.
+	ev := tx.peekEvent(rec.job.ID, rec.job.Attempt, rec.job.Tenant, terminalEvent(state), end.actor, eventDetail(end))
+	if running {
+		if sameEvent(ev, store.OutcomeEvent(ev.ID, rec.job.Tenant, exec)) {
+			exec.EndEventID = ev.ID
+		}
+		if !holdAttempt(rec, row, &set, exec, tx.now) {
+			tx.execs = append(tx.execs, exec)
+		}
+	}
 	from := []store.State{rec.job.State}
 	if !d.transition(tx, rec, from, set) {
 		return
 	}
-	ev := tx.newEvent(rec.job.ID, rec.job.Attempt, rec.job.Tenant, terminalEvent(state), end.actor, eventDetail(end))
-	if exec >= 0 && tx.keep(ev, store.OutcomeEvent(ev.ID, rec.job.Tenant, tx.execs[exec])) {
-		tx.execs[exec].EndEventID = ev.ID
-	} else if exec < 0 {
+	ev = tx.draw(ev)
+	if running {
+		tx.keep(ev, store.OutcomeEvent(ev.ID, rec.job.Tenant, exec))
+	} else {
 		tx.add(ev)
 	}
 	d.noteFinished(tx, rec, state, end.class)
@@ -304,9 +316,15 @@ func (d *Dispatcher) forget(tx *txn, rec *jobRec) {
 	})
 }
 
-// writeEnd records the attempt's execution with its outcome and SLA and
-// returns its index in tx.execs.
-func (d *Dispatcher) writeEnd(tx *txn, rec *jobRec, end attemptEnd) int {
+// writeEnd records the attempt's execution with its outcome and SLA as
+// an execution row.
+func (d *Dispatcher) writeEnd(tx *txn, rec *jobRec, end attemptEnd) {
+	tx.execs = append(tx.execs, d.endedExecution(tx, rec, end))
+}
+
+// endedExecution is the attempt's execution with its outcome and SLA,
+// its events moved from the job row (moveAttemptEvents), not yet written.
+func (d *Dispatcher) endedExecution(tx *txn, rec *jobRec, end attemptEnd) store.Execution {
 	e := store.Execution{
 		StartedAt: end.started, FinishedAt: tx.now, Outcome: end.outcome, ExitCode: end.exitCode,
 		FailureClass: end.class, Error: end.err, Duration: end.duration, Usage: end.usage,
@@ -319,10 +337,9 @@ func (d *Dispatcher) writeEnd(tx *txn, rec *jobRec, end attemptEnd) int {
 	}
 	e.SLAMet, e.SLAViolationPct = slaOf(rec.job, e.Duration)
 	d.resultPending(tx, rec, &e)
-	i := d.writeExecution(tx, rec, e)
-	e = tx.execs[i]
+	e = d.execution(tx, rec, e)
 	d.noteAttemptEnded(tx, rec, e)
-	return i
+	return e
 }
 
 // storeUsage is the stored form of a worker's usage report (checked by

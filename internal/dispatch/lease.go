@@ -342,11 +342,12 @@ func (wk *workerRec) news(resp api.HeartbeatResponse) bool {
 	return changed
 }
 
-// writeExecution upserts the current attempt's execution row, filling the
-// identity fields from the record, and returns its index in tx.execs. It
-// is written once, when the attempt ends; while it runs, the job row holds
-// what the execution would, its events included (moveAttemptEvents).
-func (d *Dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) int {
+// execution fills the current attempt's execution with the identity
+// fields from the record and the attempt's events. It is written once,
+// when the attempt ends (an execution row, or held by the job row:
+// holdAttempt); while it runs, the job row holds what the execution
+// would, its events included (moveAttemptEvents).
+func (d *Dispatcher) execution(tx *txn, rec *jobRec, e store.Execution) store.Execution {
 	e.JobID, e.Attempt = rec.job.ID, rec.job.Attempt
 	if rec.worker != nil {
 		e.WorkerID = rec.worker.w.ID
@@ -360,8 +361,7 @@ func (d *Dispatcher) writeExecution(tx *txn, rec *jobRec, e store.Execution) int
 		e.StartedAt = rec.job.StartedAt
 	}
 	moveAttemptEvents(tx, rec, &e)
-	tx.execs = append(tx.execs, e)
-	return len(tx.execs) - 1
+	return e
 }
 
 // waitBeforeLease is how long the attempt waited for its lease: from the

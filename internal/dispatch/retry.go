@@ -58,6 +58,10 @@ func (d *Dispatcher) retryByHand(tx *txn, id, actor string) string {
 		CancelRequested: store.Ptr(false), LastError: store.Ptr(""), ClearExitCode: true,
 		FailureClass: store.Ptr(store.FailureClass("")), MaxAttempts: &maxAttempts,
 		Snoozes: store.Ptr(0), // its max_snoozes again (returned_leases keeps them)
+		// The attempt the row held becomes an execution row, in this
+		// operation (package store, "The finished attempt in the job
+		// row"); the record keeps no event of it.
+		LeaseEventID: store.Ptr(int64(0)), LeasedAt: &time.Time{}, StartEventID: store.Ptr(int64(0)), StartEventAt: &time.Time{},
 	}
 	if !d.transition(tx, rec, []store.State{from}, set) {
 		return ""

@@ -208,3 +208,20 @@ func (s Summary) SLACompliance() float64 {
 	}
 	return 100 * float64(s.SLAMet) / float64(s.SLAMeasured)
 }
+
+// HeldExecution is the execution a job row gives back when it holds its
+// last attempt (package store, "The finished attempt in the job row"):
+// h's own fields, and those the job row shares with an execution taken
+// from j. The dispatcher holds an attempt e only when
+// HeldExecution(j, e) is e, j being the row as the finishing transition
+// leaves it.
+func HeldExecution(j Job, h Execution) Execution {
+	e := h
+	e.JobID, e.Attempt, e.WorkerID, e.LeasedAt = j.ID, j.Attempt, j.WorkerID, j.LeasedAt
+	e.StartedAt, e.FinishedAt, e.ExitCode, e.FailureClass, e.Error = j.StartedAt, j.FinishedAt, j.ExitCode, j.FailureClass, j.LastError
+	e.LeaseEventID, e.StartEventID, e.StartEventAt = j.LeaseEventID, j.StartEventID, j.StartEventAt
+	if e.LeasedAt.IsZero() {
+		e.Wait = 0 // stored only with a lease
+	}
+	return e
+}

@@ -337,6 +337,14 @@ type JobSet struct {
 	// SubmitPriority keeps the priority the job was submitted with, for
 	// its submitted event, when a reprioritize changes Priority.
 	SubmitPriority *int
+	// HeldAttempt, with a terminal State, is the attempt that ends the
+	// job, kept by the job row instead of an execution row (package
+	// store, "The finished attempt in the job row"): the store writes
+	// its own fields (Outcome, Wait, Duration, SLA, Usage, EndEventID);
+	// the fields the job row shares with it (HeldExecution) are the
+	// row's, as this transition leaves them. Its ResultState must be
+	// none.
+	HeldAttempt *Execution
 }
 
 // Validate checks the params before any SQL runs.
@@ -353,12 +361,44 @@ func (p *JobTransitionParams) Validate() error {
 	case p.Set.ClearExitCode && p.Set.ExitCode != nil:
 		return fmt.Errorf("%w: transition %s: ExitCode and ClearExitCode both set", ErrInvalid, p.ID)
 	}
+	if h := p.Set.HeldAttempt; h != nil {
+		switch {
+		case p.Set.State == nil || !p.Set.State.Terminal():
+			return fmt.Errorf("%w: transition %s: a held attempt without a terminal state", ErrInvalid, p.ID)
+		case h.JobID != p.ID || h.Outcome == "" || h.ResultState != "":
+			return fmt.Errorf("%w: transition %s: held attempt %s/%d outcome %q result %q", ErrInvalid, p.ID,
+				h.JobID, h.Attempt, h.Outcome, h.ResultState)
+		}
+		if err := h.Validate(); err != nil {
+			return err
+		}
+	}
 	for _, s := range p.FromStates {
 		if !s.Valid() {
 			return fmt.Errorf("%w: transition %s: unknown from-state %q", ErrInvalid, p.ID, s)
 		}
 	}
 	return nil
+}
+
+// LeavesTerminal reports whether the transition may take a job out of a
+// terminal state (to an unfinished one, from a terminal state or with no
+// state guard): the store then gives up the attempt the row holds, into
+// an execution row (package store, "The finished attempt in the job
+// row").
+func (p *JobTransitionParams) LeavesTerminal() bool {
+	if p.Set.State == nil || p.Set.State.Terminal() {
+		return false
+	}
+	if len(p.FromStates) == 0 {
+		return true
+	}
+	for _, s := range p.FromStates {
+		if s.Terminal() {
+			return true
+		}
+	}
+	return false
 }
 
 // Ptr returns a pointer to v, for JobSet fields.

@@ -154,7 +154,8 @@
 // HOT at 70, 91% at 50).
 // TestStateUpdatesAreHOT counts them (pg_stat_user_tables.n_tup_hot_upd).
 // A lease whose job row holds its leased event (lease_event_id, indexed
-// by jobs_live_events) is the exception: it is not HOT (store doc.go).
+// by jobs_live_events) is the exception: it is not HOT (store doc.go);
+// so is a start whose started event it holds (jobs_start_event).
 //
 // Durability: synchronous_commit stays on; a Write's channel reports once
 // COMMIT has returned, so acknowledged means committed and durable.

@@ -68,6 +68,12 @@ func TestEventListPlansUseIndexes(t *testing.T) {
 		if strings.Contains(text, "Seq Scan on executions") || strings.Contains(text, "Seq Scan on jobs") {
 			t.Errorf("%s: a branch reads a whole table:\n%s", name, text)
 		}
+		// The held attempts' outcome events (store doc.go, "The finished
+		// attempt in the job row").
+		if p.JobID == "" && (len(p.Types) == 0 || p.Types[0] == store.EventSucceeded) &&
+			!strings.Contains(text, " using jobs_end_event on jobs") {
+			t.Errorf("%s: the held attempts' outcome events are not read through jobs_end_event:\n%s", name, text)
+		}
 		if p.JobID == "" && (len(p.Types) == 0 || p.Types[0] == store.EventSubmitted) {
 			if !strings.Contains(text, "Index Scan using jobs_submit_event on jobs") &&
 				!strings.Contains(text, "Index Scan Backward using jobs_submit_event on jobs") {

@@ -168,6 +168,11 @@
 //	                  index for the audit feed. The job row holds the live
 //	                  attempt's (lease_event_id, leased_at, start_event_id,
 //	                  start_event_at; partial index jobs_live_events).
+//	                  A terminal job's row may hold its last attempt
+//	                  instead of an execution row (attempt_outcome set,
+//	                  attempt_* columns, end_event_id; partial indexes
+//	                  jobs_start_event, jobs_end_event; store doc, "The
+//	                  finished attempt in the job row").
 //	                  The job row also holds its submitted event
 //	                  (submit_event_id, submit_actor, submit_priority;
 //	                  partial index jobs_submit_event; store doc, "The

@@ -165,7 +165,9 @@ func (w *Writer) insertPrepared(rows []shapedRow) error {
 }
 
 func (w *Writer) JobTransitionBatched(ctx context.Context, p store.JobTransitionParams) (err error) {
-	if !w.s.D.BatchTransitions {
+	if !w.s.D.BatchTransitions || p.LeavesTerminal() {
+		// Out of a terminal state: the held attempt's move goes first,
+		// in JobTransition.
 		return w.JobTransition(ctx, p)
 	}
 	defer w.guard(&err)

@@ -40,6 +40,7 @@ const (
 	eventJobLeased
 	eventJobStarted
 	eventJobSubmitted
+	eventJobEnd
 )
 
 const (
@@ -80,12 +81,21 @@ var eventSources = []eventSource{
 		id: "j.lease_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant, at: "j.leased_at",
 		actor: "'system'", detail: nullText, scheduleID: nullText, worker: "j.worker_id", late: nullBigint,
 		exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText},
-	// Found through jobs_live_events (lease_event_id IS NOT NULL): live
-	// attempts only, a small set read whole.
-	{kind: eventJobStarted, from: "jobs j", base: "j.lease_event_id IS NOT NULL AND j.start_event_id IS NOT NULL",
+	// Live and held attempts (store doc.go, "The finished attempt in the
+	// job row"), through jobs_start_event. A held attempt's start
+	// reported with its completion has no start_event_at, as in an
+	// execution row.
+	{kind: eventJobStarted, from: "jobs j", base: "j.start_event_id IS NOT NULL",
 		constType: store.EventStarted, id: "j.start_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant,
-		at: "j.start_event_at", actor: jobWorker, detail: nullText, scheduleID: nullText, worker: "j.worker_id",
-		late: nullBigint, exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText},
+		at: "COALESCE(j.start_event_at, j.finished_at)", actor: jobWorker, detail: nullText, scheduleID: nullText,
+		worker: "j.worker_id", late: "CASE WHEN j.start_event_at IS NULL THEN j.started_at END",
+		exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText},
+	// The outcome event of a held attempt, through jobs_end_event.
+	{kind: eventJobEnd, from: "jobs j", base: "j.end_event_id IS NOT NULL",
+		typ: "CASE j.attempt_outcome WHEN 'succeeded' THEN 'succeeded' WHEN 'cancelled' THEN 'cancelled' ELSE 'failed' END",
+		id:  "j.end_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant, at: "j.finished_at",
+		actor: jobWorker, detail: nullText, scheduleID: nullText, worker: "j.worker_id", late: nullBigint,
+		exitCode: "j.exit_code", class: "j.failure_class", errText: "j.last_error", outcome: "j.attempt_outcome"},
 	// Found through jobs_submit_event. The detail's type, lane and
 	// priority ride in worker_id, error and exit_code.
 	{kind: eventJobSubmitted, from: "jobs j", base: "j.submit_event_id IS NOT NULL", constType: store.EventSubmitted,
@@ -113,7 +123,7 @@ func (src *eventSource) skipped(p *store.EventListParams) bool {
 	if src.constType != "" && len(p.Types) > 0 && !slices.Contains(p.Types, src.constType) {
 		return true
 	}
-	if src.kind == eventExecEnd && len(p.Types) > 0 && !slices.ContainsFunc(p.Types, func(t store.EventType) bool {
+	if (src.kind == eventExecEnd || src.kind == eventJobEnd) && len(p.Types) > 0 && !slices.ContainsFunc(p.Types, func(t store.EventType) bool {
 		return t == store.EventSucceeded || t == store.EventFailed || t == store.EventCancelled
 	}) {
 		return true
@@ -241,7 +251,7 @@ func scanEvent(sc scanner) (store.Event, error) {
 		return store.LeasedEvent(e.ID, e.JobID, e.Attempt, e.Tenant, e.At, x.WorkerID), nil
 	case eventExecStarted, eventJobStarted:
 		return store.StartedEvent(e.ID, e.JobID, e.Attempt, e.Tenant, e.At, x.WorkerID, x.StartedAt), nil
-	case eventExecEnd:
+	case eventExecEnd, eventJobEnd:
 		x.JobID, x.Attempt, x.FinishedAt = e.JobID, e.Attempt, e.At
 		return store.OutcomeEvent(e.ID, e.Tenant, x), nil
 	case eventJobSubmitted:
@@ -256,15 +266,15 @@ func scanEvent(sc scanner) (store.Event, error) {
 
 // EventIDMaxima lists, comma-separated, the largest event id of each
 // place an event lives: the events table, the attempt rows' id columns
-// and the jobs' submitted ids, each one end of an index (the live jobs'
-// start ids: a read of jobs_live_events, live attempts only). With the events' sequence, which
+// and the jobs' submitted ids, each one end of an index. With the events' sequence, which
 // covers ids deleted by retention, it gives EventLastID.
 const EventIDMaxima = `COALESCE((SELECT max(id) FROM events), 0),
 	COALESCE((SELECT max(lease_event_id) FROM executions WHERE lease_event_id IS NOT NULL), 0),
 	COALESCE((SELECT max(start_event_id) FROM executions WHERE start_event_id IS NOT NULL), 0),
 	COALESCE((SELECT max(end_event_id) FROM executions WHERE end_event_id IS NOT NULL), 0),
 	COALESCE((SELECT max(lease_event_id) FROM jobs WHERE lease_event_id IS NOT NULL), 0),
-	COALESCE((SELECT max(start_event_id) FROM jobs WHERE lease_event_id IS NOT NULL), 0),
+	COALESCE((SELECT max(start_event_id) FROM jobs WHERE start_event_id IS NOT NULL), 0),
+	COALESCE((SELECT max(end_event_id) FROM jobs WHERE end_event_id IS NOT NULL), 0),
 	COALESCE((SELECT max(submit_event_id) FROM jobs WHERE submit_event_id IS NOT NULL), 0)`
 
 // EventLastID implements store.Reader.

@@ -155,6 +155,45 @@ type setField struct {
 	arg func(s *store.JobSet) (any, bool) // value, and whether the field is set
 }
 
+// releasedCols are the columns releaseHeld sets NULL when a job gives
+// its held attempt up (store doc.go, "The finished attempt in the job
+// row"): those of the held attempt (heldField), and those it shares with
+// a live attempt.
+var releasedCols = []string{"lease_event_id", "leased_at", "start_event_id", "start_event_at"}
+
+// heldField is a column of the attempt a job row holds, written from
+// JobSet.HeldAttempt when not NULL: the row of an unfinished job has it
+// NULL already.
+func heldField(col, typ string, v func(e *store.Execution) any) setField {
+	releasedCols = append(releasedCols, col)
+	return setField{col: col, typ: typ, arg: func(s *store.JobSet) (any, bool) {
+		if s.HeldAttempt == nil {
+			return nil, false
+		}
+		x := v(s.HeldAttempt)
+		return x, x != nil
+	}}
+}
+
+// nonZero is v, or nil (NULL) for its zero value.
+func nonZero[T comparable](v T) any {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return v
+}
+
+// usageField is a usage column of a held attempt: NULL unless measured.
+func usageField(col, typ string, v func(u store.Usage) any) setField {
+	return heldField(col, typ, func(e *store.Execution) any {
+		if !e.Usage.Measured() {
+			return nil
+		}
+		return v(e.Usage)
+	})
+}
+
 // setFields lists the settable columns; a field's index is its bit in
 // transitionShape.fields.
 var setFields = [...]setField{
@@ -203,6 +242,16 @@ var setFields = [...]setField{
 	{"submit_priority", "bigint", func(s *store.JobSet) (any, bool) {
 		return optional(s.SubmitPriority, func(v int) any { return int64(v) })
 	}},
+	heldField("attempt_outcome", "text", func(e *store.Execution) any { return strArg(string(e.Outcome)) }),
+	heldField("attempt_wait_ms", "bigint", func(e *store.Execution) any { return waitArg(e) }),
+	heldField("attempt_duration_ms", "bigint", func(e *store.Execution) any { return nonZero(msArg(e.Duration)) }),
+	heldField("attempt_sla_met", "boolean", func(e *store.Execution) any { return boolPtrArg(e.SLAMet) }),
+	heldField("attempt_sla_violation_pct", "double precision", func(e *store.Execution) any { return nonZero(e.SLAViolationPct) }),
+	usageField("attempt_cpu_user_us", "bigint", func(u store.Usage) any { return u.CPUUser.Microseconds() }),
+	usageField("attempt_cpu_system_us", "bigint", func(u store.Usage) any { return u.CPUSystem.Microseconds() }),
+	usageField("attempt_peak_rss_bytes", "bigint", func(u store.Usage) any { return u.PeakRSSBytes }),
+	usageField("attempt_usage_source", "text", func(u store.Usage) any { return u.Source }),
+	heldField("end_event_id", "bigint", func(e *store.Execution) any { return idArg(e.EndEventID) }),
 }
 
 func optional[T, R any](p *T, conv func(T) R) (any, bool) {
@@ -216,7 +265,7 @@ func optional[T, R any](p *T, conv func(T) R) (any, bool) {
 // runs: which columns it sets and which guards it has. Each shape is
 // prepared once on the writer connection.
 type transitionShape struct {
-	fields       uint32 // bit i: setFields[i] is written
+	fields       uint64 // bit i: setFields[i] is written
 	guardAttempt bool
 	fromStates   int // number of state placeholders
 }

@@ -48,23 +48,30 @@ func (c *Core) PlannedQueries() []PlannedQuery {
 
 // PlannedAttemptQueries returns the statements that read executions and
 // idempotency claims through an index other than the primary key, with
-// the index each must use; times are those of the plan tests' seeds
+// the index each must use (and jobs_finished for the attempts job rows
+// hold); times are those of the plan tests' seeds
 // (unix microseconds around 2,000,000).
 func (c *Core) PlannedAttemptQueries() []PlannedQuery {
-	q := func(name, index, sql string, args []any) PlannedQuery {
-		return PlannedQuery{Name: name, Index: index, SQL: c.D.rebind(sql), Args: args}
+	q := func(name, index, sql string, args []any, also ...string) PlannedQuery {
+		return PlannedQuery{Name: name, Index: index, Also: also, SQL: c.D.rebind(sql), Args: args}
 	}
 	at := func(us int64) time.Time { return time.UnixMicro(us).UTC() }
 	series := store.SeriesParams{Since: at(2_010_000), Until: at(2_020_000), Step: time.Millisecond}
 	list, listArgs := executionListQuery(store.ExecutionListParams{Limit: 50})
 	since, sinceArgs := executionListQuery(store.ExecutionListParams{FinishedAfter: at(2_010_000), Limit: 50})
 	finished, finishedArgs := finishedSeriesQuery(series)
-	waits, waitArgs := waitSeriesQuery(series)
+	// The wait series of the last 10 ms of the seeds: the attempts job
+	// rows hold are found by finished_at from the window's start on, all
+	// of them for a window that began long ago (store doc.go, "The
+	// finished attempt in the job row").
+	waits, waitArgs := waitSeriesQuery(store.SeriesParams{Since: at(2_040_000), Until: at(2_050_000), Step: time.Millisecond})
 	return []PlannedQuery{
-		q("list finished attempts", "executions_finished", list, listArgs),
-		q("list attempts finished since", "executions_finished", since, sinceArgs),
-		q("series of finished attempts", "executions_finished", finished, finishedArgs),
-		q("series of waits", "executions_leased", waits, waitArgs),
+		// The attempts job rows hold: the jobs' finished index (store
+		// doc.go, "The finished attempt in the job row").
+		q("list finished attempts", "executions_finished", list, listArgs, "jobs_finished"),
+		q("list attempts finished since", "executions_finished", since, sinceArgs, "jobs_finished"),
+		q("series of finished attempts", "executions_finished", finished, finishedArgs, "jobs_finished"),
+		q("series of waits", "executions_leased", waits, waitArgs, "jobs_finished"),
 		q("result uploads due", "executions_results_due", resultsDueSQL, []any{int64(3_000_000), 50}),
 		q("purge of idempotency claims", "idempotency_keys_created", idemExpiredSQL, []any{int64(1_000_100), 101}),
 	}

@@ -378,7 +378,13 @@ func executionListQuery(p store.ExecutionListParams) (string, []any) {
 		order = " ORDER BY e.finished_at DESC, e.job_id DESC, e.attempt DESC"
 		limit = store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit)
 	}
-	return executionSelect + join + w.sql() + order + " LIMIT ?", append(w.args, limit)
+	// Each branch, the execution rows and the attempts job rows hold, is
+	// ordered and limited on its own (store doc.go, "The finished attempt
+	// in the job row"), then merged.
+	q := executionSelect + join + w.sql() + order + " LIMIT ?"
+	args := append(w.args, limit)
+	return "SELECT * FROM (SELECT * FROM (" + q + ") AS x UNION ALL SELECT * FROM (" + heldBranch(q) + ") AS h) AS u" +
+		strings.ReplaceAll(order, "e.", "") + " LIMIT ?", append(append(args, args...), limit)
 }
 
 // ExecutionList implements store.Reader.
@@ -486,13 +492,19 @@ func (s *Core) ExecutionSummary(ctx context.Context, p store.SummaryParams) (sto
 func (s *Core) summarize(ctx context.Context, tx *sql.Tx, p store.SummaryParams) (store.Summary, error) {
 	join, w := executionFilter(p.Tenant, p.Type, p.Lane, p.ScheduleID, p.FinishedAfter, p.FinishedBefore)
 	w.add("e.finished_at IS NOT NULL AND e.outcome IS NOT NULL")
+	var ex, held where
+	finishedRange(&ex, &held, p.FinishedAfter, p.FinishedBefore)
 	if p.JobID != "" {
 		w.add("e.job_id = ?", p.JobID)
+		ex.add("job_id = ?", p.JobID)
+		held.add("id = ?", p.JobID)
 	}
 	if p.Outcome != "" {
 		w.add("e.outcome = ?", string(p.Outcome))
 	}
-	from := " FROM executions e" + join + w.sql()
+	src, srcArgs := attemptsFrom(ex, held)
+	w.args = append(srcArgs, w.args...)
+	from := " FROM " + src + " e" + join + w.sql()
 	sum := store.Summary{ByOutcome: map[store.Outcome]int64{}, ByFailureClass: map[store.FailureClass]int64{}}
 	var meanMs, violation, slaMeanMs sql.NullFloat64
 	err := tx.QueryRowContext(ctx, s.D.rebind(`SELECT COUNT(*), AVG(e.duration_ms),
@@ -526,7 +538,7 @@ func (s *Core) summarize(ctx context.Context, tx *sql.Tx, p store.SummaryParams)
 	}
 	grouped := from
 	if join == "" {
-		grouped = " FROM executions e JOIN jobs j ON j.id = e.job_id" + w.sql()
+		grouped = " FROM " + src + " e JOIN jobs j ON j.id = e.job_id" + w.sql()
 	}
 	if sum.ByTenant, err = groupSummaries(ctx, tx, &s.D, "j.tenant", grouped, w.args); err != nil {
 		return sum, err

@@ -43,10 +43,23 @@ func (s *Core) ExecutionSeries(ctx context.Context, p store.SeriesParams) ([]sto
 
 // seriesRange is the FROM and WHERE of a series scan over col, and its
 // arguments after the bucket's two.
+//
+// Both branches of the attempts (attemptsFrom) are ranges of col's
+// index; for leased_at, the attempts job rows hold are found through
+// jobs_finished from since on (an attempt finishes after its lease), and
+// filtered by leased_at (store doc.go, "The finished attempt in the job
+// row").
 func seriesRange(p store.SeriesParams, col string) (string, []any) {
 	join, w := executionFilter(p.Tenant, p.Type, p.Lane, "", time.Time{}, time.Time{})
 	w.add("e."+col+" >= ? AND e."+col+" < ?", timeArg(p.Since), timeArg(p.Until))
-	return " FROM executions e" + join + w.sql(), w.args
+	var ex, held where
+	ex.add(col+" >= ? AND "+col+" < ?", timeArg(p.Since), timeArg(p.Until))
+	held.add(col+" >= ? AND "+col+" < ?", timeArg(p.Since), timeArg(p.Until))
+	if col == "leased_at" {
+		held.add("finished_at >= ?", timeArg(p.Since))
+	}
+	src, args := attemptsFrom(ex, held)
+	return " FROM " + src + " e" + join + w.sql(), append(args, w.args...)
 }
 
 func bucketExpr(col string) string {

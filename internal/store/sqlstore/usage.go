@@ -30,6 +30,10 @@ func (s *Core) ExecutionUsage(ctx context.Context, p store.UsageParams) ([]store
 	if p.Tenant != "" {
 		w.add("j.tenant = ?", p.Tenant)
 	}
+	var ex, held where
+	finishedRange(&ex, &held, p.FinishedAfter, p.FinishedBefore)
+	src, srcArgs := attemptsFrom(ex, held)
+	w.args = append(srcArgs, w.args...)
 	q := `SELECT ` + col + `, COUNT(DISTINCT e.job_id), COUNT(*),
 		COALESCE(SUM(e.duration_ms), 0),
 		COALESCE(SUM(j.milli_cpu * e.duration_ms), 0),
@@ -38,7 +42,7 @@ func (s *Core) ExecutionUsage(ctx context.Context, p store.UsageParams) ([]store
 		COUNT(e.usage_source),
 		COALESCE(SUM(e.cpu_user_us + e.cpu_system_us), 0),
 		COALESCE(SUM((e.peak_rss_bytes / 1048576) * e.duration_ms), 0)
-		FROM executions e JOIN jobs j ON j.id = e.job_id` + w.sql() +
+		FROM ` + src + ` e JOIN jobs j ON j.id = e.job_id` + w.sql() +
 		` GROUP BY ` + col + ` ORDER BY ` + col
 	rows, err := s.RDB.QueryContext(ctx, s.D.rebind(q), w.args...)
 	if err != nil {

@@ -271,6 +271,11 @@ func (w *Writer) JobTransition(ctx context.Context, p store.JobTransitionParams)
 	if err := p.Validate(); err != nil {
 		return err
 	}
+	if p.LeavesTerminal() {
+		if err := w.releaseHeld(&p); err != nil {
+			return err
+		}
+	}
 	shape, args := transitionArgs(&p)
 	st, closeStmt, err := w.transitionStmt(shape)
 	if err != nil {
@@ -484,9 +489,15 @@ func (w *Writer) EventDeleteBefore(ctx context.Context, before time.Time, limit 
 	// The walk passed every event row and submitted event up to last.
 	p.Deleted = int64(n)
 	// The events the job and execution rows hold go up to the same id.
-	for _, tc := range [][2]string{{"executions", "lease_event_id"}, {"executions", "start_event_id"},
-		{"executions", "end_event_id"}, {"jobs", "submit_event_id"}} {
+	// Held attempts' too (store doc.go, "The finished attempt in the job
+	// row"), not a live attempt's.
+	for _, tc := range [][3]string{{"executions", "lease_event_id"}, {"executions", "start_event_id"},
+		{"executions", "end_event_id"}, {"jobs", "submit_event_id"}, {"jobs", "lease_event_id", heldMarker},
+		{"jobs", "start_event_id", heldMarker}, {"jobs", "end_event_id"}} {
 		q := `UPDATE ` + tc[0] + ` SET ` + tc[1] + ` = NULL WHERE ` + tc[1] + ` <= ?`
+		if tc[2] != "" {
+			q += " AND " + tc[2]
+		}
 		if _, err := w.s.WConn.ExecContext(bg, w.s.D.rebind(q), last); err != nil {
 			return store.Purged{}, fmt.Errorf("store: delete old %s: %w", tc[1], err)
 		}
