@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -121,23 +119,13 @@ func (s *heldStore) WriteDeferred(ctx context.Context, fn func(w store.Writer) e
 
 func startHeld(t *testing.T) (*harness, *heldStore, store.Store) {
 	t.Helper()
-	ctx := context.Background()
-	sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fairway.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &heldStore{Store: sq, open: make(chan struct{})}
-	close(st.open)
-	clock := &fakeClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
-	srv, err := New(Options{Store: st, Config: defaultConfig(), Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, clock: clock, srv: srv, http: httptest.NewServer(srv.Handler())}
-	t.Cleanup(func() { st.release(); h.stop(); sq.Close() })
+	var st *heldStore
+	h, sq := startWrapped(t, func(sq *sqlite.Store) store.Store {
+		st = &heldStore{Store: sq, open: make(chan struct{})}
+		close(st.open)
+		return st
+	})
+	t.Cleanup(st.release) // before the server stops (cleanups run last first)
 	return h, st, sq
 }
 

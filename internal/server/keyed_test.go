@@ -3,11 +3,8 @@ package server
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/store"
@@ -63,22 +60,8 @@ func (w *askWriter) JobInsertBatched(ctx context.Context, j store.Job) error {
 // the answers are those of before: 201 and a new job, or 200 and the
 // original, deduplicated.
 func TestKeyedSubmitsAreDeferred(t *testing.T) {
-	ctx := context.Background()
-	sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fairway.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &askStore{Store: sq}
-	clock := &fakeClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
-	srv, err := New(Options{Store: st, Config: defaultConfig(), Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, clock: clock, srv: srv, http: httptest.NewServer(srv.Handler())}
-	t.Cleanup(func() { h.stop(); sq.Close() })
+	var st *askStore
+	h, _ := startWrapped(t, func(sq *sqlite.Store) store.Store { st = &askStore{Store: sq}; return st })
 
 	submit := func(key string, wantCode int) api.SubmitResponse {
 		t.Helper()

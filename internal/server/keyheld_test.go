@@ -5,11 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/store"
@@ -54,22 +51,8 @@ func (s *poachingStore) WriteDeferred(ctx context.Context, fn func(w store.Write
 // nothing and may be retried: 503 unavailable with Retry-After, not a 500.
 // The retry is answered as usual.
 func TestKeyHeldAtCommitIsRetryable(t *testing.T) {
-	ctx := context.Background()
-	sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fairway.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &poachingStore{Store: sq}
-	clock := &fakeClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
-	srv, err := New(Options{Store: st, Config: defaultConfig(), Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, clock: clock, srv: srv, http: httptest.NewServer(srv.Handler())}
-	t.Cleanup(func() { h.stop(); sq.Close() })
+	var st *poachingStore
+	h, _ := startWrapped(t, func(sq *sqlite.Store) store.Store { st = &poachingStore{Store: sq}; return st })
 
 	spec := api.JobSpec{Type: "t", IdempotencyKey: "order-1"}
 	body, _ := json.Marshal(spec)
