@@ -219,9 +219,14 @@ func TestTwoProcessesElectOneLeaderAndSurviveItsKill(t *testing.T) {
 	a.await(t, "leading", 30*time.Second)
 	b := startChild(t, "b", url, witness, ack)
 	bAddr := strings.TrimPrefix(b.await(t, "addr", 30*time.Second), "addr ")
-	for deadline := time.Now().Add(60 * time.Second); count() < 60; {
+	// The kill waits for 60 acknowledged jobs and for a run that b's
+	// worker ended while a led (its calls forwarded to the leader): a
+	// leader that drains quickly may otherwise reach 60 with its own
+	// worker before b's has registered.
+	aPid := strconv.Itoa(a.cmd.Process.Pid)
+	for deadline := time.Now().Add(60 * time.Second); count() < 60 || !endedBy(t, witness, aPid); {
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d jobs acknowledged before the kill", count())
+			t.Fatalf("%d jobs acknowledged before the kill, the standby's worker ended a run: %v (its calls not forwarded?)", count(), endedBy(t, witness, aPid))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -261,6 +266,22 @@ func TestTwoProcessesElectOneLeaderAndSurviveItsKill(t *testing.T) {
 	checkTerms(t, url)
 	_ = b.stdin.Close()
 	<-b.exit
+}
+
+// endedBy reports whether the witness file holds a run ended by a
+// process other than pid.
+func endedBy(t *testing.T, path, pid string) bool {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "end" && f[2] != pid {
+			return true
+		}
+	}
+	return false
 }
 
 func appendLine(t *testing.T, path, line string) {
