@@ -9,6 +9,7 @@ import (
 
 	"github.com/fairwayhq/fairway/internal/pgtest"
 	"github.com/fairwayhq/fairway/internal/store"
+	"github.com/fairwayhq/fairway/internal/store/sqlstore"
 	"github.com/fairwayhq/fairway/internal/store/storetest"
 )
 
@@ -158,7 +159,7 @@ func TestJobIndexPlans(t *testing.T) {
 		}
 	}
 	for _, name := range secondaryIndexes(t, db, "jobs") {
-		if !used[name] && !plannedInEventTests[name] {
+		if !used[name] && !sqlstore.FeedIndexes[name] {
 			t.Errorf("index %s of jobs is used by no planned statement", name)
 		}
 	}
@@ -252,13 +253,6 @@ func TestStateUpdatesAreHOT(t *testing.T) {
 	}
 }
 
-// plannedInEventTests are indexes of jobs whose plans the events' plan
-// test checks (events_plan_test.go): the audit feed's way to the leased,
-// started and outcome events of live and held attempts and to the
-// submitted events.
-var plannedInEventTests = map[string]bool{"jobs_live_events": true, "jobs_submit_event": true,
-	"jobs_start_event": true, "jobs_end_event": true}
-
 // seedAttempts gives every finished job of seedJobs an execution (leased
 // 10 µs and finished as the job), an execution row for half of them and
 // held by the job row for the others, one in a thousand with a result upload
@@ -312,17 +306,10 @@ func TestAttemptIndexPlans(t *testing.T) {
 		used[q.Index] = true
 	}
 	for _, name := range secondaryIndexes(t, db, "executions", "idempotency_keys") {
-		if !used[name] && !attemptIndexesInEventTests[name] {
+		if !used[name] && !sqlstore.FeedIndexes[name] {
 			t.Errorf("index %s is used by no planned statement", name)
 		}
 	}
-}
-
-// attemptIndexesInEventTests are the indexes of executions whose plans
-// the events' plan test checks: the audit feed's way to the synthesised
-// events, one index per id column.
-var attemptIndexesInEventTests = map[string]bool{
-	"executions_lease_event": true, "executions_start_event": true, "executions_end_event": true,
 }
 
 // explainPlan is PostgreSQL's plan of query, one line a node, logged

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/fairwayhq/fairway/internal/store/sqlstore"
 )
 
 // seedJobs inserts n jobs straight into the table, in the proportions of
@@ -61,18 +63,11 @@ func TestJobIndexPlans(t *testing.T) {
 		}
 	}
 	for _, name := range secondaryIndexes(t, s, "jobs") {
-		if !used[name] && !plannedInEventTests[name] {
+		if !used[name] && !sqlstore.FeedIndexes[name] {
 			t.Errorf("index %s of jobs is used by no planned statement", name)
 		}
 	}
 }
-
-// plannedInEventTests are indexes of jobs whose plans the events' plan
-// test checks (events_plan_test.go): the audit feed's way to the leased,
-// started and outcome events of live and held attempts and to the
-// submitted events.
-var plannedInEventTests = map[string]bool{"jobs_live_events": true, "jobs_submit_event": true,
-	"jobs_start_event": true, "jobs_end_event": true}
 
 // seedAttempts gives every finished job of seedJobs an execution (leased
 // 10 µs and finished as the job), an execution row for half of them and
@@ -129,17 +124,10 @@ func TestAttemptIndexPlans(t *testing.T) {
 		used[q.Index] = true
 	}
 	for _, name := range secondaryIndexes(t, s, "executions", "idempotency_keys") {
-		if !used[name] && !attemptIndexesInEventTests[name] {
+		if !used[name] && !sqlstore.FeedIndexes[name] {
 			t.Errorf("index %s is used by no planned statement", name)
 		}
 	}
-}
-
-// attemptIndexesInEventTests are the indexes of executions whose plans
-// the events' plan test checks: the audit feed's way to the synthesised
-// events, one index per id column.
-var attemptIndexesInEventTests = map[string]bool{
-	"executions_lease_event": true, "executions_start_event": true, "executions_end_event": true,
 }
 
 // queryPlan is SQLite's EXPLAIN QUERY PLAN of query, one line a step,

@@ -17,6 +17,17 @@ type PlannedQuery struct {
 	Args  []any
 }
 
+// FeedIndexes are the indexes of jobs and executions that no
+// PlannedQuery names: the audit feed's ways to the synthesised events
+// (one partial index per id column; store doc.go, "Attempt history in the
+// execution row", "The submitted event in the job row", "The finished
+// attempt in the job row"), whose plans the drivers' events plan tests
+// check instead.
+var FeedIndexes = map[string]bool{
+	"jobs_live_events": true, "jobs_submit_event": true, "jobs_start_event": true, "jobs_end_event": true,
+	"executions_lease_event": true, "executions_start_event": true, "executions_end_event": true,
+}
+
 // PlannedQueries returns the statements of the job listings, the rebuild
 // at lead, retention and event retention's walk, with the index each
 // must use.
