@@ -133,14 +133,17 @@ func (t *txn) peekEvent(jobID string, attempt int, tenant string, typ store.Even
 	if detail != nil {
 		raw, _ = store.MarshalDetail(detail)
 	}
-	return store.Event{ID: *t.lastID + 1, JobID: jobID, Attempt: attempt, Tenant: tenant, Type: typ, At: t.now, Actor: actor, Detail: raw}
+	return store.Event{ID: t.nextEventID(), JobID: jobID, Attempt: attempt, Tenant: tenant, Type: typ, At: t.now, Actor: actor, Detail: raw}
 }
+
+// nextEventID is the id the next draw gives.
+func (t *txn) nextEventID() int64 { return *t.lastID + 1 }
 
 // draw takes e's id, which peekEvent gave it, from the counter; an event
 // drawn in between would give one id twice, and fails the batch.
 func (t *txn) draw(e store.Event) store.Event {
-	if e.ID != *t.lastID+1 {
-		t.fatal(fmt.Errorf("event %s peeked as id %d, but the next id is %d", e.Type, e.ID, *t.lastID+1))
+	if e.ID != t.nextEventID() {
+		t.fatal(fmt.Errorf("event %s peeked as id %d, but the next id is %d", e.Type, e.ID, t.nextEventID()))
 	}
 	*t.lastID++
 	return e
