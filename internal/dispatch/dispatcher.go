@@ -67,6 +67,9 @@ type txn struct {
 	lastID   *int64 // the dispatcher's last event id drawn (Dispatcher.lastEventID)
 	execs    []store.Execution
 	after    []func()
+	// observed are the batch's metrics, recorded once it is durable
+	// (Dispatcher.observe).
+	observed []func(m *metrics.Metrics)
 	err      error
 	// holders are the committed holders of the batch's claims, read once
 	// for the whole batch (readHolders); read says which claims were.
@@ -239,7 +242,8 @@ type committed struct {
 	durable  <-chan error
 	batch    []command
 	after    []func()
-	commitAt time.Time // when WriteDeferred returned (the fsync metric)
+	observed []func(m *metrics.Metrics) // metrics recorded once durable, after the after-commit actions
+	commitAt time.Time                  // when WriteDeferred returned (the fsync metric)
 }
 
 // maxInflight bounds the committed batches waiting for the disk; past it
@@ -519,6 +523,9 @@ func (d *Dispatcher) settle(err error) {
 	for _, f := range c.after {
 		f()
 	}
+	for _, f := range c.observed {
+		f(d.metrics)
+	}
 	for _, wk := range d.workers {
 		d.deliver(wk)
 	}
@@ -612,7 +619,7 @@ func (d *Dispatcher) step(ctx context.Context, batch []command) {
 	}
 	committedAt := time.Now()
 	d.metrics.Commit(committedAt.Sub(began))
-	d.inflight = append(d.inflight, committed{seq: tx.seq, durable: durable, batch: batch, after: tx.after, commitAt: committedAt})
+	d.inflight = append(d.inflight, committed{seq: tx.seq, durable: durable, batch: batch, after: tx.after, observed: tx.observed, commitAt: committedAt})
 	if len(d.inflight) > maxInflight {
 		d.settle(<-d.inflight[0].durable)
 	}
