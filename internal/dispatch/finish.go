@@ -308,7 +308,8 @@ func (d *Dispatcher) releaseFromWorker(tx *txn, rec *jobRec, out policy.Outcome)
 }
 
 // forget drops a finished job from the index and wakes its waiters once
-// the transaction commits.
+// the transaction commits (a job without waiters has none to wake: its
+// answer is not built).
 func (d *Dispatcher) forget(tx *txn, rec *jobRec) {
 	delete(d.jobs, rec.job.ID)
 	d.byState.remove(rec)
@@ -318,6 +319,9 @@ func (d *Dispatcher) forget(tx *txn, rec *jobRec) {
 	d.byTenant[rec.job.Tenant]--
 	if d.byTenant[rec.job.Tenant] <= 0 {
 		delete(d.byTenant, rec.job.Tenant)
+	}
+	if len(d.waiters[rec.job.ID]) == 0 {
+		return // none can come: addWaiter wants the job in the index
 	}
 	job := wire.Job(rec.job)
 	tx.then(func() {
