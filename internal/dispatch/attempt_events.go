@@ -17,9 +17,17 @@ import (
 // time is the row's finished_at, its detail the row's started_at): the
 // record keeps its id, with no start time, for execution.
 func (d *Dispatcher) lateStart(tx *txn, rec *jobRec, wk *workerRec, end attemptEnd) {
-	ev := tx.newEvent(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, end.actor,
-		map[string]any{"started_at": end.started.UTC()})
-	want := store.StartedEvent(ev.ID, rec.job.ID, rec.job.Attempt, rec.job.Tenant, tx.now, wk.w.ID, end.started)
+	want := store.StartedEvent(tx.nextEventID(), rec.job.ID, rec.job.Attempt, rec.job.Tenant, tx.now, wk.w.ID, end.started)
+	// The event recorded is want by the completion's actor: the same
+	// detail (the start time), encoded once. A zero start has none in
+	// want, and is recorded with its own.
+	ev := want
+	ev.Actor = end.actor
+	if end.started.IsZero() {
+		ev = tx.peekEvent(rec.job.ID, rec.job.Attempt, rec.job.Tenant, store.EventStarted, end.actor,
+			map[string]any{"started_at": end.started.UTC()})
+	}
+	ev = tx.draw(ev)
 	if tx.keep(ev, want) {
 		rec.job.StartEventID, rec.job.StartEventAt = ev.ID, time.Time{}
 	}

@@ -31,7 +31,7 @@ func (d *Dispatcher) Submit(ctx context.Context, jobs []store.Job, wait bool, ac
 	err := d.send(ctx, command{arriving: arrivals(jobs), claims: claimsOf(jobs), apply: func(tx *txn) {
 		res := d.submitJobsAs(tx, jobs, actor)
 		if wait && res[0].err == nil && tx.err == nil {
-			waitCh = d.addWaiter(res[0].job.ID)
+			waitCh = d.addWaiter(res[0].jobID())
 		}
 		tx.then(func() {
 			for i, one := range res {

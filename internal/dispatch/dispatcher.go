@@ -67,6 +67,9 @@ type txn struct {
 	lastID   *int64 // the dispatcher's last event id drawn (Dispatcher.lastEventID)
 	execs    []store.Execution
 	after    []func()
+	// observed are the batch's metrics, recorded once it is durable
+	// (Dispatcher.observe).
+	observed []func(m *metrics.Metrics)
 	err      error
 	// holders are the committed holders of the batch's claims, read once
 	// for the whole batch (readHolders); read says which claims were.
@@ -133,14 +136,17 @@ func (t *txn) peekEvent(jobID string, attempt int, tenant string, typ store.Even
 	if detail != nil {
 		raw, _ = store.MarshalDetail(detail)
 	}
-	return store.Event{ID: *t.lastID + 1, JobID: jobID, Attempt: attempt, Tenant: tenant, Type: typ, At: t.now, Actor: actor, Detail: raw}
+	return store.Event{ID: t.nextEventID(), JobID: jobID, Attempt: attempt, Tenant: tenant, Type: typ, At: t.now, Actor: actor, Detail: raw}
 }
+
+// nextEventID is the id the next draw gives.
+func (t *txn) nextEventID() int64 { return *t.lastID + 1 }
 
 // draw takes e's id, which peekEvent gave it, from the counter; an event
 // drawn in between would give one id twice, and fails the batch.
 func (t *txn) draw(e store.Event) store.Event {
-	if e.ID != *t.lastID+1 {
-		t.fatal(fmt.Errorf("event %s peeked as id %d, but the next id is %d", e.Type, e.ID, *t.lastID+1))
+	if e.ID != t.nextEventID() {
+		t.fatal(fmt.Errorf("event %s peeked as id %d, but the next id is %d", e.Type, e.ID, t.nextEventID()))
 	}
 	*t.lastID++
 	return e
@@ -236,7 +242,8 @@ type committed struct {
 	durable  <-chan error
 	batch    []command
 	after    []func()
-	commitAt time.Time // when WriteDeferred returned (the fsync metric)
+	observed []func(m *metrics.Metrics) // metrics recorded once durable, after the after-commit actions
+	commitAt time.Time                  // when WriteDeferred returned (the fsync metric)
 }
 
 // maxInflight bounds the committed batches waiting for the disk; past it
@@ -516,6 +523,9 @@ func (d *Dispatcher) settle(err error) {
 	for _, f := range c.after {
 		f()
 	}
+	for _, f := range c.observed {
+		f(d.metrics)
+	}
 	for _, wk := range d.workers {
 		d.deliver(wk)
 	}
@@ -609,7 +619,7 @@ func (d *Dispatcher) step(ctx context.Context, batch []command) {
 	}
 	committedAt := time.Now()
 	d.metrics.Commit(committedAt.Sub(began))
-	d.inflight = append(d.inflight, committed{seq: tx.seq, durable: durable, batch: batch, after: tx.after, commitAt: committedAt})
+	d.inflight = append(d.inflight, committed{seq: tx.seq, durable: durable, batch: batch, after: tx.after, observed: tx.observed, commitAt: committedAt})
 	if len(d.inflight) > maxInflight {
 		d.settle(<-d.inflight[0].durable)
 	}

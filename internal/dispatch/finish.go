@@ -241,9 +241,21 @@ func (d *Dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attempt
 	set.StartedAt = reportedStart(rec, end)
 	// The outcome event's id is drawn once the transition is made; the
 	// execution takes it first, wherever it is kept.
-	ev := tx.peekEvent(rec.job.ID, rec.job.Attempt, rec.job.Tenant, terminalEvent(state), end.actor, eventDetail(end))
+	// want is the outcome event the execution gives back, built once;
+	// the event recorded shares its detail when it says the same.
+	var want store.Event
+	var ev store.Event
 	if running {
-		if sameEvent(ev, store.OutcomeEvent(ev.ID, rec.job.Tenant, exec)) {
+		want = store.OutcomeEvent(tx.nextEventID(), rec.job.Tenant, exec)
+	}
+	if running && exec.FailureClass == end.class && exec.Error == end.err && sameExitCode(exec.ExitCode, end.exitCode) {
+		ev = store.Event{ID: want.ID, JobID: rec.job.ID, Attempt: rec.job.Attempt, Tenant: rec.job.Tenant,
+			Type: terminalEvent(state), At: tx.now, Actor: end.actor, Detail: want.Detail}
+	} else {
+		ev = tx.peekEvent(rec.job.ID, rec.job.Attempt, rec.job.Tenant, terminalEvent(state), end.actor, eventDetail(end))
+	}
+	if running {
+		if sameEvent(ev, want) {
 			exec.EndEventID = ev.ID
 		}
 		if !holdAttempt(rec, row, &set, exec, tx.now) {
@@ -256,7 +268,7 @@ func (d *Dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attempt
 	}
 	ev = tx.draw(ev)
 	if running {
-		tx.keep(ev, store.OutcomeEvent(ev.ID, rec.job.Tenant, exec))
+		tx.keep(ev, want) // the outcome event of exec, which the end event id does not change
 	} else {
 		tx.add(ev)
 	}
@@ -296,7 +308,8 @@ func (d *Dispatcher) releaseFromWorker(tx *txn, rec *jobRec, out policy.Outcome)
 }
 
 // forget drops a finished job from the index and wakes its waiters once
-// the transaction commits.
+// the transaction commits (a job without waiters has none to wake: its
+// answer is not built).
 func (d *Dispatcher) forget(tx *txn, rec *jobRec) {
 	delete(d.jobs, rec.job.ID)
 	d.byState.remove(rec)
@@ -306,6 +319,9 @@ func (d *Dispatcher) forget(tx *txn, rec *jobRec) {
 	d.byTenant[rec.job.Tenant]--
 	if d.byTenant[rec.job.Tenant] <= 0 {
 		delete(d.byTenant, rec.job.Tenant)
+	}
+	if len(d.waiters[rec.job.ID]) == 0 {
+		return // none can come: addWaiter wants the job in the index
 	}
 	job := wire.Job(rec.job)
 	tx.then(func() {
@@ -430,3 +446,6 @@ func eventDetail(end attemptEnd) map[string]any {
 	}
 	return m
 }
+
+// sameExitCode reports whether two exit codes are the same (nil: none).
+func sameExitCode(a, b *int) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }

@@ -35,11 +35,11 @@ func (d *Dispatcher) lease(tx *txn, rec *jobRec, wk *workerRec) {
 	exp := tx.now.Add(d.leaseTTL())
 	from := []store.State{rec.job.State}
 	set := store.JobSet{State: store.Ptr(store.StateRunning), Attempt: &attempt, WorkerID: &wk.w.ID, LeaseExpiresAt: &exp, StartedAt: &tx.now}
-	ev := tx.newEvent(rec.job.ID, attempt, rec.job.Tenant, store.EventLeased, "system", map[string]string{"worker": wk.w.ID})
-	ev.Synthesised = sameEvent(ev, store.LeasedEvent(ev.ID, rec.job.ID, attempt, rec.job.Tenant, tx.now, wk.w.ID))
-	if ev.Synthesised { // the job row holds it while the attempt lives
-		set.LeaseEventID, set.LeasedAt = &ev.ID, &tx.now
-	}
+	// The event is the one the job row gives back (store.LeasedEvent),
+	// built once: the row holds it while the attempt lives.
+	ev := tx.draw(store.LeasedEvent(tx.nextEventID(), rec.job.ID, attempt, rec.job.Tenant, tx.now, wk.w.ID))
+	ev.Synthesised = true
+	set.LeaseEventID, set.LeasedAt = &ev.ID, &tx.now
 	if !d.transition(tx, rec, from, set) {
 		return
 	}

@@ -11,13 +11,13 @@ import (
 // Metrics of jobs are recorded once the batch that made the change is
 // durable (tx.then), so that a batch that rolls back counts nothing.
 
-// observe runs f with the metrics once the batch is durable.
+// observe runs f with the metrics once the batch is durable, after its
+// after-commit actions (settle).
 func (d *Dispatcher) observe(tx *txn, f func(m *metrics.Metrics)) {
 	if d.metrics == nil {
 		return
 	}
-	m := d.metrics
-	tx.then(func() { f(m) })
+	tx.observed = append(tx.observed, f)
 }
 
 // noteStarted observes an attempt's wait from its enqueue, and the

@@ -262,12 +262,12 @@ func (d *Dispatcher) fireSlot(tx *txn, sr *schedRec, nominal time.Time, actor st
 		return fail(res[0].err)
 	}
 	if tx.err != nil || res[0].deduplicated {
-		return res[0].job.ID, nil
+		return res[0].jobID(), nil
 	}
 	sr.running++
-	tx.scheduleEvent(res[0].job.ID, sr.s.ID, sr.s.Tenant, store.EventScheduleFired, actor, map[string]any{
+	tx.scheduleEvent(res[0].jobID(), sr.s.ID, sr.s.Tenant, store.EventScheduleFired, actor, map[string]any{
 		"schedule_id": sr.s.ID, "scheduled_for": nominal.UTC()})
-	return res[0].job.ID, nil
+	return res[0].jobID(), nil
 }
 
 // cancelScheduleJobs cancels the schedule's unfinished jobs (cancel_other).

@@ -15,7 +15,9 @@ import (
 
 // submitted is the outcome of one spec of a submit.
 type submitted struct {
-	job          store.Job
+	// job is the job answered: the new job's record, or a copy of a
+	// duplicate's original as it was then; nil when none.
+	job          *store.Job
 	rec          *jobRec // nil when deduplicated
 	deduplicated bool
 	warning      string // said in the answer (no registered worker can run it now)
@@ -288,7 +290,7 @@ func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 	tx.add(tx.draw(ev))
 	lane, typ := j.Lane, j.Type
 	d.observe(tx, func(m *metrics.Metrics) { m.JobSubmitted(lane, typ) })
-	return submitted{job: j, rec: rec}
+	return submitted{job: &rec.job, rec: rec}
 }
 
 // submittedEvent returns the submitted event of j, the next event id's,
@@ -318,12 +320,20 @@ func (d *Dispatcher) duplicate(tx *txn, j store.Job, dup *store.DuplicateError, 
 		}
 	}
 	tx.event(orig.ID, orig.Attempt, orig.Tenant, store.EventDeduplicated, actor, map[string]string{"idempotency_key": j.IdempotencyKey})
-	return submitted{job: orig, deduplicated: true}
+	return submitted{job: &orig, deduplicated: true}
+}
+
+// jobID is the answered job's id ("": none).
+func (s submitted) jobID() string {
+	if s.job == nil {
+		return ""
+	}
+	return s.job.ID
 }
 
 // response renders a submit's outcome once its batch has committed.
 func (s submitted) response(d *Dispatcher) api.SubmitResponse {
-	job := s.job
+	job := *s.job
 	if s.rec != nil {
 		job = s.rec.job
 	}

@@ -30,5 +30,5 @@ func (d *Dispatcher) uniqueDuplicate(tx *txn, j store.Job, uniq *store.UniqueErr
 	}
 	tx.event(orig.ID, orig.Attempt, orig.Tenant, store.EventDeduplicated, actor,
 		map[string]any{"unique_by": match.By, "unique_states": match.States, "unique_period_ms": match.PeriodMS})
-	return submitted{job: orig, deduplicated: true, uniqueMatch: match}
+	return submitted{job: &orig, deduplicated: true, uniqueMatch: match}
 }
