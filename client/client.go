@@ -32,6 +32,9 @@ type Client struct {
 	// attempts (failover.go).
 	requestTimeout time.Duration
 	retryDeadline  time.Duration
+	// noKeys: submits without an idempotency key are sent without one
+	// (WithoutGeneratedKeys).
+	noKeys bool
 }
 
 // Option configures a Client.
@@ -55,6 +58,18 @@ func WithHTTPClient(hc *http.Client) Option {
 			c.hc = hc
 		}
 	}
+}
+
+// WithoutGeneratedKeys makes Submit, SubmitWait and SubmitBatch send a
+// spec without an idempotency key as it is, instead of giving it one made
+// up by the client (GeneratedKeyPrefix). The server then claims no key for
+// it: on SQLite that halves the CPU a submit costs the server
+// (docs/benchmarks.md). The price is the retry's safety: a submit whose
+// outcome is unknown (a lost answer, 503 maybe_applied) is not sent again
+// but returned as an error, since sending it again could run the job
+// twice. Specs the caller gives a key keep it and are retried as before.
+func WithoutGeneratedKeys() Option {
+	return func(c *Client) { c.noKeys = true }
 }
 
 // WithUserAgent sets the User-Agent header.

@@ -43,7 +43,8 @@
 // pauses with jittered back-off (50 ms doubling to 2 s). Submit,
 // SubmitWait and SubmitBatch give every spec without an idempotency key
 // one of their own (GeneratedKeyPrefix), so that their retries never run
-// a job twice. overloaded and rate_limited are returned to the caller,
+// a job twice (unless the Client is made WithoutGeneratedKeys, which
+// trades that safety for a cheaper submit). overloaded and rate_limited are returned to the caller,
 // with RetryAfter. After a call fails for want of an answer, the next call
 // goes to another instance.
 //

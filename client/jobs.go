@@ -18,10 +18,11 @@ import (
 // job with Deduplicated set; so does a spec whose unique rule
 // (spec.Unique) matches a job, with UniqueMatch naming the rule. A spec without an idempotency key gets one
 // made up by the client (GeneratedKeyPrefix), so that a submit whose
-// answer was lost can be sent again without running the job twice.
+// answer was lost can be sent again without running the job twice (not
+// with WithoutGeneratedKeys).
 func (c *Client) Submit(ctx context.Context, spec api.JobSpec) (api.SubmitResponse, error) {
 	var out api.SubmitResponse
-	ensureKey(&spec)
+	c.ensureKey(&spec)
 	_, err := c.do(ctx, call{method: http.MethodPost, path: "/jobs", in: &spec, out: &out, idemKey: spec.IdempotencyKey})
 	return out, wrap("submit", err)
 }
@@ -37,7 +38,7 @@ func (c *Client) SubmitWait(ctx context.Context, spec api.JobSpec, timeout time.
 		q.Set("timeout_ms", strconv.FormatInt(timeout.Milliseconds(), 10))
 	}
 	var out api.SubmitResponse
-	ensureKey(&spec)
+	c.ensureKey(&spec)
 	wait := timeout
 	if wait <= 0 {
 		wait = serverWaitDefault
@@ -56,16 +57,20 @@ func (c *Client) SubmitWait(ctx context.Context, spec api.JobSpec, timeout time.
 // SubmitBatch submits up to 1000 specs atomically: either all are
 // committed or none (the error's Field names jobs[i].field). Like Submit,
 // it gives every spec without an idempotency key one (on a copy of
-// specs), so that the batch may be sent again.
+// specs), so that the batch may be sent again (not with
+// WithoutGeneratedKeys: then a batch with an unkeyed spec is not sent
+// again once its outcome is unknown).
 func (c *Client) SubmitBatch(ctx context.Context, specs []api.JobSpec) (api.BatchResponse, error) {
 	var out api.BatchResponse
 	keyed := make([]api.JobSpec, len(specs))
 	copy(keyed, specs)
+	allKeyed := true
 	for i := range keyed {
-		ensureKey(&keyed[i])
+		c.ensureKey(&keyed[i])
+		allKeyed = allKeyed && keyed[i].IdempotencyKey != ""
 	}
 	_, err := c.do(ctx, call{method: http.MethodPost, path: "/jobs/batch", in: &api.BatchRequest{Jobs: keyed}, out: &out,
-		idempotent: len(keyed) > 0})
+		idempotent: len(keyed) > 0 && allKeyed})
 	return out, wrap("submit batch", err)
 }
 
@@ -73,9 +78,10 @@ func (c *Client) SubmitBatch(ctx context.Context, specs []api.JobSpec) (api.Batc
 // submits that have none.
 const GeneratedKeyPrefix = "fwc-"
 
-// ensureKey gives spec a random idempotency key if it has none.
-func ensureKey(spec *api.JobSpec) {
-	if spec.IdempotencyKey != "" {
+// ensureKey gives spec a random idempotency key if it has none, unless
+// the Client was made WithoutGeneratedKeys.
+func (c *Client) ensureKey(spec *api.JobSpec) {
+	if spec.IdempotencyKey != "" || c.noKeys {
 		return
 	}
 	var b [16]byte

@@ -30,6 +30,9 @@ func (f *fairwaySystem) transportInfo() string {
 	if f.opts.Embedded {
 		return "in_process"
 	}
+	if f.opts.NoKeys {
+		return "http:loopback,submit_keys:none"
+	}
 	return "http:loopback"
 }
 

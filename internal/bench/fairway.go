@@ -75,6 +75,10 @@ type FairwayOptions struct {
 	// GCFloor is the process's GC floor in bytes (package gcfloor), for
 	// the config line: Main starts it, as serve does for fairway server.
 	GCFloor int64
+	// NoKeys makes the producers' client send specs without the
+	// idempotency key it gives every submit by default
+	// (client.WithoutGeneratedKeys), as the peers' inserts have none.
+	NoKeys bool
 	// Embedded runs fairway embedded (package embedded) instead of a
 	// server: producers and workers call the dispatcher in process, with
 	// no HTTP (embedded.go).
@@ -261,7 +265,11 @@ func (f *fairwaySystem) startRun(ctx context.Context) (r *fairwayRun, err error)
 		_ = r.hs.Serve(ln)
 	}()
 	r.url = "http://" + ln.Addr().String()
-	if r.cl, err = client.New(r.url); err != nil {
+	var copts []client.Option
+	if f.opts.NoKeys {
+		copts = append(copts, client.WithoutGeneratedKeys())
+	}
+	if r.cl, err = client.New(r.url, copts...); err != nil {
 		return r, err
 	}
 	r.prod = r.cl
