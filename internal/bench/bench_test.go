@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -287,5 +288,20 @@ func TestDrainOnPostgresIsFenced(t *testing.T) {
 	// transaction of the dispatcher is counted by the fence.
 	if terms != 1 || commits < 10 {
 		t.Errorf("leader_terms: %d terms, %d fenced commits; want 1 term and its commits counted", terms, commits)
+	}
+}
+
+func TestSpecPadded(t *testing.T) {
+	f := NewFairway(FairwayOptions{PayloadBytes: 4096}).(*fairwaySystem)
+	s := f.spec(Job{Seq: 1_234_567, EnqueuedAt: 1_700_000_000_000_000_000})
+	var p payload
+	if err := json.Unmarshal(s.Payload, &p); err != nil || p.Seq != 1_234_567 || p.EnqueuedAt != 1_700_000_000_000_000_000 {
+		t.Fatalf("padded payload %.80s...: %+v, %v", s.Payload, p, err)
+	}
+	if len(s.Payload) < 4095 || len(s.Payload) > 4097 {
+		t.Errorf("padded payload of %d bytes, want about 4096", len(s.Payload))
+	}
+	if s = NewFairway(FairwayOptions{}).(*fairwaySystem).spec(Job{Seq: 5, EnqueuedAt: 6}); string(s.Payload) != `{"s":5,"t":6}` {
+		t.Errorf("unpadded payload %s", s.Payload)
 	}
 }

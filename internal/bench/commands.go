@@ -109,7 +109,7 @@ func submitCommands(ctx context.Context, f *fairwaySystem, jobs []Job, argv []st
 		n := min(f.opts.Batch, len(jobs))
 		specs := make([]api.JobSpec, n)
 		for i, j := range jobs[:n] {
-			specs[i] = spec(j)
+			specs[i] = f.spec(j)
 			specs[i].Command = argv
 		}
 		if _, err := r.cl.SubmitBatch(ctx, specs); err != nil {
