@@ -327,13 +327,31 @@
 // pages, and past a page it spills onto overflow pages that every update
 // copies (a lease UPDATE cost 73 µs on the wide row against 14 µs on the
 // narrow one at 16 KiB). Both tables WITHOUT ROWID made it 13-21 µs
-// dearer than rowid tables. The drain itself, paired runs of `fairway
-// bench drain --embedded --jobs 30000 --payload-bytes N`: SPEC_AB_FIGURES.
+// dearer than rowid tables. The drain itself, paired alternating runs
+// of `fairway bench drain --embedded --jobs 30000 --payload-bytes N`
+// (process CPU per job; a shared 2-core machine, so the rates are
+// noisy), on SQLite: with 8 KiB payloads CPU 544, 492, 424 µs/job before,
+// 426, 420, 328 after (0.78x), the work phase 2.0x the jobs/s (3 pairs,
+// machine quieter; 6 earlier pairs on a loaded machine: 0.89x, 1.10x);
+// with 4 KiB 0.87x CPU and 1.45x (3 pairs, loaded); with the default
+// 30-byte payload 161, 225, 197 before, 158, 213, 230 after (0.98x; 8
+// earlier loaded pairs: 1.07x, within their noise). On PostgreSQL a value
+// over about 2 KB is kept out of the row already (TOAST) and an update
+// copies its pointer, so the narrow row saves less there, and the insert
+// writes a second row: with 8 KiB payloads the work phase 1.23x and 0.88x
+// the jobs/s, the process's CPU 0.99x and 1.08x, the server's (its ended
+// backends) 285 to 264 and 316 to 337 µs/job (2 pairs, quieter; 7 loaded
+// pairs: 0.79x); with the default payload 1.17x and 1.34x, process CPU
+// 0.86x and 1.00x, server 203 to 181 and 357 to 265 µs/job (2 pairs,
+// quieter; 6 loaded pairs: 0.91x, within their noise). job_specs WITHOUT
+// ROWID (one b-tree instead of the table and its key's index) measured
+// as the rowid table within the noise on SQLite (8 KiB: 0.72x, 0.87x,
+// 0.71x CPU; default: 1.25x, 0.90x, 1.06x), and is not kept.
 //
-// What this gives up is an index on state for unfinished jobs. Listing
-// them is answered from memory: the leader's dispatcher holds every
-// unfinished job (it needs them to schedule), and it lists them with the
-// filters, order (newest first by (CreatedAt, ID)), keyset cursor and
+// What the indexes above give up is an index on state for unfinished
+// jobs. Listing them is answered from memory: the leader's dispatcher
+// holds every unfinished job (it needs them to schedule), and it lists
+// them with the filters, order (newest first by (CreatedAt, ID)), keyset cursor and
 // page semantics of JobList; standbys forward such listings to the
 // leader. JobList itself still answers every state, so that a server
 // without a dispatcher (a standby with no leader) stays correct: an
