@@ -169,8 +169,8 @@
 //
 // The hash is a SHA-256 over the rule's field names and values,
 // length-prefixed, with the payload canonical (JSON object keys sorted,
-// numbers as written). The rule itself is kept on the job (jobs.unique_rule
-// as JSON) for the API and the UI.
+// numbers as written). The rule itself is kept with the job's spec
+// (job_specs.unique_rule as JSON) for the API and the UI.
 //
 // # Ids, times, cursors
 //
@@ -255,7 +255,8 @@
 //
 // A drained job (insert, lease, finish) thus writes, on SQLite, 3 job
 // index entries at its insert (the key, jobs_tenant_created,
-// jobs_unfinished), one at its lease (jobs_live_events) and 5 at its
+// jobs_unfinished) and its spec's row (job_specs and its key: below),
+// one at its lease (jobs_live_events) and 5 at its
 // finish (jobs_unfinished loses it; jobs_final, jobs_tenant_final,
 // jobs_finished and jobs_end_event gain it; jobs_start_event too when
 // its start is an event the row holds), and no execution row: the job
@@ -273,36 +274,84 @@
 // the file grew by 5%. Measured again with today's indexes (the
 // scratch test below), WITHOUT ROWID cost 18-26 µs more per job.
 //
-// The spec columns (name, type, lane, key, labels, command, env, dir,
-// payload, the retry policy, depends_on, tags, trace_parent, unique_rule
-// and the like, which no state change writes) stay in the job's row,
-// although SQLite rewrites the whole record at every UPDATE. A narrow
-// row was measured and not kept. The measurement was a scratch Go test on
-// an SQLite file (WAL, synchronous=FULL, 8 KiB pages, 50,000 jobs in
-// batches of 500, each batch an insert of 250-row statements, then a
-// transaction of lease UPDATEs and a transaction of finish UPDATEs, the
-// statements and values of `bench drain --embedded`). It compared today's
-// row with a hot table (the columns some UPDATE writes, plus id, tenant,
-// created_at, schedule_id and every index above) and a job_specs side
-// table keyed by id, written by the same insert. The narrow rowid table
-// saved about 3 µs of CPU per job (median of 10 paired runs on a busy
-// machine; lease about 1.3 µs and finish about 2.5 µs cheaper, the
-// insert about 0.6 µs dearer for its second row), about 2% of the
-// embedded drain's 140 µs per job. Both tables WITHOUT ROWID made it
-// 13-21 µs dearer than the narrow rowid tables. The saving grows with the
-// spec's size: about 6 µs with a 1 KiB payload, 28 µs with 4 KiB, 75 µs
-// with 8 KiB and 125 µs with 16 KiB (20,000 jobs, 2-3 pairs each): a
-// larger record leaves fewer rows a page, so a batch of updates dirties
-// and logs more pages, and past a page (8 KiB) it spills onto overflow
-// pages that every lease and finish copies again (a lease UPDATE cost
-// 73 µs on the wide row against 14 µs on the narrow one at 16 KiB). So the side table would pay for jobs with large
-// payloads, commands or environments, not for the small jobs the drain
-// benchmark submits (a 31-byte payload).
+// The job's spec lives beside the hot row, in job_specs: one row a job,
+// keyed by job_id (a foreign key to jobs, ON DELETE CASCADE), holding
+// the columns that no write after the insert changes and no index of
+// jobs holds: name, key, fairness_key, on_demand, labels, command, env,
+// dir, payload, idempotency_key, the retry policy (retry_kind, _delay_ms,
+// _max_delay_ms, _jitter, retry_on), sla_policy, depends_on, shell,
+// output_limit, scheduled_for, tags, result_location, not_preemptible,
+// trace_parent, unique_rule and max_snoozes. SQLite rewrites a whole
+// record at every UPDATE, so with the spec in the row every lease, start
+// and finish copied the command, environment and payload again, and a
+// record larger than a page spilled onto overflow pages that each update
+// copied too. jobs keeps:
 //
-// What this gives up is an index on state for unfinished jobs. Listing
-// them is answered from memory: the leader's dispatcher holds every
-// unfinished job (it needs them to schedule), and it lists them with the
-// filters, order (newest first by (CreatedAt, ID)), keyset cursor and
+//   - every column some write after the insert sets: JobTransition's
+//     (setFields: state, final_state, attempt, priority, the times, the
+//     lease, the outcome, result, the live and held attempt's columns),
+//     and the event ids that event retention clears;
+//   - every column an index of jobs holds (tenant, created_at,
+//     schedule_id, final_state, finished_at, the event ids);
+//   - the small columns that reads of many jobs filter, group or
+//     synthesise by without reading a spec: type and lane (JobList's
+//     filters, the attempts' reports and series joined to their job,
+//     the submitted event), milli_cpu, memory_mb and gpu (usage), and
+//     submit_actor (the submitted event and its actor filter).
+//
+// The insert writes both rows in the same transaction (JobInsert: the
+// job's row, then its spec's; the batched inserts: the held jobs' rows,
+// then their specs', by shape; PostgreSQL's keyed insert: one statement,
+// claim, row and spec), so a job is durable with its spec or not at all,
+// and the crash and failover arguments are those of one row: what a
+// restart rebuilds from (JobListUnfinished) is the committed rows, each
+// read with its spec. Retention's delete of a job deletes its spec by the
+// cascade, in the same statement. Every read of jobs reads the two
+// joined (sqlstore.JobFrom): a LEFT JOIN, so that the plan walks the index
+// of jobs the query is made for and finds each spec by its key (on
+// PostgreSQL a LATERAL subquery that is not flattened, so that the rebuild
+// at lead never reads all of job_specs by a hash join; the plan tests
+// check both). No state change reads a spec: the dispatcher holds every
+// unfinished job, payload included, from its insert or the rebuild, and
+// hands the lease from memory.
+//
+// The measurement before the move was a scratch Go test on an SQLite
+// file (WAL, synchronous=FULL, 8 KiB pages, 50,000 jobs in batches of
+// 500: an insert, a transaction of lease UPDATEs and one of finish
+// UPDATEs, the statements of `bench drain --embedded`). The narrow rowid
+// table saved about 3 µs of CPU a job with the drain's 31-byte payload
+// (lease about 1.3 µs and finish about 2.5 µs cheaper, the insert about
+// 0.6 µs dearer for its second row), about 6 µs with a 1 KiB payload, 28
+// µs with 4 KiB, 75 µs with 8 KiB and 125 µs with 16 KiB: a larger record
+// leaves fewer rows a page, so a batch of updates dirties and logs more
+// pages, and past a page it spills onto overflow pages that every update
+// copies (a lease UPDATE cost 73 µs on the wide row against 14 µs on the
+// narrow one at 16 KiB). Both tables WITHOUT ROWID made it 13-21 µs
+// dearer than rowid tables. The drain itself, paired alternating runs
+// of `fairway bench drain --embedded --jobs 30000 --payload-bytes N`
+// (process CPU per job; a shared 2-core machine, so the rates are
+// noisy), on SQLite: with 8 KiB payloads CPU 544, 492, 424 µs/job before,
+// 426, 420, 328 after (0.78x), the work phase 2.0x the jobs/s (3 pairs,
+// machine quieter; 6 earlier pairs on a loaded machine: 0.89x, 1.10x);
+// with 4 KiB 0.87x CPU and 1.45x (3 pairs, loaded); with the default
+// 30-byte payload 161, 225, 197 before, 158, 213, 230 after (0.98x; 8
+// earlier loaded pairs: 1.07x, within their noise). On PostgreSQL a value
+// over about 2 KB is kept out of the row already (TOAST) and an update
+// copies its pointer, so the narrow row saves less there, and the insert
+// writes a second row: with 8 KiB payloads the work phase 1.23x and 0.88x
+// the jobs/s, the process's CPU 0.99x and 1.08x, the server's (its ended
+// backends) 285 to 264 and 316 to 337 µs/job (2 pairs, quieter; 7 loaded
+// pairs: 0.79x); with the default payload 1.17x and 1.34x, process CPU
+// 0.86x and 1.00x, server 203 to 181 and 357 to 265 µs/job (2 pairs,
+// quieter; 6 loaded pairs: 0.91x, within their noise). job_specs WITHOUT
+// ROWID (one b-tree instead of the table and its key's index) measured
+// as the rowid table within the noise on SQLite (8 KiB: 0.72x, 0.87x,
+// 0.71x CPU; default: 1.25x, 0.90x, 1.06x), and is not kept.
+//
+// What the indexes above give up is an index on state for unfinished
+// jobs. Listing them is answered from memory: the leader's dispatcher
+// holds every unfinished job (it needs them to schedule), and it lists
+// them with the filters, order (newest first by (CreatedAt, ID)), keyset cursor and
 // page semantics of JobList; standbys forward such listings to the
 // leader. JobList itself still answers every state, so that a server
 // without a dispatcher (a standby with no leader) stays correct: an

@@ -19,7 +19,7 @@ func TestInsertDefaultsAreTheSchemas(t *testing.T) {
 	}
 	defer s.Close()
 	db := pgtest.Open(t, url)
-	for _, table := range []string{"jobs", "executions"} {
+	for _, table := range []string{"jobs", "job_specs", "executions"} {
 		rows, err := db.QueryContext(ctx, `SELECT column_name, is_nullable = 'NO', column_default
 			FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`, table)
 		if err != nil {

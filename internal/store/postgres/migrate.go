@@ -38,11 +38,16 @@ func LatestVersion() int {
 // transaction holding a transaction-level advisory lock, and returns how
 // many it applied.
 func Migrate(ctx context.Context, url string) (applied int, err error) {
-	if err := checkURL(url); err != nil {
-		return 0, err
-	}
 	ms, err := migrations()
 	if err != nil {
+		return 0, err
+	}
+	return migrateTo(ctx, url, ms, len(ms))
+}
+
+// migrateTo is Migrate up to version to of ms (tests stop before one).
+func migrateTo(ctx context.Context, url string, ms []sqlstore.Migration, to int) (applied int, err error) {
+	if err := checkURL(url); err != nil {
 		return 0, err
 	}
 	db, err := OpenDB(url)
@@ -72,7 +77,7 @@ func Migrate(ctx context.Context, url string) (applied int, err error) {
 	if current > len(ms) {
 		return 0, fmt.Errorf("%w: version %d, this binary knows %d", ErrSchemaTooNew, current, len(ms))
 	}
-	for _, m := range ms[current:] {
+	for _, m := range ms[current:max(current, to)] {
 		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 			return 0, fmt.Errorf("postgres: migration %04d_%s: %w", m.Version, m.Name, err)
 		}

@@ -138,6 +138,11 @@ var dialect = sqlstore.Dialect{
 	EventRaise: "SELECT setval('events_id_seq', m) FROM (SELECT GREATEST(" + sqlstore.EventIDMaxima +
 		") AS m) AS r WHERE m > (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM events_id_seq)",
 	Unindexed: "%s",
+	// Each spec by its key, for every job read (a nested loop): the
+	// subquery, which OFFSET 0 keeps from being flattened into a join,
+	// leaves no hash join that reads all of job_specs for the unfinished
+	// jobs at lead.
+	JobFrom: "jobs LEFT JOIN LATERAL (SELECT * FROM job_specs WHERE job_specs.job_id = jobs.id OFFSET 0) AS job_specs ON TRUE",
 }
 
 func pgCode(err error) string {

@@ -12,7 +12,7 @@ import (
 func TestInsertDefaultsAreTheSchemas(t *testing.T) {
 	s := openTemp(t)
 	defer s.Close()
-	for _, table := range []string{"jobs", "executions"} {
+	for _, table := range []string{"jobs", "job_specs", "executions"} {
 		rows, err := s.RDB.QueryContext(t.Context(), `SELECT name, "notnull", dflt_value FROM pragma_table_info(?)`, table)
 		if err != nil {
 			t.Fatal(err)

@@ -138,8 +138,8 @@
 // microseconds (UTC), NULL when unset; durations are INTEGER milliseconds
 // (*_ms); JSON is TEXT; booleans are INTEGER 0/1.
 //
-//	jobs              one row per job: definition, state, attempt (fencing
-//	                  token), latest attempt's bookkeeping.
+//	jobs              one row per job: what identifies and places it, state,
+//	                  attempt (fencing token), latest attempt's bookkeeping.
 //	                  PRIMARY KEY id; indexes (created_at, id),
 //	                  (tenant, created_at, id) for listing newest first;
 //	                  (created_at, id) where final_state is NULL for the
@@ -151,13 +151,18 @@
 //	                  oldest-first chunks. No index holds a column that a
 //	                  lease or a start changes (store doc.go, "The hot row
 //	                  and its indexes"). state and final_state are CHECKed.
+//	job_specs         one row per job, written with it: its spec (command,
+//	                  env, payload, labels, retry policy, depends_on, tags,
+//	                  ...), which no state change writes (store doc.go, "The
+//	                  hot row and its indexes"). PRIMARY KEY job_id, FK jobs
+//	                  ON DELETE CASCADE; a rowid table.
 //	idempotency_keys  (tenant, key) PRIMARY KEY -> job_id, created_at; a claim
 //	                  older than the window is overwritten by an upsert
 //	                  ... ON CONFLICT DO UPDATE ... WHERE created_at <= cutoff.
 //	                  No FK: a claim outlives its job (retention).
 //	unique_claims     (tenant, unique_hash) PRIMARY KEY -> job_id, created_at;
 //	                  the last job that claimed a unique rule's hash. FK jobs
-//	                  ON DELETE CASCADE (index on job_id); jobs.unique_rule
+//	                  ON DELETE CASCADE (index on job_id); job_specs.unique_rule
 //	                  keeps the rule as JSON (store doc, "Unique jobs").
 //	executions        PRIMARY KEY (job_id, attempt), FK jobs ON DELETE
 //	                  CASCADE; outcome NULL while the attempt runs; index on

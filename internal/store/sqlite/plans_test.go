@@ -12,8 +12,8 @@ import (
 // a server that keeps its finished jobs (as postgres's plans_test.go),
 // each holding its submitted event:
 // most succeeded, few failed or cancelled, some unfinished; one big
-// tenant and nine small ones; one job in ten from a schedule. Then
-// ANALYZE.
+// tenant and nine small ones; one job in ten from a schedule; each with
+// its spec (a command and a payload of 200 bytes). Then ANALYZE.
 func seedJobs(t testing.TB, s *Store, n int) {
 	t.Helper()
 	ctx := context.Background()
@@ -28,6 +28,10 @@ func seedJobs(t testing.TB, s *Store, n int) {
 			CASE WHEN i % 10 = 0 THEN 's' || (i % 7) END, 10 * i
 		FROM st`, n)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WConn.ExecContext(ctx, `INSERT INTO job_specs (job_id, command, payload)
+		SELECT id, '["sh","-c","true"]', randomblob(200) FROM jobs`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.WConn.ExecContext(ctx, "ANALYZE"); err != nil {
@@ -55,11 +59,15 @@ func TestJobIndexPlans(t *testing.T) {
 		}
 		// Every read of jobs is an index range, in the index's order: no
 		// scan of the table, no sort of the rows found but the merge of
-		// the branches' pages.
+		// the branches' pages; a job's spec is found by its key.
 		for _, line := range strings.Split(plan, "\n") {
-			if strings.HasPrefix(strings.TrimSpace(line), "SCAN jobs") && !strings.Contains(line, "INDEX") {
+			line = strings.TrimSpace(line)
+			if strings.HasPrefix(line, "SCAN jobs") && !strings.Contains(line, "INDEX") || strings.HasPrefix(line, "SCAN job_specs") {
 				t.Errorf("%s: reads the whole table: %q", q.Name, line)
 			}
+		}
+		if strings.Contains(q.SQL, "job_specs") && !strings.Contains(plan, "SEARCH job_specs USING INDEX sqlite_autoindex_job_specs_1 (job_id=?)") {
+			t.Errorf("%s: does not find the specs by their key:\n%s", q.Name, plan)
 		}
 	}
 	for _, name := range secondaryIndexes(t, s, "jobs") {

@@ -21,7 +21,7 @@ import (
 var batchChunks = [...]int{256, 64, 16, 4, 1}
 
 type batchKey struct {
-	table string // "" for executions
+	table string // "jobs", "job_specs"; "" for executions
 	shape insertShape
 	rows  int
 }
@@ -111,7 +111,7 @@ var execColumns = []string{"job_id", "attempt", "worker_id", "leased_at", "wait_
 
 // execTable is execColumns with their defaults (shapes.go): an upsert
 // writes only the columns an execution sets.
-var execTable = newInsertTable(execColumns, []string{"job_id", "attempt"},
+var execTable = newInsertTable("executions", execColumns, []string{"job_id", "attempt"},
 	[]string{"duration_ms", "sla_violation_pct", "result_tries"})
 
 // execRows is es as rows to insert, by shape.

@@ -32,7 +32,8 @@ type heldTransition struct {
 type heldTransitions struct {
 	list    []heldTransition
 	ids     map[string]bool
-	inserts []shapedRow // jobArgs by shape; a job with a key has claimed it (keyed.go); none has a unique rule
+	inserts []shapedRow // the jobs' rows (splitJobArgs); a job with a key has claimed it (keyed.go); none has a unique rule
+	specs   []shapedRow // their specs' rows
 	// claims are the held claims of JobInsertFreeKey (freeClaimArgs),
 	// made with the inserts (PostgreSQL only; keyed.go).
 	claims [][]any
@@ -70,43 +71,62 @@ func (w *Writer) holdInsert(ctx context.Context, j store.Job, claim func(*store.
 			return err
 		}
 	}
-	sh, vals := jobTable.shape(args)
+	hot, spec := splitJobArgs(args)
+	sh, vals := jobTable.shape(hot)
 	w.held.inserts = append(w.held.inserts, shapedRow{shape: sh, args: vals})
+	sh, vals = specTable.shape(spec)
+	w.held.specs = append(w.held.specs, shapedRow{shape: sh, args: vals})
 	return nil
 }
 
-// flushInserts inserts the held jobs, a statement per shape and chunk.
-// Jobs have distinct ids (a taken one fails the flush), so grouping them
-// by shape changes no outcome.
+// jobInsertTail is what a held insert of jobs ends with: a taken id
+// changes no row, and the count of rows inserted tells (checkInserted).
+// A spec's insert has none: its job's row was inserted first.
+func jobInsertTail(t *insertTable) string {
+	if t == jobTable {
+		return " ON CONFLICT (id) DO NOTHING"
+	}
+	return ""
+}
+
+// flushInserts inserts the held jobs, a statement per shape and chunk,
+// then their specs, which reference them. Jobs have distinct ids (a
+// taken one fails the flush), so grouping them by shape changes no
+// outcome.
 func (w *Writer) flushInserts() error {
-	groups := byShape(w.held.inserts)
-	w.held.inserts = nil
+	jobs, specs := byShape(w.held.inserts), byShape(w.held.specs)
+	w.held.inserts, w.held.specs = nil, nil
 	if w.piped() {
 		w.queueFreeClaims() // before the rows that hold them
 	}
-	for _, rows := range groups {
-		var err error
-		switch {
-		case w.piped():
-			w.queueInserts(rows)
-		case !w.s.D.BatchTransitions:
-			err = w.insertPrepared(rows)
-		default:
-			err = w.insertUnprepared(rows)
-		}
-		if err != nil {
-			return err
+	for _, part := range []struct {
+		t      *insertTable
+		groups [][]shapedRow
+	}{{jobTable, jobs}, {specTable, specs}} {
+		for _, rows := range part.groups {
+			var err error
+			switch {
+			case w.piped():
+				w.queueInserts(part.t, rows)
+			case !w.s.D.BatchTransitions:
+				err = w.insertPrepared(part.t, rows)
+			default:
+				err = w.insertUnprepared(part.t, rows)
+			}
+			if err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// insertUnprepared inserts rows of one shape, maxBatchedInserts a
+// insertUnprepared inserts rows of one shape into t, maxBatchedInserts a
 // statement.
-func (w *Writer) insertUnprepared(rows []shapedRow) error {
+func (w *Writer) insertUnprepared(t *insertTable, rows []shapedRow) error {
 	for len(rows) > 0 {
 		n := min(len(rows), maxBatchedInserts)
-		q := jobInsertShapeSQL(rows[0].shape, n, " ON CONFLICT (id) DO NOTHING")
+		q := t.insertShapeSQL(rows[0].shape, n, jobInsertTail(t))
 		if err := checkInserted(w.s.WConn.ExecContext(bg, w.s.D.rebind(q), rowArgs(rows[:n])...))(n); err != nil {
 			return err
 		}
@@ -142,23 +162,21 @@ func checkInserted(res sql.Result, err error) func(n int) error {
 	}
 }
 
-// insertPrepared inserts held jobs of one shape in chunks of batchChunks
-// rows, each statement prepared once: where a statement costs no round
-// trip (SQLite), parsing a statement of 500 rows at every flush would
-// cost more than it saves.
-func (w *Writer) insertPrepared(rows []shapedRow) error {
+// insertPrepared inserts held rows of one shape into t in chunks of
+// batchChunks rows, each statement prepared once: where a statement costs
+// no round trip (SQLite), parsing a statement of 500 rows at every flush
+// would cost more than it saves.
+func (w *Writer) insertPrepared(t *insertTable, rows []shapedRow) error {
 	sh := rows[0].shape
 	return eachChunk(len(rows), func(from, n int) error {
 		chunk := rows[from : from+n]
-		st, err := w.batchStmt(batchKey{table: "jobs", shape: sh, rows: n}, func() string {
-			return jobInsertShapeSQL(sh, n, " ON CONFLICT (id) DO NOTHING")
-		})
+		render := func() string { return t.insertShapeSQL(sh, n, jobInsertTail(t)) }
+		st, err := w.batchStmt(batchKey{table: t.name, shape: sh, rows: n}, render)
 		if err != nil {
-			return fmt.Errorf("store: prepare job inserts: %w", err)
+			return fmt.Errorf("store: prepare inserts into %s: %w", t.name, err)
 		}
 		if st == nil { // too many shapes prepared: this one runs unprepared
-			return checkInserted(w.s.WConn.ExecContext(bg, w.s.D.rebind(jobInsertShapeSQL(sh, n, " ON CONFLICT (id) DO NOTHING")),
-				rowArgs(chunk)...))(n)
+			return checkInserted(w.s.WConn.ExecContext(bg, w.s.D.rebind(render()), rowArgs(chunk)...))(n)
 		}
 		return checkInserted(st.ExecContext(bg, rowArgs(chunk)...))(n)
 	})

@@ -51,6 +51,10 @@ type Dialect struct {
 	// sequence and EventIDMaxima. EventRaise raises the sequence to it.
 	EventLastID string
 	EventRaise  string
+	// JobFrom, when set, is the FROM of a job SELECT instead of
+	// sqlstore.JobFrom: the same relation, in a form that makes the
+	// dialect's planner find every spec by its key (jobs.go).
+	JobFrom string
 	// Unindexed is the form (%s: a column) in which a filter on the
 	// synthesised events' tenant is written: SQLite's planner, which has
 	// no statistics, would otherwise read every job of the tenant rather

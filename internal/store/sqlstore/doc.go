@@ -15,6 +15,10 @@
 // aborts the transaction, runs in a savepoint. A keyed insert needs none:
 // its claim checks the job id in the same statement (keyed.go).
 //
+// A job is two rows: its hot row in jobs, which state changes write, and
+// its spec in job_specs, written once with it (jobs.go; store doc.go,
+// "The hot row and its indexes"); every job read joins them.
+//
 // The batched job inserts and the execution upserts bind only the
 // columns a row sets (shapes.go): a column left out takes its DEFAULT,
 // which is what binding its zero would have stored, and each parameter

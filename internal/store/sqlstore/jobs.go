@@ -23,38 +23,126 @@ var jobColumns = []string{
 	"submit_event_id", "submit_actor", "submit_priority",
 }
 
-// jobSelect is "SELECT <columns> FROM jobs".
-var jobSelect = "SELECT " + strings.Join(jobColumns, ", ") + " FROM jobs"
+// specColumns are the columns of jobColumns that job_specs holds: the
+// job's spec, written once by its insert and never by a state change
+// (store doc.go, "The hot row and its indexes"). The others are the
+// columns of jobs.
+var specColumns = []string{
+	"name", "key", "fairness_key", "on_demand", "labels", "command", "env", "dir", "payload",
+	"idempotency_key", "retry_kind", "retry_delay_ms", "retry_max_delay_ms", "retry_jitter", "retry_on",
+	"sla_policy", "depends_on", "shell", "output_limit", "scheduled_for", "tags", "result_location",
+	"not_preemptible", "trace_parent", "unique_rule", "max_snoozes",
+}
 
-// jobInsertColumns is the column order of the INSERT: jobColumns and
+// JobFrom is the FROM of every job SELECT unless the dialect has its
+// own (Dialect.JobFrom): a job's row and its spec. No column name is in
+// both tables (job_specs' key is job_id), so the columns need no table
+// name. A LEFT JOIN, so that every plan walks an index of jobs and finds
+// each spec by its key; every job has one.
+const JobFrom = "jobs LEFT JOIN job_specs ON job_specs.job_id = jobs.id"
+
+// jobFrom is the dialect's FROM of a job SELECT.
+func (c *Core) jobFrom() string {
+	if c.D.JobFrom != "" {
+		return c.D.JobFrom
+	}
+	return JobFrom
+}
+
+// jobColumnList is jobColumns, comma-separated.
+var jobColumnList = strings.Join(jobColumns, ", ")
+
+// jobSelect is "SELECT <columns> FROM <jobFrom>".
+func (c *Core) jobSelect() string { return "SELECT " + jobColumnList + " FROM " + c.jobFrom() }
+
+// jobInsertColumns is the column order of jobArgs: jobColumns and
 // final_state, the terminal state or NULL (store doc.go, "The hot row
 // and its indexes"), which is derived from state and never read back.
 var jobInsertColumns = append(append([]string(nil), jobColumns...), "final_state")
 
-// jobTable is jobInsertColumns with their defaults (shapes.go): the
-// batched inserts write only the columns a job sets.
-var jobTable = newInsertTable(jobInsertColumns,
-	[]string{"id", "tenant", "type", "priority", "state", "created_at"},
-	[]string{"name", "lane", "key", "fairness_key", "on_demand", "milli_cpu", "memory_mb", "gpu", "dir",
+// hotArgs and specArgs are the positions in jobInsertColumns of the
+// columns of jobs and of job_specs (after job_id, which is the job's id).
+var hotArgs, specArgs = func() (hot, spec []int) {
+	for i, c := range jobInsertColumns {
+		if slices.Contains(specColumns, c) {
+			spec = append(spec, i)
+		} else {
+			hot = append(hot, i)
+		}
+	}
+	return hot, spec
+}()
+
+// pick is the elements of list at positions at.
+func pick[T any](list []T, at []int) []T {
+	out := make([]T, len(at))
+	for i, n := range at {
+		out[i] = list[n]
+	}
+	return out
+}
+
+// splitJobArgs cuts jobArgs' values into the row of jobs and the row of
+// job_specs (job_id first).
+func splitJobArgs(args []any) (hot, spec []any) {
+	spec = make([]any, 1, 1+len(specArgs))
+	spec[0] = args[0] // id
+	for _, n := range specArgs {
+		spec = append(spec, args[n])
+	}
+	return pick(args, hotArgs), spec
+}
+
+// requiredCols and zeroCols classify the insert columns (shapes.go):
+// those with no default, and those NOT NULL DEFAULT 0, FALSE or the
+// empty string.
+var (
+	requiredCols = []string{"id", "job_id", "tenant", "type", "priority", "state", "created_at"}
+	zeroCols     = []string{"name", "lane", "key", "fairness_key", "on_demand", "milli_cpu", "memory_mb", "gpu", "dir",
 		"attempt", "max_attempts", "retry_kind", "retry_delay_ms", "retry_max_delay_ms", "retry_jitter",
 		"timeout_ms", "expected_ms", "sla_policy", "cancel_requested", "shell", "returned_leases", "output_limit",
-		"held", "not_preemptible", "snoozes", "max_snoozes"})
+		"held", "not_preemptible", "snoozes", "max_snoozes"}
+)
 
-// jobInsertShapeSQL is the multi-row INSERT of rows jobs of shape sh,
-// with onConflict ("" or " ON CONFLICT (id) DO NOTHING") appended.
-func jobInsertShapeSQL(sh insertShape, rows int, onConflict string) string {
-	cols, n := jobTable.columns(sh)
+// jobTable and specTable are the insert columns of jobs and job_specs
+// with their defaults (shapes.go): the batched inserts write only the
+// columns a job sets.
+var (
+	jobTable  = newInsertTable("jobs", pick(jobInsertColumns, hotArgs), requiredCols, zeroCols)
+	specTable = newInsertTable("job_specs", append([]string{"job_id"}, specColumns...), requiredCols, zeroCols)
+)
+
+// insertShapeSQL is the multi-row INSERT into t of rows of shape sh,
+// with tail ("" or " ON CONFLICT (id) DO NOTHING") appended.
+func (t *insertTable) insertShapeSQL(sh insertShape, rows int, tail string) string {
+	cols, n := t.columns(sh)
 	var b strings.Builder
-	b.WriteString("INSERT INTO jobs (" + cols + ") VALUES ")
+	b.WriteString("INSERT INTO " + t.name + " (" + cols + ") VALUES ")
 	writeRows(&b, rows, n)
-	b.WriteString(onConflict)
+	b.WriteString(tail)
 	return b.String()
 }
 
-// jobInsertSQL inserts a job unless its id is taken (then it changes no
-// row: ErrExists, without an error that would spoil the transaction).
-var jobInsertSQL = "INSERT INTO jobs (" + strings.Join(jobInsertColumns, ", ") + ") VALUES (" +
-	strings.TrimSuffix(strings.Repeat("?, ", len(jobInsertColumns)), ", ") + ") ON CONFLICT (id) DO NOTHING"
+// insertAllSQL is the INSERT of one row of t, every column bound.
+func (t *insertTable) insertAllSQL() string {
+	return "INSERT INTO " + t.name + " (" + strings.Join(t.cols, ", ") + ") VALUES (" + placeholders(len(t.cols)) + ")"
+}
+
+// jobInsertSQL inserts a job's row unless its id is taken (then it
+// changes no row: ErrExists, without an error that would spoil the
+// transaction); specInsertSQL inserts its spec, after it.
+var (
+	jobInsertSQL  = jobTable.insertAllSQL() + " ON CONFLICT (id) DO NOTHING"
+	specInsertSQL = specTable.insertAllSQL()
+)
+
+// OldJobRow is j's row as one table held it before job_specs (SQLite
+// migration 0025, PostgreSQL 0019): its columns and values, for the
+// drivers' migration tests.
+func OldJobRow(j *store.Job) ([]string, []any, error) {
+	args, err := jobArgs(j)
+	return jobInsertColumns, args, err
+}
 
 // finalStateArg is final_state's value for a job in state s.
 func finalStateArg(s store.State) any {

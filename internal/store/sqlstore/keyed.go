@@ -62,11 +62,14 @@ const idemClaimFreeSQL = `INSERT INTO idempotency_keys (tenant, key, job_id, cre
 	WHERE idempotency_keys.created_at <= ?`
 
 // keyedInsertSQL is the claim and the insert in one statement (PostgreSQL):
-// the claim's arguments, then the job's; it returns the jobs inserted.
+// the claim's arguments, then the job's row's, then its spec's
+// (splitJobArgs); it returns the jobs inserted. The spec's insert sees the
+// job's row when its foreign key is checked, at the statement's end.
 var keyedInsertSQL = "WITH claim AS (" + idemClaimFreeSQL + " RETURNING 1), ins AS (INSERT INTO jobs (" +
-	strings.Join(jobInsertColumns, ", ") + ") SELECT " +
-	strings.TrimSuffix(strings.Repeat("?, ", len(jobInsertColumns)), ", ") +
-	" WHERE EXISTS (SELECT 1 FROM claim) RETURNING 1) SELECT count(*) FROM ins"
+	strings.Join(jobTable.cols, ", ") + ") SELECT " + placeholders(len(jobTable.cols)) +
+	" WHERE EXISTS (SELECT 1 FROM claim) RETURNING 1), spec AS (INSERT INTO job_specs (" +
+	strings.Join(specTable.cols, ", ") + ") SELECT " + placeholders(len(specTable.cols)) +
+	" WHERE EXISTS (SELECT 1 FROM ins)) SELECT count(*) FROM ins"
 
 // claimArgs are idemClaimFreeSQL's arguments for j.
 func (w *Writer) claimArgs(j *store.Job) []any {
@@ -121,7 +124,8 @@ func (w *Writer) unclaimed(j *store.Job) error {
 func (w *Writer) insertKeyedPiped(ctx context.Context, j *store.Job, args []any) error {
 	q := w.s.piped.get(keyedKey{}, func() string { return w.s.D.rebind(keyedInsertSQL) })
 	inserted := int64(-1)
-	w.s.Pipe.Queue(q, append(w.claimArgs(j), args...), func(n []int64) {
+	hot, spec := splitJobArgs(args)
+	w.s.Pipe.Queue(q, slices.Concat(w.claimArgs(j), hot, spec), func(n []int64) {
 		if len(n) == 1 {
 			inserted = n[0]
 		}

@@ -136,6 +136,7 @@ func (p *pipedSQL) get(key any, render func() string) string {
 
 type (
 	insertKey struct {
+		table string
 		shape insertShape
 		rows  int
 	}
@@ -151,13 +152,13 @@ type (
 	eventIDKey struct{ rows int }
 )
 
-// queueInserts queues the held job inserts of one shape, in chunks of
-// batchChunks rows. There is no ON CONFLICT: a taken id is a unique
-// violation.
-func (w *Writer) queueInserts(rows []shapedRow) {
+// queueInserts queues the held inserts of one shape into t (jobs or
+// job_specs), in chunks of batchChunks rows. There is no ON CONFLICT: a
+// taken id is a unique violation.
+func (w *Writer) queueInserts(t *insertTable, rows []shapedRow) {
 	sh := rows[0].shape
 	_ = eachChunk(len(rows), func(from, n int) error {
-		q := w.s.piped.get(insertKey{sh, n}, func() string { return w.s.D.rebind(jobInsertShapeSQL(sh, n, "")) })
+		q := w.s.piped.get(insertKey{t.name, sh, n}, func() string { return w.s.D.rebind(t.insertShapeSQL(sh, n, "")) })
 		w.s.Pipe.Queue(q, rowArgs(rows[from:from+n]), nil)
 		return nil
 	})

@@ -51,7 +51,7 @@ func (c *Core) PlannedQueries() []PlannedQuery {
 		list("list a schedule's jobs", "jobs_schedule", store.JobListParams{ScheduleID: "s1"}),
 		list("list running (no dispatcher)", "jobs_unfinished", store.JobListParams{States: []store.State{store.StateRunning}}),
 		list("list finished", "jobs_final", store.JobListParams{States: store.TerminalStates()}),
-		{Name: "rebuild at lead", Index: "jobs_unfinished", SQL: c.D.rebind(unfinishedSQL)},
+		{Name: "rebuild at lead", Index: "jobs_unfinished", SQL: c.D.rebind(c.unfinishedSQL())},
 		{Name: "retention", Index: "jobs_finished", SQL: c.D.rebind(retentionSQL), Args: []any{t.UnixMicro(), 101}},
 		{Name: "event retention", Index: "jobs_submit_event", SQL: c.D.rebind(oldEventsSQL), Args: []any{251, 251, 251}},
 	}

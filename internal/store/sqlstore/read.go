@@ -115,7 +115,7 @@ func (s *Core) queryJobs(ctx context.Context, q string, args ...any) ([]store.Jo
 
 // JobGet implements store.Reader.
 func (s *Core) JobGet(ctx context.Context, id string) (store.Job, error) {
-	return getOne(ctx, s, scanJob, "job", id, jobSelect+" WHERE id = ?")
+	return getOne(ctx, s, scanJob, "job", id, s.jobSelect()+" WHERE id = ?")
 }
 
 // JobGetMany implements store.Reader.
@@ -128,7 +128,7 @@ func (s *Core) JobGetMany(ctx context.Context, ids []string) ([]store.Job, error
 		for i, id := range part {
 			args[i] = id
 		}
-		jobs, err := s.queryJobs(ctx, jobSelect+" WHERE id IN ("+placeholders(len(part))+")", args...)
+		jobs, err := s.queryJobs(ctx, s.jobSelect()+" WHERE id IN ("+placeholders(len(part))+")", args...)
 		if err != nil {
 			return nil, fmt.Errorf("store: get jobs: %w", err)
 		}
@@ -148,7 +148,7 @@ func (s *Core) JobGetMany(ctx context.Context, ids []string) ([]store.Job, error
 
 // JobGetByIdempotencyKey implements store.Reader.
 func (s *Core) JobGetByIdempotencyKey(ctx context.Context, tenant, key string, createdAfter time.Time) (store.Job, error) {
-	jobs, err := s.queryJobs(ctx, jobSelect+` WHERE id = (SELECT job_id FROM idempotency_keys
+	jobs, err := s.queryJobs(ctx, s.jobSelect()+` WHERE id = (SELECT job_id FROM idempotency_keys
 		WHERE tenant = ? AND key = ? AND created_at > ?)`, tenant, key, timeArg(createdAfter))
 	if err != nil {
 		return store.Job{}, fmt.Errorf("store: get job by idempotency key: %w", err)
@@ -255,14 +255,14 @@ func (s *Core) jobListQuery(p store.JobListParams, limit int) (string, []any, er
 		for _, b := range branches {
 			b(&w)
 		}
-		return jobSelect + w.sql() + order, append(w.args, limit+1), nil
+		return s.jobSelect() + w.sql() + order, append(w.args, limit+1), nil
 	}
 	parts := make([]string, len(branches))
 	var args []any
 	for i, cond := range branches {
 		b := where{conds: slices.Clone(w.conds), args: slices.Clone(w.args)}
 		cond(&b)
-		parts[i] = "SELECT * FROM (" + jobSelect + b.sql() + order + ") AS s" + strconv.Itoa(i)
+		parts[i] = "SELECT * FROM (" + s.jobSelect() + b.sql() + order + ") AS s" + strconv.Itoa(i)
 		args = append(append(args, b.args...), limit+1)
 	}
 	q := "SELECT * FROM (" + strings.Join(parts, " UNION ALL ") + ") AS u" + order
@@ -270,12 +270,14 @@ func (s *Core) jobListQuery(p store.JobListParams, limit int) (string, []any, er
 }
 
 // unfinishedSQL is JobListUnfinished's statement.
-var unfinishedSQL = jobSelect + " WHERE final_state IS NULL ORDER BY created_at, id"
+func (s *Core) unfinishedSQL() string {
+	return s.jobSelect() + " WHERE final_state IS NULL ORDER BY created_at, id"
+}
 
 // JobListUnfinished implements store.Reader.
 func (s *Core) JobListUnfinished(ctx context.Context) ([]store.Job, error) {
 	// The partial index of unfinished jobs, in its order: no sort.
-	jobs, err := s.queryJobs(ctx, unfinishedSQL)
+	jobs, err := s.queryJobs(ctx, s.unfinishedSQL())
 	if err != nil {
 		return nil, fmt.Errorf("store: list unfinished jobs: %w", err)
 	}
@@ -425,7 +427,7 @@ func (s *Core) jobFilter(p store.JobListParams) where {
 		w.add("schedule_id = ?", p.ScheduleID)
 	}
 	if p.Tag != "" {
-		w.add(s.D.TagFilter("jobs"), p.Tag)
+		w.add(s.D.TagFilter("job_specs"), p.Tag)
 	}
 	if p.FailureClass != "" {
 		w.add("failure_class = ?", string(p.FailureClass))
@@ -464,8 +466,12 @@ func (s *Core) JobCount(ctx context.Context, p store.JobListParams) (int64, erro
 		w.add("final_state IS NULL")
 		in(&w, "state", unfinished)
 	}
+	from := "jobs"
+	if p.Tag != "" { // the tags are the spec's
+		from = s.jobFrom()
+	}
 	var n int64
-	if err := s.RDB.QueryRowContext(ctx, s.D.rebind("SELECT COUNT(*) FROM jobs"+w.sql()), w.args...).Scan(&n); err != nil {
+	if err := s.RDB.QueryRowContext(ctx, s.D.rebind("SELECT COUNT(*) FROM "+from+w.sql()), w.args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: count jobs: %w", err)
 	}
 	return n, nil

@@ -29,6 +29,7 @@ type insertShape uint64
 
 // insertTable is a table's insert column list and its columns' defaults.
 type insertTable struct {
+	name     string
 	cols     []string
 	defaults []colDefault
 	all      insertShape
@@ -37,11 +38,11 @@ type insertTable struct {
 // newInsertTable classifies cols: required ones, zero ones (NOT NULL
 // DEFAULT 0, FALSE or ”), and the rest nullable with no DEFAULT. The
 // drivers' tests check it against their schema (InsertDefaults).
-func newInsertTable(cols, required, zero []string) *insertTable {
+func newInsertTable(name string, cols, required, zero []string) *insertTable {
 	if len(cols) > 64 {
 		panic(fmt.Sprintf("sqlstore: %d insert columns, an insertShape holds 64", len(cols)))
 	}
-	t := &insertTable{cols: cols, defaults: make([]colDefault, len(cols))}
+	t := &insertTable{name: name, cols: cols, defaults: make([]colDefault, len(cols))}
 	for i, c := range cols {
 		switch {
 		case contains(required, c):
@@ -153,10 +154,10 @@ func runs(rows []shapedRow) [][]shapedRow {
 }
 
 // InsertDefaults returns, for the drivers' schema tests, each insert
-// column of table ("jobs" or "executions") and its default: "required",
-// "null" or "zero".
+// column of table ("jobs", "job_specs" or "executions") and its default:
+// "required", "null" or "zero".
 func InsertDefaults(table string) map[string]string {
-	t := map[string]*insertTable{"jobs": jobTable, "executions": execTable}[table]
+	t := map[string]*insertTable{"jobs": jobTable, "job_specs": specTable, "executions": execTable}[table]
 	out := map[string]string{}
 	for i, c := range t.cols {
 		out[c] = [...]string{"required", "null", "zero"}[t.defaults[i]]

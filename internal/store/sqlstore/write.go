@@ -18,6 +18,7 @@ type stmtID int
 
 const (
 	stmtJobInsert stmtID = iota
+	stmtSpecInsert
 	stmtJobProbe
 	stmtJobDelete
 	stmtIdemPurge
@@ -41,6 +42,7 @@ const (
 
 var stmtSQL = [numStmts]string{
 	stmtJobInsert:     jobInsertSQL,
+	stmtSpecInsert:    specInsertSQL,
 	stmtJobProbe:      `SELECT state, attempt FROM jobs WHERE id = ?`,
 	stmtJobDelete:     `DELETE FROM jobs WHERE id = ?`,
 	stmtIdemPurge:     `DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND created_at < ?`,
@@ -252,13 +254,18 @@ func (w *Writer) JobInsert(ctx context.Context, j store.Job) (err error) {
 	})
 }
 
+// insertJob inserts j's row (jobArgs' args), then its spec's.
 func (w *Writer) insertJob(j *store.Job, args []any) error {
-	n, err := w.affected(stmtJobInsert, args...)
+	hot, spec := splitJobArgs(args)
+	n, err := w.affected(stmtJobInsert, hot...)
 	if err != nil {
 		return fmt.Errorf("store: insert job %s: %w", j.ID, err)
 	}
 	if n == 0 {
 		return fmt.Errorf("%w: job %s", store.ErrExists, j.ID)
+	}
+	if _, err := w.exec(stmtSpecInsert, spec...); err != nil {
+		return fmt.Errorf("store: insert the spec of job %s: %w", j.ID, err)
 	}
 	return nil
 }
