@@ -348,6 +348,17 @@
 // as the rowid table within the noise on SQLite (8 KiB: 0.72x, 0.87x,
 // 0.71x CPU; default: 1.25x, 0.90x, 1.06x), and is not kept.
 //
+// Measured again on the merged code with the machine quiet (load about
+// 2, no other work; three alternating pairs each of `fairway bench drain
+// --embedded --jobs 30000`, process and machine CPU per job): on SQLite,
+// 8 KiB payloads 1.78x the work phase's jobs/s (pairs 1.78, 1.97, 1.68)
+// at 0.78x the process's CPU (309 to 239, 325 to 241, 380 to 324
+// µs/job); the default payload 1.04x the jobs/s (0.79, 1.12, 1.04) at
+// 0.98x the CPU. On PostgreSQL, the default payload 0.98x the jobs/s and
+// 1.04x the machine's CPU (287 to 304, 293 to 305, 295 to 302 µs/job: the
+// spec's second row and its key's index entry); 8 KiB payloads 1.03x the
+// jobs/s, 0.98x the machine's CPU.
+//
 // What the indexes above give up is an index on state for unfinished
 // jobs. Listing them is answered from memory: the leader's dispatcher
 // holds every unfinished job (it needs them to schedule), and it lists
