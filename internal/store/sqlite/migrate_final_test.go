@@ -2,9 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"net/url"
-	"path/filepath"
 	"testing"
 
 	"github.com/fairwayhq/fairway/internal/store"
@@ -16,24 +13,7 @@ import (
 // indexes").
 func TestMigrationSetsFinalStateOfExistingJobs(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "fairway.db")
-	db, err := sql.Open("sqlite3", dsn(path, options{}, url.Values{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.ExecContext(ctx, `CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY,
-		name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms[:16] {
-		if err := apply(ctx, db, m, len(ms)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db, path := migratedBefore(t, "job_final_state")
 	if _, err := db.ExecContext(ctx, `INSERT INTO jobs (id, tenant, type, priority, state, created_at, finished_at) VALUES
 		('done', 't', 'x', 0, 'succeeded', 1, 2), ('failed', 't', 'x', 0, 'failed', 2, 3),
 		('waiting', 't', 'x', 0, 'pending', 3, NULL)`); err != nil {

@@ -2,9 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,27 +15,7 @@ import (
 // job's spec with it.
 func TestMigrationMovesSpecs(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "fairway.db")
-	db, err := sql.Open("sqlite3", dsn(path, options{}, url.Values{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.ExecContext(ctx, `CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY,
-		name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		if m.Name == "job_specs" {
-			break
-		}
-		if err := apply(ctx, db, m, len(ms)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db, path := migratedBefore(t, "job_specs")
 	jobs := storetest.SpecJobs()
 	for i := range jobs {
 		cols, args, err := sqlstore.OldJobRow(&jobs[i])

@@ -2,10 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"net/url"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,27 +15,7 @@ import (
 // feed gives both in id order.
 func TestMigrationKeepsOldSubmittedRows(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "fairway.db")
-	db, err := sql.Open("sqlite3", dsn(path, options{}, url.Values{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.ExecContext(ctx, `CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY,
-		name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		if strings.Contains(m.Name, "submitted_event") {
-			break
-		}
-		if err := apply(ctx, db, m, len(ms)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db, path := migratedBefore(t, "submitted_event")
 	if _, err := db.ExecContext(ctx, `INSERT INTO jobs (id, tenant, type, lane, priority, state, created_at)
 		VALUES ('old', 't', 'x', 'default', 5, 'pending', 1000000)`); err != nil {
 		t.Fatal(err)
