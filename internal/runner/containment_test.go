@@ -179,8 +179,12 @@ func TestSweepCgroupsRemovesADeadWorkersCgroups(t *testing.T) {
 	go func() { _ = left.Wait(); close(waited) }()
 	t.Cleanup(func() { _ = left.Process.Kill(); <-waited })
 
-	if n := SweepCgroups(parent); n != 1 {
-		t.Errorf("SweepCgroups removed %d cgroups, want 1", n)
+	// The parent is the machine's: workers that other packages' tests
+	// killed (go test runs packages at once) may have left cgroups there
+	// too, and the sweep removes those as well. What this test owns is
+	// checked by name below.
+	if n := SweepCgroups(parent); n < 1 {
+		t.Errorf("SweepCgroups removed %d cgroups, want at least the dead worker's", n)
 	}
 	<-waited // killed
 	if _, err := os.Stat(dead); !os.IsNotExist(err) {
