@@ -241,19 +241,7 @@ func (d *Dispatcher) finish(tx *txn, rec *jobRec, state store.State, end attempt
 	set.StartedAt = reportedStart(rec, end)
 	// The outcome event's id is drawn once the transition is made; the
 	// execution takes it first, wherever it is kept.
-	// want is the outcome event the execution gives back, built once;
-	// the event recorded shares its detail when it says the same.
-	var want store.Event
-	var ev store.Event
-	if running {
-		want = store.OutcomeEvent(tx.nextEventID(), rec.job.Tenant, exec)
-	}
-	if running && exec.FailureClass == end.class && exec.Error == end.err && sameExitCode(exec.ExitCode, end.exitCode) {
-		ev = store.Event{ID: want.ID, JobID: rec.job.ID, Attempt: rec.job.Attempt, Tenant: rec.job.Tenant,
-			Type: terminalEvent(state), At: tx.now, Actor: end.actor, Detail: want.Detail}
-	} else {
-		ev = tx.peekEvent(rec.job.ID, rec.job.Attempt, rec.job.Tenant, terminalEvent(state), end.actor, eventDetail(end))
-	}
+	ev, want := outcomeEvents(tx, rec, state, end, exec, running)
 	if running {
 		if sameEvent(ev, want) {
 			exec.EndEventID = ev.ID
@@ -445,6 +433,20 @@ func eventDetail(end attemptEnd) map[string]any {
 		return nil
 	}
 	return m
+}
+
+// outcomeEvents builds the event an attempt's end records (ev) and, for
+// an attempt that ran, the outcome event its execution exec gives back
+// (want), each once: ev shares want's detail when it says the same.
+func outcomeEvents(tx *txn, rec *jobRec, state store.State, end attemptEnd, exec store.Execution, running bool) (ev, want store.Event) {
+	if running {
+		want = store.OutcomeEvent(tx.nextEventID(), rec.job.Tenant, exec)
+		if exec.FailureClass == end.class && exec.Error == end.err && sameExitCode(exec.ExitCode, end.exitCode) {
+			return store.Event{ID: want.ID, JobID: rec.job.ID, Attempt: rec.job.Attempt, Tenant: rec.job.Tenant,
+				Type: terminalEvent(state), At: tx.now, Actor: end.actor, Detail: want.Detail}, want
+		}
+	}
+	return tx.peekEvent(rec.job.ID, rec.job.Attempt, rec.job.Tenant, terminalEvent(state), end.actor, eventDetail(end)), want
 }
 
 // sameExitCode reports whether two exit codes are the same (nil: none).

@@ -79,16 +79,6 @@ func (w *Writer) holdInsert(ctx context.Context, j store.Job, claim func(*store.
 	return nil
 }
 
-// jobInsertTail is what a held insert of jobs ends with: a taken id
-// changes no row, and the count of rows inserted tells (checkInserted).
-// A spec's insert has none: its job's row was inserted first.
-func jobInsertTail(t *insertTable) string {
-	if t == jobTable {
-		return " ON CONFLICT (id) DO NOTHING"
-	}
-	return ""
-}
-
 // flushInserts inserts the held jobs, a statement per shape and chunk,
 // then their specs, which reference them. Jobs have distinct ids (a
 // taken one fails the flush), so grouping them by shape changes no
@@ -126,7 +116,7 @@ func (w *Writer) flushInserts() error {
 func (w *Writer) insertUnprepared(t *insertTable, rows []shapedRow) error {
 	for len(rows) > 0 {
 		n := min(len(rows), maxBatchedInserts)
-		q := t.insertShapeSQL(rows[0].shape, n, jobInsertTail(t))
+		q := t.insertShapeSQL(rows[0].shape, n, t.onConflict)
 		if err := checkInserted(w.s.WConn.ExecContext(bg, w.s.D.rebind(q), rowArgs(rows[:n])...))(n); err != nil {
 			return err
 		}
@@ -170,7 +160,7 @@ func (w *Writer) insertPrepared(t *insertTable, rows []shapedRow) error {
 	sh := rows[0].shape
 	return eachChunk(len(rows), func(from, n int) error {
 		chunk := rows[from : from+n]
-		render := func() string { return t.insertShapeSQL(sh, n, jobInsertTail(t)) }
+		render := func() string { return t.insertShapeSQL(sh, n, t.onConflict) }
 		st, err := w.batchStmt(batchKey{table: t.name, shape: sh, rows: n}, render)
 		if err != nil {
 			return fmt.Errorf("store: prepare inserts into %s: %w", t.name, err)

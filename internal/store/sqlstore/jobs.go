@@ -107,8 +107,14 @@ var (
 // jobTable and specTable are the insert columns of jobs and job_specs
 // with their defaults (shapes.go): the batched inserts write only the
 // columns a job sets.
+// A job's insert changes no row when its id is taken; a spec's is
+// written after its job's row, so it has no conflict to skip.
 var (
-	jobTable  = newInsertTable("jobs", pick(jobInsertColumns, hotArgs), requiredCols, zeroCols)
+	jobTable = func() *insertTable {
+		t := newInsertTable("jobs", pick(jobInsertColumns, hotArgs), requiredCols, zeroCols)
+		t.onConflict = " ON CONFLICT (id) DO NOTHING"
+		return t
+	}()
 	specTable = newInsertTable("job_specs", append([]string{"job_id"}, specColumns...), requiredCols, zeroCols)
 )
 
@@ -132,7 +138,7 @@ func (t *insertTable) insertAllSQL() string {
 // changes no row: ErrExists, without an error that would spoil the
 // transaction); specInsertSQL inserts its spec, after it.
 var (
-	jobInsertSQL  = jobTable.insertAllSQL() + " ON CONFLICT (id) DO NOTHING"
+	jobInsertSQL  = jobTable.insertAllSQL() + jobTable.onConflict
 	specInsertSQL = specTable.insertAllSQL()
 )
 

@@ -33,6 +33,10 @@ type insertTable struct {
 	cols     []string
 	defaults []colDefault
 	all      insertShape
+	// onConflict ends the unpiped inserts into the table ("" or " ON
+	// CONFLICT (id) DO NOTHING": a taken id changes no row, and the count
+	// of rows inserted tells, checkInserted).
+	onConflict string
 }
 
 // newInsertTable classifies cols: required ones, zero ones (NOT NULL
