@@ -103,6 +103,9 @@ func (s *Server) listEvents(ctx context.Context, p store.EventListParams) ([]sto
 	if upTo == 0 {
 		return s.st.EventList(ctx, p) // no id drawn yet: no live event
 	}
+	if hook := s.betweenEventReads.Load(); hook != nil {
+		(*hook)()
+	}
 	stored := p
 	stored.NoLive = true
 	if stored.UpToID == 0 || upTo < stored.UpToID {
