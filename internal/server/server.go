@@ -61,7 +61,7 @@ type Server struct {
 	// betweenEventReads, if set (tests), runs between the two reads of
 	// the merged audit feed (listEvents).
 	betweenEventReads atomic.Pointer[func()]
-	tracer      *tracing.Tracer // nil: off
+	tracer            *tracing.Tracer // nil: off
 
 	ready     atomic.Bool
 	startOnce sync.Once
