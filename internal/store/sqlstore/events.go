@@ -85,14 +85,14 @@ var eventSources = []eventSource{
 		exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText},
 	// A running job's live attempt (store doc.go, "The hot row and its
 	// indexes"): its ids are in columns no index holds, so the audit feed
-	// walks jobs_unfinished (final_state IS NULL) and filters; one job's
-	// events find its row by key. The leader answers the feed's live
+	// walks jobs_unfinished (final_state IS NULL: filter adds it) and
+	// filters; one job's events find its row by key. The leader answers the feed's live
 	// events from its dispatcher instead (EventListParams.NoLive).
-	{kind: eventJobLiveLeased, from: "jobs j", base: "j.final_state IS NULL AND j.live_lease_event_id IS NOT NULL",
+	{kind: eventJobLiveLeased, from: "jobs j", base: "j.live_lease_event_id IS NOT NULL",
 		constType: store.EventLeased, id: "j.live_lease_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant,
 		at: "j.leased_at", actor: "'system'", detail: nullText, scheduleID: nullText, worker: "j.worker_id", late: nullBigint,
 		exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText},
-	{kind: eventJobLiveStarted, from: "jobs j", base: "j.final_state IS NULL AND j.live_start_event_id IS NOT NULL",
+	{kind: eventJobLiveStarted, from: "jobs j", base: "j.live_start_event_id IS NOT NULL",
 		constType: store.EventStarted, id: "j.live_start_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant,
 		at: "COALESCE(j.start_event_at, j.finished_at)", actor: jobWorker, detail: nullText, scheduleID: nullText,
 		worker: "j.worker_id", late: "CASE WHEN j.start_event_at IS NULL THEN j.started_at END",
@@ -128,6 +128,12 @@ func (src *eventSource) typeExpr() string {
 	return src.typ
 }
 
+// live reports whether the branch reads a live attempt's columns, which
+// no index holds.
+func (src *eventSource) live() bool {
+	return src.kind == eventJobLiveLeased || src.kind == eventJobLiveStarted
+}
+
 // skipped reports whether no event of the branch can match p.
 func (src *eventSource) skipped(p *store.EventListParams) bool {
 	if src.kind == eventStored {
@@ -136,7 +142,7 @@ func (src *eventSource) skipped(p *store.EventListParams) bool {
 	if p.ScheduleID != "" {
 		return true // synthesised events belong to no schedule
 	}
-	if p.NoLive && (src.kind == eventJobLiveLeased || src.kind == eventJobLiveStarted) {
+	if p.NoLive && src.live() {
 		return true
 	}
 	if src.constType != "" && len(p.Types) > 0 && !slices.Contains(p.Types, src.constType) {
@@ -155,6 +161,9 @@ func (src *eventSource) filter(p *store.EventListParams) where {
 	var w where
 	if src.base != "" {
 		w.add(src.base)
+	}
+	if src.live() && p.JobID == "" {
+		w.add("j.final_state IS NULL") // the live columns are NULL in other rows
 	}
 	w.add(src.id+" > ?", p.AfterID)
 	if p.UpToID > 0 {
