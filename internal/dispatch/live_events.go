@@ -30,8 +30,10 @@ func (d *Dispatcher) liveEvents(p *store.EventListParams) []store.Event {
 	var out []store.Event
 	for _, st := range []store.State{store.StateLeased, store.StateRunning} {
 		for _, rec := range d.byState[st] {
-			if p.JobID != "" && rec.job.ID != p.JobID || p.Tenant != "" && rec.job.Tenant != p.Tenant ||
-				rec.job.LeaseEventID == 0 && rec.job.StartEventID == 0 {
+			// Cheap checks first: a poll of the feed's end passes over
+			// every running job.
+			if max(rec.job.LeaseEventID, rec.job.StartEventID) <= p.AfterID ||
+				p.JobID != "" && rec.job.ID != p.JobID || p.Tenant != "" && rec.job.Tenant != p.Tenant {
 				continue
 			}
 			for _, ev := range store.LiveAttemptEvents(rec.job.AsStored()) {

@@ -497,14 +497,16 @@
 // Where each one lives:
 //
 //   - While the attempt is live (leased or running), the job row holds
-//     its leased event (lease_event_id, leased_at; the worker is
+//     its leased event (live_lease_event_id, leased_at; the worker is
 //     worker_id) and, once the worker reported the start, its started
-//     event (start_event_id, start_event_at; actor "worker:" + worker_id,
-//     no detail). Both are set by the UPDATE that leases or starts the
-//     job, which was written anyway: no row more.
+//     event (live_start_event_id, start_event_at; actor "worker:" +
+//     worker_id, no detail), in columns no index holds ("The hot row and
+//     its indexes"). Both are set by the UPDATE that leases or starts the
+//     job, which was written anyway: no row more, no index entry.
 //   - When the attempt ends its job and the job row holds it ("The
-//     finished attempt in the job row"), the ids stay in the job row, and
-//     the outcome event is the row's end_event_id.
+//     finished attempt in the job row"), the ids stay in the job row,
+//     moved by the finishing UPDATE to lease_event_id and start_event_id,
+//     and the outcome event is the row's end_event_id.
 //   - When the attempt ends with an execution row (a completion, a lost
 //     lease, a timeout, a preemption), that row takes the ids over
 //     (executions.lease_event_id, start_event_id, start_event_at) and the
@@ -554,9 +556,12 @@
 // id n", newest first) by one partial index per id column of executions
 // (lease, start, end: written once, with the execution row) and one per
 // id column of jobs (jobs_live_events, jobs_start_event, jobs_end_event:
-// live attempts and the attempts job rows hold, "The finished attempt in
-// the job row"). Three index entries per attempt replace four event
-// rows, each with three B-tree entries of its own.
+// the attempts job rows hold, "The finished attempt in the job row").
+// Three index entries per attempt replace four event rows, each with
+// three B-tree entries of its own. Live attempts' events are in no index
+// ("The hot row and its indexes"): the leader answers them from its
+// dispatcher, the store alone by walking jobs_unfinished (two more
+// branches, skipped with EventListParams.NoLive).
 //
 // # The finished attempt in the job row
 //
@@ -618,7 +623,7 @@
 //     (an entry more per job, at every finish);
 //   - the audit feed: the job branches of EventList read the held
 //     attempt's events like a live attempt's: the leased event through
-//     jobs_live_events (lease_event_id: live and held attempts), the
+//     jobs_live_events (lease_event_id: held attempts), the
 //     started event through jobs_start_event (start_event_id, partial;
 //     time start_event_at, or finished_at with the late start's detail,
 //     as the execution branch) and the outcome event through
@@ -638,6 +643,9 @@
 // and jobs_end_event gain it (jobs_live_events keeps it), plus
 // jobs_start_event when it has a start event. No execution row, and no
 // executions index written: seven B-trees fewer dirtied per batch.
+// (Since the live attempt's ids moved to unindexed columns, "The hot row
+// and its indexes": none at lease, and jobs_live_events gains it at
+// finish.)
 // Measured on 2026-11-26, alternating pairs against the commit before
 // (a shared 2-core machine, so noisy): fairway bench drain --embedded
 // --jobs 50000 (SQLite) 8,455 -> 10,632 jobs/s (medians; pairs 1.21,
