@@ -319,8 +319,9 @@ func finishing(s *store.JobSet) bool { return s.State != nil && s.State.Terminal
 // liveEventFields are the three fields of a live attempt's event id
 // (liveEventCol) in JobTransition, from id, the JobSet's field:
 //
-//   - a set id goes to the live column, or, if the same write finishes
-//     the job, to the indexed one; the other is written NULL (as it is
+//   - a set id (with an unfinished state, or on an unfinished job: the
+//     dispatcher's lease, start and clear) goes to the live column, or,
+//     if the same write finishes the job, to the indexed one; the other is written NULL (as it is
 //     already while the job is unfinished: no indexed value changes, and
 //     the lease's UPDATE stays HOT);
 //   - a write that finishes the job and sets no id moves the live one to
@@ -338,11 +339,13 @@ func liveEventFields(c liveEventCol, id func(s *store.JobSet) *int64) []setField
 			return nil, id(s) == nil && finishing(s)
 		}},
 		{col: c.live, typ: "bigint", arg: func(s *store.JobSet) (any, bool) {
-			v := id(s)
-			if v == nil || finishing(s) {
-				return nil, v != nil || finishing(s)
+			switch v := id(s); {
+			case finishing(s):
+				return nil, true
+			case v != nil:
+				return idArg(*v), true
 			}
-			return idArg(*v), true
+			return nil, false
 		}},
 	}
 }
