@@ -6,10 +6,12 @@
 // /healthz answers 200, /readyz 503 with role "standby" and the leader's
 // address; reads of jobs, logs, events, reports and schedules are answered
 // from the database by a read-only server (no dispatcher), but for a job
-// list of an unfinished state, which the leader answers from its
-// dispatcher's memory (the database keeps no index on an unfinished job's
-// state: store doc.go, "The hot row and its indexes"; with no leader the
-// read-only server answers it, slower); every other
+// list of an unfinished state and the audit feed (GET /events without a
+// job or schedule), which the leader answers from its dispatcher's
+// memory (the database keeps no index on an unfinished job's state nor
+// on its live attempt's events: store doc.go, "The hot row and its
+// indexes"; with no leader the read-only server answers them, slower);
+// every other
 // request is forwarded to the leader and its answer copied back
 // (forward.go), so that clients and workers may talk to any instance;
 // with no leader it gets 503 not_leader with Retry-After. A load balancer

@@ -275,14 +275,21 @@ func servedByStandby(r *http.Request) bool {
 }
 
 // listsUnfinished reports whether r lists jobs of an unfinished state,
-// which the leader answers from its dispatcher's memory (the store keeps
-// no index on an unfinished job's state: store doc.go, "The hot row and
-// its indexes").
+// or reads the audit feed (not one job's or schedule's events), which the
+// leader answers from its dispatcher's memory (the store keeps no index
+// on an unfinished job's state, nor on its live attempt's events: store
+// doc.go, "The hot row and its indexes").
 func listsUnfinished(r *http.Request) bool {
-	if r.Method != http.MethodGet || r.URL.Path != "/api/v1/jobs" {
+	if r.Method != http.MethodGet {
 		return false
 	}
 	q := r.URL.Query()
+	if r.URL.Path == "/api/v1/events" {
+		return q.Get("job_id") == "" && q.Get("schedule_id") == ""
+	}
+	if r.URL.Path != "/api/v1/jobs" {
+		return false
+	}
 	for _, v := range append(q["state"], q["status"]...) {
 		for _, st := range strings.Split(v, ",") {
 			if s := store.State(strings.TrimSpace(st)); s.Valid() && !s.Terminal() {

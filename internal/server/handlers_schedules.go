@@ -141,7 +141,7 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, lp store.Ev
 	for _, t := range splitValues(q["type"]) {
 		lp.Types = append(lp.Types, store.EventType(t))
 	}
-	evs, err := s.st.EventList(r.Context(), lp)
+	evs, err := s.listEvents(r.Context(), lp)
 	if err != nil {
 		return err
 	}

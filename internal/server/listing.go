@@ -83,3 +83,43 @@ func (s *Server) countJobs(ctx context.Context, p store.JobListParams) (int64, e
 	m, err := s.st.JobCount(ctx, fin)
 	return n + m, err
 }
+
+// listEvents is EventList, with the leased and started events of running
+// jobs' live attempts answered by the dispatcher: the store holds them in
+// no index (store doc.go, "The hot row and its indexes", "The merged
+// feed"). The memory first, with the last id drawn then; the store after,
+// without the live events and up to that id, so that an event drawn
+// between the two reads is in neither and comes with a later page; the
+// merge keeps one copy of an event in both (its job finished between the
+// reads).
+func (s *Server) listEvents(ctx context.Context, p store.EventListParams) ([]store.Event, error) {
+	if s.readOnly || s.d == nil || p.JobID != "" || p.ScheduleID != "" || !wantsLiveEvents(p.Types) {
+		return s.st.EventList(ctx, p)
+	}
+	live, upTo, err := s.d.LiveEvents(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if upTo == 0 {
+		return s.st.EventList(ctx, p) // no id drawn yet: no live event
+	}
+	if hook := s.betweenEventReads.Load(); hook != nil {
+		(*hook)()
+	}
+	stored := p
+	stored.NoLive = true
+	if stored.UpToID == 0 || upTo < stored.UpToID {
+		stored.UpToID = upTo
+	}
+	evs, err := s.st.EventList(ctx, stored)
+	if err != nil {
+		return nil, err
+	}
+	return store.MergeEvents(p, live, evs), nil
+}
+
+// wantsLiveEvents reports whether a list of these types may hold a live
+// attempt's events (leased, started).
+func wantsLiveEvents(types []store.EventType) bool {
+	return len(types) == 0 || slices.Contains(types, store.EventLeased) || slices.Contains(types, store.EventStarted)
+}

@@ -58,7 +58,10 @@ type Server struct {
 	uploader    *results.Uploader
 	resultAllow []results.Location // server.results.allow, parsed
 	readOnly    bool
-	tracer      *tracing.Tracer // nil: off
+	// betweenEventReads, if set (tests), runs between the two reads of
+	// the merged audit feed (listEvents).
+	betweenEventReads atomic.Pointer[func()]
+	tracer            *tracing.Tracer // nil: off
 
 	ready     atomic.Bool
 	startOnce sync.Once

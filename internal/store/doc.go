@@ -201,8 +201,8 @@
 //	jobs_final           (final_state, created_at, id)          WHERE final_state IS NOT NULL
 //	jobs_tenant_final    (tenant, final_state, created_at, id)  WHERE final_state IS NOT NULL
 //	jobs_finished        (finished_at)              WHERE finished_at IS NOT NULL (retention)
-//	jobs_live_events     (lease_event_id)           WHERE lease_event_id IS NOT NULL (below)
-//	jobs_start_event     (start_event_id)           WHERE start_event_id IS NOT NULL (below)
+//	jobs_live_events     (lease_event_id)           WHERE lease_event_id IS NOT NULL (held attempts: below)
+//	jobs_start_event     (start_event_id)           WHERE start_event_id IS NOT NULL (held attempts: below)
 //	jobs_end_event       (end_event_id)             WHERE end_event_id IS NOT NULL (below)
 //	jobs_submit_event    (submit_event_id)          WHERE submit_event_id IS NOT NULL (events)
 //
@@ -245,21 +245,107 @@
 // table has fillfactor 50, so the new version finds room on its page
 // and the update is HOT (no index entry at all); on SQLite they write
 // the row and no index. An operator's retry of a finished job clears
-// final_state and writes the entries once more. One exception since the
-// attempt events moved into the rows (below): a lease whose leased event
-// the job row holds sets lease_event_id, which jobs_live_events indexes,
-// so that lease writes one entry there and, on PostgreSQL, is not HOT;
-// so does a start whose started event the job row holds (start_event_id,
-// jobs_start_event, since the job row may hold its finished attempt);
-// a transition set by the store's own callers without either still is.
+// final_state and writes the entries once more.
+//
+// The live attempt's events. The job row holds its live attempt's leased
+// and started events ("Attempt history in the execution row"), and a
+// finished job's row holds its last attempt's ("The finished attempt in
+// the job row"), which the audit feed finds through jobs_live_events
+// (lease_event_id) and jobs_start_event (start_event_id). A lease that
+// wrote lease_event_id wrote an entry there and, on PostgreSQL, was not
+// HOT: every index of jobs got an entry (measured with jobs_live_events
+// dropped: 85% of the leases HOT, the database's CPU about 0.83x a
+// drained job). So while a job is unfinished its live attempt's ids are
+// in columns no index holds, live_lease_event_id and live_start_event_id
+// (PostgreSQL migration 0020, SQLite 0026; sqlstore's liveEventCol), and
+// lease_event_id and start_event_id are NULL; a finished job has them
+// the other way round. The store keeps that by itself, whatever its
+// caller sets (JobTransition, JobInsert):
+//
+//   - a JobSet that sets an id writes it to the live column, or, when the
+//     same write makes the job terminal, to the indexed one, and the other
+//     column NULL (already NULL while the job is unfinished, so the
+//     lease's UPDATE changes no indexed value and stays HOT);
+//   - the write that makes the job terminal and sets no id (the attempt
+//     the row keeps, "The finished attempt in the job row") moves the
+//     live ids to the indexed columns in the same UPDATE
+//     (lease_event_id = COALESCE(live_lease_event_id, lease_event_id),
+//     live_lease_event_id = NULL; the same for the start): one atomic
+//     write, as before;
+//   - an attempt that ends without ending the job (a retry, a lost or
+//     handed back lease, a preemption, a snooze) or ends it with an
+//     execution row gives its ids to that row (executions.lease_event_id,
+//     start_event_id, written in the same transaction) or to event rows,
+//     and its transition clears the job row's ids (both columns NULL), as
+//     before;
+//   - an insert of an unfinished job writes its ids to the live columns.
+//
+// Measured on 2026-11-26 (fairway bench drain --embedded --store, 50,000
+// jobs, alternating runs against the commit before on a shared 2-core
+// machine, so noisy): 0 of the 100,000 job updates HOT before, 42,000 of
+// them after (84% of the leases; the rest found their page full). With a
+// CHECKPOINT before each run, 4 pairs: the work phase 1.11x, 1.24x,
+// 1.12x, 1.15x the jobs/s, the database's CPU 65 to 56, 69 to 56, 64 to
+// 57 and 65 to 54 µs/job (about 0.85x), the machine's 107 to 98, 117 to
+// 99, 107 to 99, 108 to 95; without, 9 pairs from 0.78x to 1.35x the
+// jobs/s (median 1.05x), the loudest ones the machine's other load. On
+// SQLite (the lease writes no index entry either, the finish one more)
+// 4 pairs 1.05x, 1.22x, 1.10x, 1.04x the jobs/s, the CPU about 0.95x.
+//
+// Every read of a job reads COALESCE(live, indexed) as the id, so Job,
+// the rebuild (JobListUnfinished) and held attempts are as before. One
+// job's events (EventList with JobID) read its row by its key and
+// synthesise the live events from the live columns. The audit feed
+// (EventList without a job) cannot find them by an index: the leader
+// answers them from its dispatcher, which holds every unfinished job
+// (below), and asks the store for the rest (EventListParams.NoLive); the
+// store alone (a standby with no leader, the store's tests) walks
+// jobs_unfinished and filters on the live columns, correct but slower
+// with many unfinished jobs, the trade the unfinished listing makes
+// (standbys forward a feed read to the leader when there is one, and
+// answer it themselves when not, as that listing). EventLastID reads the
+// largest live id by the same walk (it runs at lead, beside the rebuild,
+// and when events are appended without ids or purged). Event retention
+// clears ids in the indexed columns only, as it never cleared a live
+// attempt's.
+//
+// The merged feed. The server reads the dispatcher first: on its
+// goroutine, between two commands, it lists the live events of its
+// unfinished jobs that match the filters (tenant, types, actor, time
+// range; a schedule's feed has none) after the page's id, with W, the
+// last event id drawn so far, and answers once that batch is durable
+// (as ListUnfinished). Then it reads the store with NoLive and UpToID
+// W, merges the two in id order, keeps one copy of an id found in both
+// (a job that finished between the two reads: its finishing batch was
+// durable before the store's read, so the store has its events, and the
+// memory had them too) and cuts the page. Without the bound, a job
+// leased between the two reads (id above W, in neither answer's view of
+// the memory) could be skipped by a client paging with after_id past
+// the store's later ids; with it, every event in the page has an id at
+// most W, every event with an id at most W is committed (durable batch)
+// and is in one of the two reads (the memory's, if its job was still
+// unfinished then; the store's otherwise, since ids are drawn and
+// committed in order and a live id leaves the memory only with a
+// committed finish), so "events after id n" keeps its promise.
+//
+// Crash recovery. The move is part of the UPDATE that finishes the job
+// (or of the transaction that writes the execution row), so every
+// committed state has each id in one place: the live column of an
+// unfinished job, the indexed column of a finished one, an execution row
+// or an event row. An acknowledged lease is a committed one; a restart
+// rebuilds the dispatcher from the committed rows, reading COALESCE(live,
+// indexed) (the same Job, lease id and time as before the restart), and
+// reads the counter back with the live ids (EventLastID), so the feed
+// and one job's events show the same history after it. The migration
+// moves running jobs' ids to the live columns in its own transaction.
 //
 // A drained job (insert, lease, finish) thus writes, on SQLite, 3 job
 // index entries at its insert (the key, jobs_tenant_created,
 // jobs_unfinished) and its spec's row (job_specs and its key: below),
-// one at its lease (jobs_live_events) and 5 at its
-// finish (jobs_unfinished loses it; jobs_final, jobs_tenant_final,
-// jobs_finished and jobs_end_event gain it; jobs_start_event too when
-// its start is an event the row holds), and no execution row: the job
+// none at its lease and 6 at its finish (jobs_unfinished loses it;
+// jobs_final, jobs_tenant_final, jobs_finished, jobs_live_events and
+// jobs_end_event gain it; jobs_start_event too when its start is an
+// event the row holds), and no execution row: the job
 // row holds its attempt ("The finished attempt in the job row"). An
 // attempt that does not end its job writes an execution row, 5 or 6
 // entries (the key, finished, leased and the event ids it has).
@@ -423,14 +509,16 @@
 // Where each one lives:
 //
 //   - While the attempt is live (leased or running), the job row holds
-//     its leased event (lease_event_id, leased_at; the worker is
+//     its leased event (live_lease_event_id, leased_at; the worker is
 //     worker_id) and, once the worker reported the start, its started
-//     event (start_event_id, start_event_at; actor "worker:" + worker_id,
-//     no detail). Both are set by the UPDATE that leases or starts the
-//     job, which was written anyway: no row more.
+//     event (live_start_event_id, start_event_at; actor "worker:" +
+//     worker_id, no detail), in columns no index holds ("The hot row and
+//     its indexes"). Both are set by the UPDATE that leases or starts the
+//     job, which was written anyway: no row more, no index entry.
 //   - When the attempt ends its job and the job row holds it ("The
-//     finished attempt in the job row"), the ids stay in the job row, and
-//     the outcome event is the row's end_event_id.
+//     finished attempt in the job row"), the ids stay in the job row,
+//     moved by the finishing UPDATE to lease_event_id and start_event_id,
+//     and the outcome event is the row's end_event_id.
 //   - When the attempt ends with an execution row (a completion, a lost
 //     lease, a timeout, a preemption), that row takes the ids over
 //     (executions.lease_event_id, start_event_id, start_event_at) and the
@@ -480,9 +568,12 @@
 // id n", newest first) by one partial index per id column of executions
 // (lease, start, end: written once, with the execution row) and one per
 // id column of jobs (jobs_live_events, jobs_start_event, jobs_end_event:
-// live attempts and the attempts job rows hold, "The finished attempt in
-// the job row"). Three index entries per attempt replace four event
-// rows, each with three B-tree entries of its own.
+// the attempts job rows hold, "The finished attempt in the job row").
+// Three index entries per attempt replace four event rows, each with
+// three B-tree entries of its own. Live attempts' events are in no index
+// ("The hot row and its indexes"): the leader answers them from its
+// dispatcher, the store alone by walking jobs_unfinished (two more
+// branches, skipped with EventListParams.NoLive).
 //
 // # The finished attempt in the job row
 //
@@ -544,7 +635,7 @@
 //     (an entry more per job, at every finish);
 //   - the audit feed: the job branches of EventList read the held
 //     attempt's events like a live attempt's: the leased event through
-//     jobs_live_events (lease_event_id: live and held attempts), the
+//     jobs_live_events (lease_event_id: held attempts), the
 //     started event through jobs_start_event (start_event_id, partial;
 //     time start_event_at, or finished_at with the late start's detail,
 //     as the execution branch) and the outcome event through
@@ -564,6 +655,9 @@
 // and jobs_end_event gain it (jobs_live_events keeps it), plus
 // jobs_start_event when it has a start event. No execution row, and no
 // executions index written: seven B-trees fewer dirtied per batch.
+// (Since the live attempt's ids moved to unindexed columns, "The hot row
+// and its indexes": none at lease, and jobs_live_events gains it at
+// finish.)
 // Measured on 2026-11-26, alternating pairs against the commit before
 // (a shared 2-core machine, so noisy): fairway bench drain --embedded
 // --jobs 50000 (SQLite) 8,455 -> 10,632 jobs/s (medians; pairs 1.21,

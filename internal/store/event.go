@@ -119,4 +119,10 @@ type EventListParams struct {
 	AfterID    int64
 	Limit      int  // 0 = DefaultListLimit; capped at MaxListLimit
 	Newest     bool // newest first (default: oldest first)
+	// UpToID, if not 0: only events with ids up to it.
+	UpToID int64
+	// NoLive leaves out the leased and started events of the live attempts
+	// of unfinished jobs, which the caller answers from the leader's
+	// dispatcher (store doc.go, "The hot row and its indexes").
+	NoLive bool
 }

@@ -57,7 +57,7 @@ func NewestFirst(a, b *Job) int {
 // maps and byte strings as nil.
 func (j Job) AsStored() Job {
 	for _, t := range []*time.Time{&j.RunAt, &j.ScheduledFor, &j.CreatedAt, &j.UpdatedAt, &j.EnqueuedAt,
-		&j.StartedAt, &j.FinishedAt, &j.LeaseExpiresAt} {
+		&j.StartedAt, &j.FinishedAt, &j.LeaseExpiresAt, &j.LeasedAt, &j.StartEventAt} {
 		if !t.IsZero() {
 			*t = time.UnixMicro(t.UnixMicro()).UTC()
 		}

@@ -153,9 +153,11 @@
 // is why the fillfactor is 50 (a drain of 20,000 jobs: 41% of the leases
 // HOT at 70, 91% at 50).
 // TestStateUpdatesAreHOT counts them (pg_stat_user_tables.n_tup_hot_upd).
-// A lease whose job row holds its leased event (lease_event_id, indexed
-// by jobs_live_events) is the exception: it is not HOT (store doc.go);
-// so is a start whose started event it holds (jobs_start_event).
+// The leased and started event ids a lease and a start write go to
+// live_lease_event_id and live_start_event_id, which no index holds, so
+// they are HOT too; the finish moves them to lease_event_id and
+// start_event_id (jobs_live_events, jobs_start_event) in its own UPDATE,
+// which is not HOT anyway (store doc.go, "The hot row and its indexes").
 //
 // Durability: synchronous_commit stays on; a Write's channel reports once
 // COMMIT has returned, so acknowledged means committed and durable.

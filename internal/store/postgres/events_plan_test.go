@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,8 @@ func TestEventListPlansUseIndexes(t *testing.T) {
 		"submitted":     {Types: []store.EventType{store.EventSubmitted}, AfterID: 4000, Limit: 50},
 		"since":         {Since: storetest.T0.Add(10 * time.Minute), Limit: 50},
 		"tenant, until": {Tenant: "t2", Until: storetest.T0.Add(time.Hour), Newest: true, Limit: 50},
+		"feed, leader":  {AfterID: 4000, UpToID: 9000, NoLive: true, Limit: 100},
+		"job, leased":   {JobID: "job-00042", Types: []store.EventType{store.EventLeased}},
 	} {
 		q, args := s.EventListQuery(p)
 		text := explainPlan(t, db, name, q, args)
@@ -79,6 +82,17 @@ func TestEventListPlansUseIndexes(t *testing.T) {
 				!strings.Contains(text, "Index Scan Backward using jobs_submit_event on jobs") {
 				t.Errorf("%s: the submitted events are not read through jobs_submit_event:\n%s", name, text)
 			}
+		}
+		// The live attempts' events (store doc.go, "The hot row and its
+		// indexes"): in no index, so the store alone walks
+		// jobs_unfinished; the leader's read (NoLive) does not.
+		unfinished := strings.Contains(text, "jobs_unfinished on jobs")
+		liveTypes := len(p.Types) == 0 || slices.Contains(p.Types, store.EventLeased) || slices.Contains(p.Types, store.EventStarted)
+		if p.JobID == "" && !p.NoLive && liveTypes && !unfinished {
+			t.Errorf("%s: the live attempts' events are not read through jobs_unfinished:\n%s", name, text)
+		}
+		if (p.JobID != "" || p.NoLive) && unfinished {
+			t.Errorf("%s: reads jobs_unfinished:\n%s", name, text)
 		}
 	}
 }

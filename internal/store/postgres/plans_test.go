@@ -171,11 +171,14 @@ func TestJobIndexPlans(t *testing.T) {
 	}
 }
 
-// A lease and a start that change no indexed column of jobs (here: no
-// lease_event_id, which the dispatcher sets when the job row holds the
-// leased event; store doc.go) find room on their page for the new
-// version: both are HOT updates (pg_stat_user_tables.n_tup_hot_upd). The
-// finish writes final_state and finished_at, which are indexed: it is not.
+// A lease and a start change no indexed column of jobs: the leased and
+// started event ids they write go to the live columns, which no index
+// holds (store doc.go, "The hot row and its indexes"). They find room on
+// their page for the new version: both are HOT updates
+// (pg_stat_user_tables.n_tup_hot_upd; none was while the lease wrote
+// lease_event_id, which jobs_live_events indexes). The finish writes
+// final_state and finished_at, which are indexed, and moves the ids to
+// lease_event_id and start_event_id: it is not.
 func TestStateUpdatesAreHOT(t *testing.T) {
 	url := pgtest.URL(t)
 	s, err := Open(ctx, url)
@@ -201,11 +204,12 @@ func TestStateUpdatesAreHOT(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := storetest.T0.Add(time.Second)
-	step := func(from store.State, set store.JobSet, attempt int) {
+	step := func(from store.State, set func(n int64) store.JobSet, attempt int) {
 		for i := 0; i < jobs; i += perWrite {
 			if err := s.Write(ctx, func(w store.Writer) error {
-				for _, id := range ids[i : i+perWrite] {
-					p := store.JobTransitionParams{ID: id, FromStates: []store.State{from}, ExpectAttempt: attempt, At: at, Set: set}
+				for k, id := range ids[i : i+perWrite] {
+					p := store.JobTransitionParams{ID: id, FromStates: []store.State{from}, ExpectAttempt: attempt, At: at,
+						Set: set(int64(1 + 2*(i+k)))}
 					if err := w.JobTransitionBatched(ctx, p); err != nil {
 						return err
 					}
@@ -217,10 +221,24 @@ func TestStateUpdatesAreHOT(t *testing.T) {
 		}
 	}
 	one := 1
-	step(store.StatePending, store.JobSet{State: store.Ptr(store.StateLeased), Attempt: &one, WorkerID: store.Ptr("w1"),
-		LeaseExpiresAt: store.Ptr(at.Add(time.Minute))}, 0)
-	step(store.StateLeased, store.JobSet{State: store.Ptr(store.StateRunning), StartedAt: &at}, 1)
-	step(store.StateRunning, store.JobSet{State: store.Ptr(store.StateSucceeded), FinishedAt: &at}, 1)
+	step(store.StatePending, func(n int64) store.JobSet {
+		return store.JobSet{State: store.Ptr(store.StateLeased), Attempt: &one, WorkerID: store.Ptr("w1"),
+			LeaseExpiresAt: store.Ptr(at.Add(time.Minute)), LeaseEventID: &n, LeasedAt: &at}
+	}, 0)
+	step(store.StateLeased, func(n int64) store.JobSet {
+		return store.JobSet{State: store.Ptr(store.StateRunning), StartedAt: &at, StartEventID: store.Ptr(n + 1), StartEventAt: &at}
+	}, 1)
+	step(store.StateRunning, func(int64) store.JobSet {
+		return store.JobSet{State: store.Ptr(store.StateSucceeded), FinishedAt: &at}
+	}, 1)
+	var leaseIDs, startIDs, liveIDs int
+	if err := db.QueryRowContext(ctx, `SELECT count(lease_event_id), count(start_event_id),
+		count(live_lease_event_id) + count(live_start_event_id) FROM jobs`).Scan(&leaseIDs, &startIDs, &liveIDs); err != nil {
+		t.Fatal(err)
+	}
+	if leaseIDs != jobs || startIDs != jobs || liveIDs != 0 {
+		t.Errorf("finished jobs: %d leased and %d started ids indexed, %d live; want %d, %d, 0", leaseIDs, startIDs, liveIDs, jobs, jobs)
+	}
 
 	var upd, hot int64
 	deadline := time.Now().Add(10 * time.Second)

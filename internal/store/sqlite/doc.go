@@ -171,8 +171,12 @@
 //	                  attempt's events it holds (package store, "Attempt
 //	                  history in the execution row"), each with a partial
 //	                  index for the audit feed. The job row holds the live
-//	                  attempt's (lease_event_id, leased_at, start_event_id,
-//	                  start_event_at; partial index jobs_live_events).
+//	                  attempt's (live_lease_event_id, leased_at,
+//	                  live_start_event_id, start_event_at: no index, so
+//	                  a lease or start writes none; store doc, "The hot
+//	                  row and its indexes"); the write that finishes the
+//	                  job moves them to lease_event_id and start_event_id
+//	                  (partial indexes jobs_live_events, jobs_start_event).
 //	                  A terminal job's row may hold its last attempt
 //	                  instead of an execution row (attempt_outcome set,
 //	                  attempt_* columns, end_event_id; partial indexes

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,6 +25,8 @@ func TestEventListPlansUseIndexes(t *testing.T) {
 		"type":          {Types: []store.EventType{store.EventSucceeded, store.EventLeased}},
 		"actor, since":  {Actor: "worker:w1", Since: storetest.T0},
 		"tenant, until": {Tenant: "acme", Until: storetest.T0, Newest: true},
+		"feed, leader":  {AfterID: 10, UpToID: 90, NoLive: true, Limit: 100},
+		"job, leased":   {JobID: "j", Types: []store.EventType{store.EventLeased}},
 	} {
 		q, args := s.EventListQuery(p)
 		plan := strings.Split(strings.TrimSuffix(queryPlan(t, s, name, q, args), "\n"), "\n")
@@ -49,6 +52,17 @@ func TestEventListPlansUseIndexes(t *testing.T) {
 		}
 		if p.JobID == "" && len(p.Types) == 0 && !strings.Contains(text, "USING INDEX jobs_start_event (start_event_id") {
 			t.Errorf("%s: the started events are not read through jobs_start_event:\n%s", name, text)
+		}
+		// The live attempts' events (store doc.go, "The hot row and its
+		// indexes"): in no index, so the store alone walks
+		// jobs_unfinished; the leader's read (NoLive) does not.
+		unfinished := strings.Contains(text, "SCAN j USING INDEX jobs_unfinished")
+		liveTypes := len(p.Types) == 0 || slices.Contains(p.Types, store.EventLeased) || slices.Contains(p.Types, store.EventStarted)
+		if p.JobID == "" && !p.NoLive && liveTypes && !unfinished {
+			t.Errorf("%s: the live attempts' events are not read through jobs_unfinished:\n%s", name, text)
+		}
+		if (p.JobID != "" || p.NoLive) && unfinished {
+			t.Errorf("%s: reads jobs_unfinished:\n%s", name, text)
 		}
 	}
 }

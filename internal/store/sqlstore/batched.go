@@ -271,7 +271,9 @@ func (sh transitionShape) batchSQL(rows int, stateGuard string) (string, int) {
 	add("u", "bigint")
 	set = append(set, "updated_at = v.u")
 	for i, f := range setFields {
-		if sh.fields&(1<<i) != 0 {
+		if sh.fields&(1<<i) != 0 && f.expr != "" {
+			set = append(set, f.col+" = "+f.expr)
+		} else if sh.fields&(1<<i) != 0 {
 			name := "c" + strconv.Itoa(i)
 			add(name, f.typ)
 			set = append(set, f.col+" = v."+name)

@@ -41,6 +41,8 @@ const (
 	eventJobStarted
 	eventJobSubmitted
 	eventJobEnd
+	eventJobLiveLeased
+	eventJobLiveStarted
 )
 
 const (
@@ -81,8 +83,22 @@ var eventSources = []eventSource{
 		id: "j.lease_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant, at: "j.leased_at",
 		actor: "'system'", detail: nullText, scheduleID: nullText, worker: "j.worker_id", late: nullBigint,
 		exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText},
-	// Live and held attempts (store doc.go, "The finished attempt in the
-	// job row"), through jobs_start_event. A held attempt's start
+	// A running job's live attempt (store doc.go, "The hot row and its
+	// indexes"): its ids are in columns no index holds, so the audit feed
+	// walks jobs_unfinished (final_state IS NULL: filter adds it) and
+	// filters; one job's events find its row by key. The leader answers the feed's live
+	// events from its dispatcher instead (EventListParams.NoLive).
+	{kind: eventJobLiveLeased, from: "jobs j", base: "j.live_lease_event_id IS NOT NULL",
+		constType: store.EventLeased, id: "j.live_lease_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant,
+		at: "j.leased_at", actor: "'system'", detail: nullText, scheduleID: nullText, worker: "j.worker_id", late: nullBigint,
+		exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText},
+	{kind: eventJobLiveStarted, from: "jobs j", base: "j.live_start_event_id IS NOT NULL",
+		constType: store.EventStarted, id: "j.live_start_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant,
+		at: "COALESCE(j.start_event_at, j.finished_at)", actor: jobWorker, detail: nullText, scheduleID: nullText,
+		worker: "j.worker_id", late: "CASE WHEN j.start_event_at IS NULL THEN j.started_at END",
+		exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText},
+	// Held attempts (store doc.go, "The finished attempt in the job
+	// row"), through jobs_start_event. A held attempt's start
 	// reported with its completion has no start_event_at, as in an
 	// execution row.
 	{kind: eventJobStarted, from: "jobs j", base: "j.start_event_id IS NOT NULL",
@@ -112,6 +128,12 @@ func (src *eventSource) typeExpr() string {
 	return src.typ
 }
 
+// live reports whether the branch reads a live attempt's columns, which
+// no index holds.
+func (src *eventSource) live() bool {
+	return src.kind == eventJobLiveLeased || src.kind == eventJobLiveStarted
+}
+
 // skipped reports whether no event of the branch can match p.
 func (src *eventSource) skipped(p *store.EventListParams) bool {
 	if src.kind == eventStored {
@@ -119,6 +141,9 @@ func (src *eventSource) skipped(p *store.EventListParams) bool {
 	}
 	if p.ScheduleID != "" {
 		return true // synthesised events belong to no schedule
+	}
+	if p.NoLive && src.live() {
+		return true
 	}
 	if src.constType != "" && len(p.Types) > 0 && !slices.Contains(p.Types, src.constType) {
 		return true
@@ -137,7 +162,13 @@ func (src *eventSource) filter(p *store.EventListParams) where {
 	if src.base != "" {
 		w.add(src.base)
 	}
+	if src.live() && p.JobID == "" {
+		w.add("j.final_state IS NULL") // the live columns are NULL in other rows
+	}
 	w.add(src.id+" > ?", p.AfterID)
+	if p.UpToID > 0 {
+		w.add(src.id+" <= ?", p.UpToID)
+	}
 	if p.JobID != "" {
 		w.add(src.jobID+" = ?", p.JobID)
 	}
@@ -247,9 +278,9 @@ func scanEvent(sc scanner) (store.Event, error) {
 	}
 	e.Attempt = int(attempt)
 	switch kind {
-	case eventExecLeased, eventJobLeased:
+	case eventExecLeased, eventJobLeased, eventJobLiveLeased:
 		return store.LeasedEvent(e.ID, e.JobID, e.Attempt, e.Tenant, e.At, x.WorkerID), nil
-	case eventExecStarted, eventJobStarted:
+	case eventExecStarted, eventJobStarted, eventJobLiveStarted:
 		return store.StartedEvent(e.ID, e.JobID, e.Attempt, e.Tenant, e.At, x.WorkerID, x.StartedAt), nil
 	case eventExecEnd, eventJobEnd:
 		x.JobID, x.Attempt, x.FinishedAt = e.JobID, e.Attempt, e.At
@@ -266,7 +297,8 @@ func scanEvent(sc scanner) (store.Event, error) {
 
 // EventIDMaxima lists, comma-separated, the largest event id of each
 // place an event lives: the events table, the attempt rows' id columns
-// and the jobs' submitted ids, each one end of an index. With the events' sequence, which
+// and the jobs' submitted ids, each one end of an index, and the live
+// attempts' ids (liveEventMaxima). With the events' sequence, which
 // covers ids deleted by retention, it gives EventLastID.
 const EventIDMaxima = `COALESCE((SELECT max(id) FROM events), 0),
 	COALESCE((SELECT max(lease_event_id) FROM executions WHERE lease_event_id IS NOT NULL), 0),
@@ -275,7 +307,15 @@ const EventIDMaxima = `COALESCE((SELECT max(id) FROM events), 0),
 	COALESCE((SELECT max(lease_event_id) FROM jobs WHERE lease_event_id IS NOT NULL), 0),
 	COALESCE((SELECT max(start_event_id) FROM jobs WHERE start_event_id IS NOT NULL), 0),
 	COALESCE((SELECT max(end_event_id) FROM jobs WHERE end_event_id IS NOT NULL), 0),
-	COALESCE((SELECT max(submit_event_id) FROM jobs WHERE submit_event_id IS NOT NULL), 0)`
+	COALESCE((SELECT max(submit_event_id) FROM jobs WHERE submit_event_id IS NOT NULL), 0),
+	` + liveEventMaxima
+
+// liveEventMaxima is the largest event id the live attempts of unfinished
+// jobs hold: their live columns (liveEventCol), which no index holds, so
+// a walk of jobs_unfinished, as the rebuild's (a started event's id is
+// larger than its attempt's leased event's).
+const liveEventMaxima = `COALESCE((SELECT max(COALESCE(live_start_event_id, live_lease_event_id))
+	FROM jobs WHERE final_state IS NULL), 0)`
 
 // EventLastID implements store.Reader.
 func (s *Core) EventLastID(ctx context.Context) (int64, error) {

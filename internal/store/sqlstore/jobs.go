@@ -49,16 +49,45 @@ func (c *Core) jobFrom() string {
 	return JobFrom
 }
 
-// jobColumnList is jobColumns, comma-separated.
-var jobColumnList = strings.Join(jobColumns, ", ")
+// liveEventCol is a live attempt's event id column and the indexed
+// column it moves to when the job finishes (store doc.go, "The hot row
+// and its indexes"): while the job is unfinished its id is in live, which
+// no index holds, so that the lease or start that writes it is HOT on
+// PostgreSQL; the write that finishes the job moves it to indexed.
+type liveEventCol struct{ indexed, live string }
+
+var (
+	liveLease = liveEventCol{indexed: "lease_event_id", live: "live_lease_event_id"}
+	liveStart = liveEventCol{indexed: "start_event_id", live: "live_start_event_id"}
+)
+
+// read is the column as a job SELECT reads it: the live id, or else the
+// indexed one (a row never has both).
+func (c liveEventCol) read() string { return "COALESCE(" + c.live + ", " + c.indexed + ")" }
+
+// jobColumnList is jobColumns, comma-separated, each live attempt's event
+// id read from whichever of its two columns holds it.
+var jobColumnList = func() string {
+	cols := slices.Clone(jobColumns)
+	for i, c := range cols {
+		for _, l := range []liveEventCol{liveLease, liveStart} {
+			if c == l.indexed {
+				cols[i] = l.read()
+			}
+		}
+	}
+	return strings.Join(cols, ", ")
+}()
 
 // jobSelect is "SELECT <columns> FROM <jobFrom>".
 func (c *Core) jobSelect() string { return "SELECT " + jobColumnList + " FROM " + c.jobFrom() }
 
 // jobInsertColumns is the column order of jobArgs: jobColumns and
 // final_state, the terminal state or NULL (store doc.go, "The hot row
-// and its indexes"), which is derived from state and never read back.
-var jobInsertColumns = append(append([]string(nil), jobColumns...), "final_state")
+// and its indexes"), which is derived from state and never read back,
+// and the live attempt's event ids (liveEventCol), which the insert of
+// an unfinished job writes in place of lease_event_id and start_event_id.
+var jobInsertColumns = append(append([]string(nil), jobColumns...), "final_state", liveLease.live, liveStart.live)
 
 // hotArgs and specArgs are the positions in jobInsertColumns of the
 // columns of jobs and of job_specs (after job_id, which is the job's id).
@@ -147,7 +176,21 @@ var (
 // drivers' migration tests.
 func OldJobRow(j *store.Job) ([]string, []any, error) {
 	args, err := jobArgs(j)
-	return jobInsertColumns, args, err
+	if err != nil {
+		return nil, nil, err
+	}
+	// The live columns came later (PostgreSQL 0020, SQLite 0026): the
+	// ids were in the indexed ones.
+	n := len(jobInsertColumns) - 2
+	for i, c := range jobInsertColumns {
+		switch c {
+		case liveLease.indexed:
+			args[i] = idArg(j.LeaseEventID)
+		case liveStart.indexed:
+			args[i] = idArg(j.StartEventID)
+		}
+	}
+	return jobInsertColumns[:n], args[:n], nil
 }
 
 // finalStateArg is final_state's value for a job in state s.
@@ -199,9 +242,27 @@ func jobArgs(j *store.Job) ([]any, error) {
 		strArg(string(j.FailureClass)), bytesArg(j.Result), j.Shell, int64(j.ReturnedLeases), j.OutputLimit,
 		timeArg(j.ScheduledFor), tags, strArg(j.ResultLocation), j.Held,
 		j.NotPreemptible, strArg(j.TraceParent), unique, int64(j.Snoozes), int64(j.MaxSnoozes),
-		idArg(j.LeaseEventID), timeArg(j.LeasedAt), idArg(j.StartEventID), timeArg(j.StartEventAt),
+		finishedID(j.State, j.LeaseEventID), timeArg(j.LeasedAt), finishedID(j.State, j.StartEventID), timeArg(j.StartEventAt),
 		idArg(j.SubmitEventID), submitActorArg(j), intPtrArg(j.SubmitPriority), finalStateArg(j.State),
+		liveID(j.State, j.LeaseEventID), liveID(j.State, j.StartEventID),
 	}, nil
+}
+
+// finishedID and liveID are the values of a live attempt's event id
+// columns (liveEventCol) for a job in state s: a finished job's id is in
+// the indexed column, an unfinished one's in the live column.
+func finishedID(s store.State, id int64) any {
+	if !s.Terminal() {
+		return nil
+	}
+	return idArg(id)
+}
+
+func liveID(s store.State, id int64) any {
+	if s.Terminal() {
+		return nil
+	}
+	return idArg(id)
 }
 
 // submitActorArg is submit_actor's value: NULL unless the row holds the
@@ -247,6 +308,54 @@ type setField struct {
 	col string
 	typ string                            // the column's SQL type, for a batched UPDATE's casts
 	arg func(s *store.JobSet) (any, bool) // value, and whether the field is set
+	// expr, if not empty, is the value written, an expression of the
+	// row's columns before the UPDATE: the field binds no argument.
+	expr string
+}
+
+// finishing reports whether s makes the job terminal.
+func finishing(s *store.JobSet) bool { return s.State != nil && s.State.Terminal() }
+
+// liveEventFields are the three fields of a live attempt's event id
+// (liveEventCol) in JobTransition, from id, the JobSet's field:
+//
+//   - a set id (with an unfinished state, or on an unfinished job: the
+//     dispatcher's lease, start and clear) goes to the live column, or,
+//     if the same write finishes the job, to the indexed one; the other is written NULL (as it is
+//     already while the job is unfinished: no indexed value changes, and
+//     the lease's UPDATE stays HOT);
+//   - a write that finishes the job and sets no id moves the live one to
+//     the indexed column, in the same UPDATE (a row that holds none keeps
+//     its indexed one).
+func liveEventFields(c liveEventCol, id func(s *store.JobSet) *int64) []setField {
+	return []setField{
+		{col: c.indexed, typ: "bigint", arg: func(s *store.JobSet) (any, bool) {
+			if v := id(s); v != nil {
+				return finishedIDOf(s, *v), true
+			}
+			return nil, false
+		}},
+		{col: c.indexed, expr: c.read(), arg: func(s *store.JobSet) (any, bool) {
+			return nil, id(s) == nil && finishing(s)
+		}},
+		{col: c.live, typ: "bigint", arg: func(s *store.JobSet) (any, bool) {
+			switch v := id(s); {
+			case finishing(s):
+				return nil, true
+			case v != nil:
+				return idArg(*v), true
+			}
+			return nil, false
+		}},
+	}
+}
+
+// finishedIDOf is the indexed column's value for id set by s.
+func finishedIDOf(s *store.JobSet, id int64) any {
+	if !finishing(s) {
+		return nil
+	}
+	return idArg(id)
 }
 
 // releasedCols are the columns releaseHeld sets NULL when a job gives
@@ -290,50 +399,50 @@ func usageField(col, typ string, v func(u store.Usage) any) setField {
 
 // setFields lists the settable columns; a field's index is its bit in
 // transitionShape.fields.
-var setFields = [...]setField{
-	{"state", "text", func(s *store.JobSet) (any, bool) {
+var setFields = slices.Concat([]setField{
+	{col: "state", typ: "text", arg: func(s *store.JobSet) (any, bool) {
 		return optional(s.State, func(v store.State) any { return string(v) })
 	}},
 	// final_state follows state in the same UPDATE (store doc.go, "The
 	// hot row and its indexes").
-	{"final_state", "text", func(s *store.JobSet) (any, bool) {
+	{col: "final_state", typ: "text", arg: func(s *store.JobSet) (any, bool) {
 		return optional(s.State, finalStateArg)
 	}},
-	{"attempt", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.Attempt, func(v int) any { return int64(v) }) }},
-	{"returned_leases", "bigint", func(s *store.JobSet) (any, bool) {
+	{col: "attempt", typ: "bigint", arg: func(s *store.JobSet) (any, bool) { return optional(s.Attempt, func(v int) any { return int64(v) }) }},
+	{col: "returned_leases", typ: "bigint", arg: func(s *store.JobSet) (any, bool) {
 		return optional(s.ReturnedLeases, func(v int) any { return int64(v) })
 	}},
-	{"snoozes", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.Snoozes, func(v int) any { return int64(v) }) }},
-	{"priority", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.Priority, func(v int) any { return int64(v) }) }},
-	{"worker_id", "text", func(s *store.JobSet) (any, bool) { return optional(s.WorkerID, strArg) }},
-	{"lease_expires_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.LeaseExpiresAt, timeArg) }},
-	{"enqueued_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.EnqueuedAt, timeArg) }},
-	{"started_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.StartedAt, timeArg) }},
-	{"finished_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.FinishedAt, timeArg) }},
-	{"run_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.RunAt, timeArg) }},
-	{"cancel_requested", "boolean", func(s *store.JobSet) (any, bool) { return optional(s.CancelRequested, func(v bool) any { return v }) }},
-	{"held", "boolean", func(s *store.JobSet) (any, bool) { return optional(s.Held, func(v bool) any { return v }) }},
-	{"last_error", "text", func(s *store.JobSet) (any, bool) { return optional(s.LastError, strArg) }},
-	{"exit_code", "bigint", func(s *store.JobSet) (any, bool) {
+	{col: "snoozes", typ: "bigint", arg: func(s *store.JobSet) (any, bool) { return optional(s.Snoozes, func(v int) any { return int64(v) }) }},
+	{col: "priority", typ: "bigint", arg: func(s *store.JobSet) (any, bool) { return optional(s.Priority, func(v int) any { return int64(v) }) }},
+	{col: "worker_id", typ: "text", arg: func(s *store.JobSet) (any, bool) { return optional(s.WorkerID, strArg) }},
+	{col: "lease_expires_at", typ: "bigint", arg: func(s *store.JobSet) (any, bool) { return optional(s.LeaseExpiresAt, timeArg) }},
+	{col: "enqueued_at", typ: "bigint", arg: func(s *store.JobSet) (any, bool) { return optional(s.EnqueuedAt, timeArg) }},
+	{col: "started_at", typ: "bigint", arg: func(s *store.JobSet) (any, bool) { return optional(s.StartedAt, timeArg) }},
+	{col: "finished_at", typ: "bigint", arg: func(s *store.JobSet) (any, bool) { return optional(s.FinishedAt, timeArg) }},
+	{col: "run_at", typ: "bigint", arg: func(s *store.JobSet) (any, bool) { return optional(s.RunAt, timeArg) }},
+	{col: "cancel_requested", typ: "boolean", arg: func(s *store.JobSet) (any, bool) { return optional(s.CancelRequested, func(v bool) any { return v }) }},
+	{col: "held", typ: "boolean", arg: func(s *store.JobSet) (any, bool) { return optional(s.Held, func(v bool) any { return v }) }},
+	{col: "last_error", typ: "text", arg: func(s *store.JobSet) (any, bool) { return optional(s.LastError, strArg) }},
+	{col: "exit_code", typ: "bigint", arg: func(s *store.JobSet) (any, bool) {
 		if s.ClearExitCode {
 			return nil, true
 		}
 		return optional(s.ExitCode, func(v int) any { return int64(v) })
 	}},
-	{"failure_class", "text", func(s *store.JobSet) (any, bool) {
+	{col: "failure_class", typ: "text", arg: func(s *store.JobSet) (any, bool) {
 		return optional(s.FailureClass, func(v store.FailureClass) any { return strArg(string(v)) })
 	}},
-	{"result", "bytea", func(s *store.JobSet) (any, bool) { return optional(s.Result, bytesArg) }},
-	{"timeout_ms", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.Timeout, msArg) }},
-	{"expected_ms", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.Expected, msArg) }},
-	{"max_attempts", "bigint", func(s *store.JobSet) (any, bool) {
+	{col: "result", typ: "bytea", arg: func(s *store.JobSet) (any, bool) { return optional(s.Result, bytesArg) }},
+	{col: "timeout_ms", typ: "bigint", arg: func(s *store.JobSet) (any, bool) { return optional(s.Timeout, msArg) }},
+	{col: "expected_ms", typ: "bigint", arg: func(s *store.JobSet) (any, bool) { return optional(s.Expected, msArg) }},
+	{col: "max_attempts", typ: "bigint", arg: func(s *store.JobSet) (any, bool) {
 		return optional(s.MaxAttempts, func(v int) any { return int64(v) })
 	}},
-	{"lease_event_id", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.LeaseEventID, idArg) }},
-	{"leased_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.LeasedAt, timeArg) }},
-	{"start_event_id", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.StartEventID, idArg) }},
-	{"start_event_at", "bigint", func(s *store.JobSet) (any, bool) { return optional(s.StartEventAt, timeArg) }},
-	{"submit_priority", "bigint", func(s *store.JobSet) (any, bool) {
+}, liveEventFields(liveLease, func(s *store.JobSet) *int64 { return s.LeaseEventID }), []setField{
+	{col: "leased_at", typ: "bigint", arg: func(s *store.JobSet) (any, bool) { return optional(s.LeasedAt, timeArg) }},
+}, liveEventFields(liveStart, func(s *store.JobSet) *int64 { return s.StartEventID }), []setField{
+	{col: "start_event_at", typ: "bigint", arg: func(s *store.JobSet) (any, bool) { return optional(s.StartEventAt, timeArg) }},
+	{col: "submit_priority", typ: "bigint", arg: func(s *store.JobSet) (any, bool) {
 		return optional(s.SubmitPriority, func(v int) any { return int64(v) })
 	}},
 	heldField("attempt_outcome", "text", func(e *store.Execution) any { return strArg(string(e.Outcome)) }),
@@ -346,7 +455,7 @@ var setFields = [...]setField{
 	usageField("attempt_peak_rss_bytes", "bigint", func(u store.Usage) any { return u.PeakRSSBytes }),
 	usageField("attempt_usage_source", "text", func(u store.Usage) any { return u.Source }),
 	heldField("end_event_id", "bigint", func(e *store.Execution) any { return idArg(e.EndEventID) }),
-}
+})
 
 func optional[T, R any](p *T, conv func(T) R) (any, bool) {
 	if p == nil {
@@ -376,7 +485,9 @@ func transitionArgs(p *store.JobTransitionParams) (transitionShape, []any) {
 	for i := range setFields {
 		if v, ok := setFields[i].arg(&p.Set); ok {
 			sh.fields |= 1 << i
-			args = append(args, v)
+			if setFields[i].expr == "" {
+				args = append(args, v)
+			}
 		}
 	}
 	args = append(args, p.ID)
@@ -399,7 +510,11 @@ func (sh transitionShape) sql(stateGuard string) string {
 	var b strings.Builder
 	b.WriteString("UPDATE jobs SET updated_at = ?")
 	for i, f := range setFields {
-		if sh.fields&(1<<i) != 0 {
+		switch {
+		case sh.fields&(1<<i) == 0:
+		case f.expr != "":
+			fmt.Fprintf(&b, ", %s = %s", f.col, f.expr)
+		default:
 			fmt.Fprintf(&b, ", %s = ?", f.col)
 		}
 	}

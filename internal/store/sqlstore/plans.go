@@ -52,6 +52,9 @@ func (c *Core) PlannedQueries() []PlannedQuery {
 		list("list running (no dispatcher)", "jobs_unfinished", store.JobListParams{States: []store.State{store.StateRunning}}),
 		list("list finished", "jobs_final", store.JobListParams{States: store.TerminalStates()}),
 		{Name: "rebuild at lead", Index: "jobs_unfinished", SQL: c.D.rebind(c.unfinishedSQL())},
+		// The live attempts' largest event id (EventLastID), in no index
+		// (store doc.go, "The hot row and its indexes").
+		{Name: "last live event id", Index: "jobs_unfinished", SQL: "SELECT " + liveEventMaxima},
 		{Name: "retention", Index: "jobs_finished", SQL: c.D.rebind(retentionSQL), Args: []any{t.UnixMicro(), 101}},
 		{Name: "event retention", Index: "jobs_submit_event", SQL: c.D.rebind(oldEventsSQL), Args: []any{251, 251, 251}},
 	}
