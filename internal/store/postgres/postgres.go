@@ -137,6 +137,8 @@ var dialect = sqlstore.Dialect{
 	// forward, past the last id drawn, and writes nothing when it is there.
 	EventRaise: "SELECT setval('events_id_seq', m) FROM (SELECT GREATEST(" + sqlstore.EventIDMaxima +
 		") AS m) AS r WHERE m > (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM events_id_seq)",
+	EventRaiseTo: "SELECT setval('events_id_seq', m) FROM (SELECT CAST(? AS BIGINT) AS m) AS r " +
+		"WHERE m > (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM events_id_seq)",
 	Unindexed: "%s",
 	// Each spec by its key, for every job read (a nested loop): the
 	// subquery, which OFFSET 0 keeps from being flattened into a join,

@@ -51,6 +51,7 @@ var dialect = sqlstore.Dialect{
 	EventLastID:         "SELECT max(" + sqlstore.EventIDMaxima + ", COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0))",
 	Unindexed:           "+%s",
 	EventRaise:          "UPDATE sqlite_sequence SET seq = max(seq, " + sqlstore.EventIDMaxima + ") WHERE name = 'events'",
+	EventRaiseTo:        "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'events'",
 }
 
 // bg is the context statements run with (see sqlstore).

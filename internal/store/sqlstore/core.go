@@ -51,6 +51,11 @@ type Dialect struct {
 	// sequence and EventIDMaxima. EventRaise raises the sequence to it.
 	EventLastID string
 	EventRaise  string
+	// EventRaiseTo raises the sequence to its one argument, an id, if it
+	// is below it: retention's raise before it deletes events up to that
+	// id, which reads no job (EventRaise walks the unfinished jobs for
+	// their live attempts' ids).
+	EventRaiseTo string
 	// JobFrom, when set, is the FROM of a job SELECT instead of
 	// sqlstore.JobFrom: the same relation, in a form that makes the
 	// dialect's planner find every spec by its key (jobs.go).

@@ -481,9 +481,11 @@ func (w *Writer) EventDeleteBefore(ctx context.Context, before time.Time, limit 
 	if n == 0 {
 		return p, nil
 	}
-	// The sequence first covers every id, so that EventLastID never falls
-	// back once these are gone.
-	if _, err := w.s.WConn.ExecContext(bg, w.s.D.EventRaise); err != nil {
+	// The sequence first covers the ids to delete, so that EventLastID
+	// never falls back once these are gone: an id above last stays where
+	// it is and EventLastID still finds it. (Raising to every id,
+	// EventRaise, would walk the unfinished jobs for the live attempts'.)
+	if _, err := w.s.WConn.ExecContext(bg, w.s.D.rebind(w.s.D.EventRaiseTo), last); err != nil {
 		return store.Purged{}, fmt.Errorf("store: delete old events: raise the ids: %w", err)
 	}
 	res, err := w.s.WConn.ExecContext(bg, w.s.D.rebind(`DELETE FROM events WHERE id <= ?`), last)

@@ -55,6 +55,7 @@ var tests = []testCase{
 	{"EventActorFilter", testEventActorFilter},
 	{"AttemptEvents", testAttemptEvents},
 	{"SubmittedEvents", testSubmittedEvents},
+	{"RetentionOfRowlessEvents", testRetentionOfRowlessEvents},
 	{"HeldAttempts", testHeldAttempts},
 
 	{"IdempotencyDuplicateWithinWindow", testIdempotencyDuplicate},

@@ -131,3 +131,33 @@ func testSubmittedEvents(t *testing.T, s store.Store) {
 		t.Errorf("EventLastID after full retention = %d, %v; want 4", last, err)
 	}
 }
+
+// testRetentionOfRowlessEvents: event retention that takes only events
+// the job rows hold (no events row was ever written) keeps the last id:
+// the ids drawn after a restart never reuse one a client has seen.
+func testRetentionOfRowlessEvents(t *testing.T, s store.Store) {
+	t1 := T0.Add(time.Minute)
+	a, b := newJob("a", "acme", T0), newJob("b", "acme", t1)
+	a.SubmitEventID, a.SubmitActor = 7, "open"
+	b.SubmitEventID, b.SubmitActor = 9, "open"
+	write(t, s, func(w store.Writer) error {
+		if err := w.JobInsert(ctx, a); err != nil {
+			return err
+		}
+		return w.JobInsert(ctx, b)
+	})
+	if last, err := s.EventLastID(ctx); err != nil || last != 9 {
+		t.Fatalf("EventLastID = %d, %v; want 9", last, err)
+	}
+	write(t, s, func(w store.Writer) error {
+		p, err := w.EventDeleteBefore(ctx, t1.Add(time.Second), 10)
+		if err == nil && p.Deleted != 2 {
+			t.Errorf("EventDeleteBefore deleted %d, want 2", p.Deleted)
+		}
+		return err
+	})
+	wantIDs(t, s, "after retention", store.EventListParams{}, nil)
+	if last, err := s.EventLastID(ctx); err != nil || last != 9 {
+		t.Errorf("EventLastID after retention = %d, %v; want 9", last, err)
+	}
+}
