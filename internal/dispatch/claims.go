@@ -54,6 +54,9 @@ func claimsOf(jobs []store.Job) []store.Claim {
 func (d *Dispatcher) readHolders(tx *txn, batch []command) {
 	var claims []store.Claim
 	for _, c := range batch {
+		if tx.claimInPlace && c.oneJob {
+			continue // its claim answers (inPlace)
+		}
 		claims = append(claims, c.claims...)
 	}
 	if len(claims) == 0 {
@@ -67,6 +70,21 @@ func (d *Dispatcher) readHolders(tx *txn, batch []command) {
 	for _, c := range claims {
 		tx.read[c] = true
 	}
+}
+
+// inPlace says whether a submit of jobs claims its key in place: with
+// JobInsertBatched, whose claim statement finds a held key and names its
+// holder, instead of reading the holders before the batch and inserting
+// with JobInsertFreeKey. Only a one-job submit, in a batch begun with no
+// Write in flight (txn.claimInPlace): a held key is then a duplicate, or
+// the key of a job retention deleted (refused; nothing of the submit was
+// written, as the claim changed nothing), so the submit's all-or-nothing
+// holds without the checks before the inserts; and the Write, made its own
+// transaction at once by that insert, waits for nothing queued. On a
+// busy store the read is shared by the batch and the Write stays
+// deferred (store doc.go, "Keyed inserts on the deferred path").
+func inPlace(tx *txn, jobs []store.Job) bool {
+	return tx.claimInPlace && len(jobs) == 1 && jobs[0].IdempotencyKey != "" && jobs[0].Unique == nil
 }
 
 // heldKey names the job that holds j's key, if the dispatcher knows one:

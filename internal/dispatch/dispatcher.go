@@ -43,6 +43,9 @@ type command struct {
 	// claims are the idempotency keys a submit brings: the batch reads
 	// their holders in one query before it applies its commands (claims.go).
 	claims []store.Claim
+	// oneJob marks a submit of one job: on an idle store that claims in
+	// place its key is not read first (txn.claimInPlace).
+	oneJob bool
 }
 
 // arrival is the best priority a submit brings into a lane.
@@ -75,6 +78,11 @@ type txn struct {
 	// for the whole batch (readHolders); read says which claims were.
 	holders map[store.Claim]string
 	read    map[store.Claim]bool
+	// claimInPlace says that this batch's one-job submits claim their
+	// keys with JobInsertBatched, whose claim answers a duplicate, rather
+	// than read the holders first: the store claims in place
+	// (store.ClaimsInPlace) and no Write is in flight (claims.go).
+	claimInPlace bool
 }
 
 // flush writes the gathered execution rows.
@@ -187,14 +195,17 @@ type Dispatcher struct {
 	// at every rebuild (txn.newEvent).
 	lastEventID int64
 	queueing    store.Queueing // st, when it queues transactions; nil otherwise
-	cfg         config.Config
-	log         *slog.Logger
-	clock       Clock
-	done        chan struct{} // closed when the Dispatcher has stopped
-	doneOnce    sync.Once
-	cmds        chan command
-	maxBatch    int
-	rng         *rand.Rand
+	// claimsInPlace: st claims idempotency keys in place
+	// (store.ClaimsInPlace), so an idle batch need not read them first.
+	claimsInPlace bool
+	cfg           config.Config
+	log           *slog.Logger
+	clock         Clock
+	done          chan struct{} // closed when the Dispatcher has stopped
+	doneOnce      sync.Once
+	cmds          chan command
+	maxBatch      int
+	rng           *rand.Rand
 
 	eng   *policy.Engine
 	build JobBuilder
@@ -324,8 +335,9 @@ func (d *Dispatcher) Done() <-chan struct{} { return d.done }
 
 func newDispatcher(st store.Store, cfg config.Config, log *slog.Logger, clock Clock, maxBatch int) (*Dispatcher, error) {
 	q, _ := st.(store.Queueing)
+	inPlace, _ := st.(store.ClaimsInPlace)
 	d := &Dispatcher{
-		st: st, queueing: q, cfg: cfg, log: log, clock: clock, done: make(chan struct{}),
+		st: st, queueing: q, claimsInPlace: inPlace != nil && inPlace.ClaimsInPlace(), cfg: cfg, log: log, clock: clock, done: make(chan struct{}),
 		cmds: make(chan command, maxBatch), maxBatch: maxBatch,
 		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5eed)),
 	}
@@ -582,7 +594,8 @@ func (d *Dispatcher) drainClosed() {
 // once the commit is durable.
 func (d *Dispatcher) step(ctx context.Context, batch []command) {
 	d.seq++
-	tx := &txn{ctx: ctx, now: d.clock.Now(), seq: d.seq, lastID: &d.lastEventID}
+	tx := &txn{ctx: ctx, now: d.clock.Now(), seq: d.seq, lastID: &d.lastEventID,
+		claimInPlace: d.claimsInPlace && len(d.inflight) == 0}
 	began := time.Now()
 	d.readHolders(tx, batch)
 	durable, err := d.st.WriteDeferred(ctx, func(w store.Writer) error {

@@ -98,9 +98,13 @@ func (d *Dispatcher) submitJobsAs(tx *txn, jobs []store.Job, actor string) []sub
 	deps := make([][]policy.Dependency, len(jobs))
 	warnings := make([]string, len(jobs))
 	adding := map[string]int{}
-	holders, err := d.keyHolders(tx, jobs)
-	if err != nil {
-		return failAll(out, err)
+	claimNow := inPlace(tx, jobs)
+	holders := tx.holders
+	if !claimNow {
+		var err error
+		if holders, err = d.keyHolders(tx, jobs); err != nil {
+			return failAll(out, err)
+		}
 	}
 	for i := range jobs {
 		adding[jobs[i].Tenant]++
@@ -123,7 +127,7 @@ func (d *Dispatcher) submitJobsAs(tx *txn, jobs []store.Job, actor string) []sub
 	}
 	inBatch := map[idemKey]store.Job{}
 	for i := range jobs {
-		out[i] = d.insertJob(tx, jobs[i], deps[i], inBatch, holders, actor)
+		out[i] = d.insertJob(tx, jobs[i], deps[i], inBatch, holders, actor, claimNow)
 		if tx.err != nil {
 			return out
 		}
@@ -236,9 +240,10 @@ func (d *Dispatcher) checkDependencies(tx *txn, j store.Job, earlier []store.Job
 
 // insertJob stores one job and queues it, or finds the job that holds its
 // idempotency key (claims.go): a key the dispatcher knows free is claimed
-// by JobInsertFreeKey, which leaves the Write deferred.
+// by JobInsertFreeKey, which leaves the Write deferred; claimNow (inPlace)
+// claims it with JobInsertBatched, whose claim answers a held key.
 func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, inBatch map[idemKey]store.Job,
-	holders map[store.Claim]string, actor string) submitted {
+	holders map[store.Claim]string, actor string, claimNow bool) submitted {
 	if actor == "" {
 		actor = "tenant:" + j.Tenant
 	}
@@ -254,7 +259,11 @@ func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 		if holder, ok := d.heldKey(j, inBatch, holders); ok {
 			return d.duplicate(tx, j, &store.DuplicateError{Tenant: j.Tenant, Key: j.IdempotencyKey, JobID: holder}, inBatch, actor)
 		}
-		err = tx.w.JobInsertFreeKey(tx.ctx, j)
+		if claimNow {
+			err = tx.w.JobInsertBatched(tx.ctx, j)
+		} else {
+			err = tx.w.JobInsertFreeKey(tx.ctx, j)
+		}
 	} else {
 		err = tx.w.JobInsertBatched(tx.ctx, j)
 	}
@@ -264,6 +273,17 @@ func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 		return d.uniqueDuplicate(tx, j, uniq, actor)
 	}
 	if errors.As(err, &dup) {
+		if claimNow {
+			// The checks before the inserts did not see the holder.
+			held := map[store.Claim]string{{Tenant: j.Tenant, Key: j.IdempotencyKey}: dup.JobID}
+			var gone *KeyOfDeletedJobError
+			if err := d.checkKeyOfDeletedJob(tx, j, held); errors.As(err, &gone) {
+				return submitted{err: err}
+			} else if err != nil {
+				tx.fatal(fmt.Errorf("read holder of a claimed key: %w", err))
+				return submitted{}
+			}
+		}
 		return d.duplicate(tx, j, dup, inBatch, actor)
 	}
 	if err != nil {

@@ -221,6 +221,12 @@ type OpenedStore struct {
 	release func()
 }
 
+// ClaimsInPlace passes on the driver's store.ClaimsInPlace (SQLite's).
+func (o *OpenedStore) ClaimsInPlace() bool {
+	c, ok := o.queueingStore.(store.ClaimsInPlace)
+	return ok && c.ClaimsInPlace()
+}
+
 // Close closes the store and releases what guarded it.
 func (o *OpenedStore) Close() error {
 	err := o.queueingStore.Close()

@@ -126,6 +126,21 @@ type Queueing interface {
 	Resume()
 }
 
+// ClaimsInPlace is implemented by a store whose keyed JobInsertBatched
+// claims the key with a statement of its own process, no round trip
+// (SQLite: on the writer connection, under the write lock). A caller with
+// no Write in flight may then let that claim find a held key (its answer,
+// a *DuplicateError naming the holder) rather than read the key's holders
+// before the transaction (IdempotencyHolders) and insert with
+// JobInsertFreeKey: one statement instead of a read on another
+// connection, and the Write is its own transaction at once instead of
+// queued, which costs nothing when nothing else is queued (package
+// dispatch, claims.go). PostgreSQL's claim is a round trip, as the read
+// is: it keeps the deferred path.
+type ClaimsInPlace interface {
+	ClaimsInPlace() bool
+}
+
 // Writer is the set of operations valid inside Write. It is valid only
 // until fn returns. ctx is checked before each operation; cancelling the
 // ctx given to Write rolls the whole transaction back.

@@ -78,7 +78,9 @@
 //     registers the commit with the syncer, and the syncer reports each
 //     batch durable after an fsync begun after that commit.
 //  3. The first operation that must answer (JobInsert, JobInsertBatched
-//     with an idempotency key, JobTransition, deletions, purges, log appends,
+//     with an idempotency key — the dispatcher's one-job keyed submit
+//     when nothing is in flight, store doc.go, "Claims in place" —,
+//     JobTransition, deletions, purges, log appends,
 //     result updates, key and webhook changes) turns the Write direct: it
 //     waits until the applier has committed everything queued, begins the
 //     transaction, replays what this Write recorded so far, and runs the

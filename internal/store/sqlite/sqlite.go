@@ -57,7 +57,10 @@ var dialect = sqlstore.Dialect{
 // bg is the context statements run with (see sqlstore).
 var bg = context.Background()
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store         = (*Store)(nil)
+	_ store.ClaimsInPlace = (*Store)(nil)
+)
 
 // options are Open's settings.
 type options struct {
@@ -415,6 +418,11 @@ func (s *Store) end(ctx context.Context, w *sqlstore.Writer, fnErr error) (wrote
 	committed = true
 	return wrote, nil
 }
+
+// ClaimsInPlace reports that a keyed JobInsertBatched claims its key with
+// a statement on the writer connection (store.ClaimsInPlace): no round
+// trip, so an idle caller may let the claim answer a duplicate.
+func (s *Store) ClaimsInPlace() bool { return true }
 
 // Ready is closed while no recorded Write waits for the applier and no
 // fsync runs: a caller with Writes in flight forms its next batch until
