@@ -256,7 +256,7 @@ func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 	ev := submittedEvent(tx, &j, actor) // peeks the id: a duplicate draws none
 	var err error
 	if j.IdempotencyKey != "" && j.Unique == nil {
-		if holder, ok := d.heldKey(j, inBatch, holders); ok {
+		if holder, ok := d.heldKey(j, tx.now, inBatch, holders); ok {
 			return d.duplicate(tx, j, &store.DuplicateError{Tenant: j.Tenant, Key: j.IdempotencyKey, JobID: holder}, inBatch, actor)
 		}
 		if claimNow {
