@@ -204,11 +204,21 @@ func (d *Dispatcher) heldKey(j store.Job, now time.Time, inBatch map[idemKey]sto
 	if orig, ok := inBatch[k]; ok {
 		return orig.ID, true
 	}
-	if c, ok := d.claiming[k]; ok && c.at.After(now.Add(-store.IdempotencyWindow)) {
-		return c.jobID, true
+	if id, ok := d.keptClaim(k, now); ok {
+		return id, true
 	}
 	id, ok := holders[store.Claim{Tenant: j.Tenant, Key: j.IdempotencyKey}]
 	return id, ok
+}
+
+// keptClaim names the job of k's claim in claiming, if it is inside the
+// window at now.
+func (d *Dispatcher) keptClaim(k idemKey, now time.Time) (string, bool) {
+	c, ok := d.claiming[k]
+	if !ok || !c.at.After(now.Add(-store.IdempotencyWindow)) {
+		return "", false
+	}
+	return c.jobID, true
 }
 
 // noteClaim remembers that tx's batch claimed j's key.
