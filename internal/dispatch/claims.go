@@ -28,32 +28,40 @@ import (
 // began, and the read sees it; a claim of a later batch may be invisible
 // to it, and is still in claiming when the command runs if readAt >=
 // d.durable - claimRetention (a claim leaves claiming only once its batch
-// is claimRetention batches behind the durable one). A pre-read older
-// than that, or begun before the last reset (claimFloor: a rebuild
-// forgets what claiming held), or that failed, is not used: the batch
-// reads that command's keys itself, as for a command with none. The batch
-// read is made with the durable batch of that moment, and settle never
-// runs between it and the commands: a claim is in claiming or visible to
-// it. Keeping a durable claim in claiming longer changes no answer: it is
-// a committed holder, that a read would return too.
+// is claimRetention batches behind the durable one, forgetDurableClaims).
+// The batch decides which pre-reads it uses in readHolders, and settle
+// never runs between that and its commands. A pre-read is not used, and
+// the batch reads that command's keys itself as for a command with none,
+// when it failed, when it is older than the retention, or when readAt is
+// below claimFloor: the batches started by the last reset, which forgot
+// what claiming held; a pre-read is trusted only if every one of them
+// was durable, and so visible to it, when it began. The batch's own read
+// is made with the durable batch of that moment: a claim is in claiming
+// or visible to it. Keeping a durable claim in claiming longer changes no
+// answer: it is a committed holder, that a read would return too (its
+// job may even have been deleted by retention since: checkKeyOfDeletedJob
+// looks at claiming too). A one-job submit to an idle store that claims
+// in place (txn.claimInPlace) reads nothing first, as before.
 //
-// claimRetention is 64 batches, maxInflight: a command waits in the
-// channel (cap maxBatch) for at most a batch or two once sent, and its
-// pre-read takes a query; a batch settles at most one batch durable per
-// commit it waits on. Past the retention the batch read is the fallback,
-// so a smaller figure costs reads, not answers; it holds at most the
-// claims of 64 batches.
+// claimRetention is 64 batches (maxInflight). A pre-read's age is the
+// batches made durable between its start and its command's batch: those
+// of its query, and of its command's wait in the channel (cap maxBatch:
+// the next batch or the one after takes it) or to be sent when the
+// channel is full. That is a few batches under load; past 64 the batch
+// read is the fallback, so the figure costs reads, not answers. claiming
+// holds the claims of 64 batches more than before, at most 64 × maxBatch
+// submits' keys.
 //
 // Window: a claim counts for IdempotencyWindow after its job's creation.
 // A pre-read answers with the holders inside the window at its start; at
 // the command's time a holder it found may have left the window. When
 // the command's time is later than the read's, a holder whose id's time
-// (store.IDTime, the creation time to the millisecond) is within a minute
-// of the command's window edge, or unreadable, makes the batch read that
-// command's keys again. A claim in claiming is a few batches old
-// (claimRetention batches after a durable one; a batch runs at least each
-// housekeeping tick), far inside the window; heldKey checks its time all
-// the same.
+// (store.IDTime, the creation time to the millisecond, later only if the
+// clock went back) is within windowEdgeMargin of the command's window
+// edge, or unreadable, makes the batch read that command's keys again. A
+// claim in claiming is a few seconds old at most (claimRetention batches
+// after a durable one, and a batch runs at least each housekeeping tick),
+// far inside the window; keptClaim checks its time all the same.
 //
 // If the view is still wrong (another instance claimed the key
 // meanwhile: two leaders, one of them about to be fenced), the claim

@@ -240,8 +240,9 @@ type Dispatcher struct {
 	// holds them in batch order, to forget them once durable.
 	claiming map[idemKey]claimRec
 	claimLog []loggedClaim
-	// claimFloor is d.durable at the last reset, which forgot every
-	// claim kept: a pre-read begun before it is not trusted (claims.go).
+	// claimFloor is d.seq at the last reset, which forgot every claim
+	// kept: a pre-read must have begun once every batch started before it
+	// was durable (claims.go).
 	claimFloor uint64
 	// durableSeq and startedSeq mirror durable and seq for the submitting
 	// goroutines' pre-reads (prereadHolders).
@@ -372,7 +373,7 @@ func (d *Dispatcher) reset() error {
 	d.slotDue, d.slotReady = nil, map[string]bool{}
 	d.workers = map[string]*workerRec{}
 	d.byTenant = map[string]int{}
-	d.claiming, d.claimLog, d.claimFloor = map[idemKey]claimRec{}, nil, d.durable
+	d.claiming, d.claimLog, d.claimFloor = map[idemKey]claimRec{}, nil, d.seq
 	if d.waiters == nil {
 		d.waiters = map[string][]chan api.Job{}
 	}
