@@ -28,7 +28,9 @@ type SubmitResult struct {
 func (d *Dispatcher) Submit(ctx context.Context, jobs []store.Job, wait bool, actor string) ([]SubmitResult, chan api.Job, error) {
 	out := make([]SubmitResult, len(jobs))
 	var waitCh chan api.Job
-	err := d.send(ctx, command{arriving: arrivals(jobs), claims: claimsOf(jobs), oneJob: len(jobs) == 1, apply: func(tx *txn) {
+	claims := claimsOf(jobs)
+	pre := d.prereadHolders(ctx, claims, len(jobs) == 1)
+	err := d.send(ctx, command{arriving: arrivals(jobs), claims: claims, oneJob: len(jobs) == 1, pre: pre, apply: func(tx *txn) {
 		res := d.submitJobsAs(tx, jobs, actor)
 		if wait && res[0].err == nil && tx.err == nil {
 			waitCh = d.addWaiter(res[0].jobID())

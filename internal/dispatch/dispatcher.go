@@ -46,6 +46,10 @@ type command struct {
 	// oneJob marks a submit of one job: on an idle store that claims in
 	// place its key is not read first (txn.claimInPlace).
 	oneJob bool
+	// pre is the holders of claims as the submitting goroutine read them
+	// before it sent the command (prereadHolders); nil: none, the batch
+	// reads them (claims.go).
+	pre *preread
 }
 
 // arrival is the best priority a submit brings into a lane.
@@ -236,6 +240,14 @@ type Dispatcher struct {
 	// holds them in batch order, to forget them once durable.
 	claiming map[idemKey]claimRec
 	claimLog []loggedClaim
+	// claimFloor is d.seq at the last reset, which forgot every claim
+	// kept: a pre-read must have begun once every batch started before it
+	// was durable (claims.go).
+	claimFloor uint64
+	// durableSeq and startedSeq mirror durable and seq for the submitting
+	// goroutines' pre-reads (prereadHolders).
+	durableSeq atomic.Uint64
+	startedSeq atomic.Uint64
 	// outOfStep is set when a committed batch could not be made durable:
 	// the state in memory ran ahead of the store, and is rebuilt from it
 	// before the next batch (recover).
@@ -361,7 +373,7 @@ func (d *Dispatcher) reset() error {
 	d.slotDue, d.slotReady = nil, map[string]bool{}
 	d.workers = map[string]*workerRec{}
 	d.byTenant = map[string]int{}
-	d.claiming, d.claimLog = map[idemKey]claimRec{}, nil
+	d.claiming, d.claimLog, d.claimFloor = map[idemKey]claimRec{}, nil, d.seq
 	if d.waiters == nil {
 		d.waiters = map[string][]chan api.Job{}
 	}
@@ -530,6 +542,7 @@ func (d *Dispatcher) settle(err error) {
 		return
 	}
 	d.durable = c.seq
+	d.durableSeq.Store(c.seq)
 	d.forgetDurableClaims()
 	d.metrics.Durable(time.Since(c.commitAt))
 	for _, f := range c.after {
@@ -594,6 +607,7 @@ func (d *Dispatcher) drainClosed() {
 // once the commit is durable.
 func (d *Dispatcher) step(ctx context.Context, batch []command) {
 	d.seq++
+	d.startedSeq.Store(d.seq)
 	tx := &txn{ctx: ctx, now: d.clock.Now(), seq: d.seq, lastID: &d.lastEventID,
 		claimInPlace: d.claimsInPlace && len(d.inflight) == 0}
 	began := time.Now()

@@ -15,7 +15,9 @@ func isOpError(err error) bool {
 		errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrInvalid)
 }
 
-// Clock is the dispatcher's source of now; tests inject one.
+// Clock is the dispatcher's source of now; tests inject one. Submits
+// read it on their own goroutines too (prereadHolders): it must be safe
+// for concurrent use.
 type Clock interface{ Now() time.Time }
 
 // ErrClosed is returned to operations sent after the dispatcher stopped.

@@ -141,12 +141,17 @@ func (d *Dispatcher) submitJobsAs(tx *txn, jobs []store.Job, actor string) []sub
 // checkKeyOfDeletedJob refuses a job whose idempotency key is held, inside
 // its window, by a job that retention has deleted: the key stays bound
 // for the whole window (no second job), and there is no job left to
-// return as the original. holders are keyHolders' answer for the batch.
+// return as the original. holders are keyHolders' answer for the batch;
+// a claim the dispatcher keeps (claiming, claims.go) may name such a job
+// too.
 func (d *Dispatcher) checkKeyOfDeletedJob(tx *txn, j store.Job, holders map[store.Claim]string) error {
 	if j.IdempotencyKey == "" {
 		return nil
 	}
 	holder, ok := holders[store.Claim{Tenant: j.Tenant, Key: j.IdempotencyKey}]
+	if !ok {
+		holder, ok = d.keptClaim(idemKey{j.Tenant, j.IdempotencyKey}, tx.now)
+	}
 	if !ok || d.jobs[holder] != nil {
 		return nil
 	}
@@ -256,7 +261,7 @@ func (d *Dispatcher) insertJob(tx *txn, j store.Job, deps []policy.Dependency, i
 	ev := submittedEvent(tx, &j, actor) // peeks the id: a duplicate draws none
 	var err error
 	if j.IdempotencyKey != "" && j.Unique == nil {
-		if holder, ok := d.heldKey(j, inBatch, holders); ok {
+		if holder, ok := d.heldKey(j, tx.now, inBatch, holders); ok {
 			return d.duplicate(tx, j, &store.DuplicateError{Tenant: j.Tenant, Key: j.IdempotencyKey, JobID: holder}, inBatch, actor)
 		}
 		if claimNow {

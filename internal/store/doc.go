@@ -97,10 +97,12 @@
 //
 // What the dispatcher knows (package dispatch, claims.go), in order: the
 // keys inserted earlier in the same submit; the keys its own batches
-// claimed that may not be durable yet (kept in memory until the batch
-// that claimed them is); and the committed holders of every key the
-// batch's submits bring, read in one IdempotencyHolders query per batch
-// before its commands run. A key found in any of them is a duplicate,
+// claimed (kept in memory until a few dozen batches after the batch that
+// claimed them is durable); and the committed holders of every key the
+// batch's submits bring, read in one IdempotencyHolders query: by the
+// submitting goroutine before it hands its submit to the dispatcher, or,
+// for the submits whose read failed or is older than what the memory
+// keeps, in one query per batch before its commands run. A key found in any of them is a duplicate,
 // answered with its holder (the same answer, 200 and the original job,
 // and the same deduplicated event as before), and nothing is written for
 // it; a holder that retention deleted is refused as before. The window
@@ -126,10 +128,12 @@
 // does: it always defers.
 //
 // Why the view is right. A claim of this dispatcher leaves its memory
-// only once the batch that made it is durable, which happens between
-// batches, never between a batch's read and its commands: so a claim is
-// either in memory or was committed before the read began, and the read
-// sees it (reads see every committed transaction). Claims of anyone else
+// only once the batch that made it is durable, and some batches more
+// (claims.go), which happens between batches: a submit's read is used
+// only if it began after the last batch the memory no longer holds was
+// durable, so a claim is either in memory or was committed before the
+// read began, and the read sees it (reads see every committed
+// transaction). Claims of anyone else
 // (a former leader's last batches, a second instance that still believes
 // it leads) were committed before the read or are in flight.
 //
