@@ -135,16 +135,7 @@ func TestPrereadBeforeClaimDurableFindsTheClaim(t *testing.T) {
 		t.Fatalf("first submit: %v %+v", firstErr, first)
 	}
 
-	readsBefore := st.reads.Load()
-	var second submitted
-	var secondErr error
-	stepDurable(t, d, keyedSubmit(d, "k", pre, &second, &secondErr))
-	if secondErr != nil || second.err != nil || !second.deduplicated || second.jobID() != first.jobID() {
-		t.Fatalf("second submit: %v dedup=%v job %s, want a duplicate of %s", secondErr, second.deduplicated, second.jobID(), first.jobID())
-	}
-	if n := st.reads.Load() - readsBefore; n != 0 {
-		t.Fatalf("the batch of a pre-read submit read the holders %d times, want 0", n)
-	}
+	secondIsADuplicate(t, d, st, pre, first, 0)
 }
 
 // A pre-read older than what the dispatcher retains (its claims of
@@ -160,16 +151,7 @@ func TestPrereadOlderThanRetentionFallsBackToARead(t *testing.T) {
 	for range claimRetention + 1 {
 		stepDurable(t, d)
 	}
-	readsBefore := st.reads.Load()
-	var second submitted
-	var secondErr error
-	stepDurable(t, d, keyedSubmit(d, "k", pre, &second, &secondErr))
-	if secondErr != nil || !second.deduplicated || second.jobID() != first.jobID() {
-		t.Fatalf("second submit: %v dedup=%v job %s, want a duplicate of %s", secondErr, second.deduplicated, second.jobID(), first.jobID())
-	}
-	if n := st.reads.Load() - readsBefore; n != 1 {
-		t.Fatalf("the batch read the holders %d times, want 1 (the pre-read is too old)", n)
-	}
+	secondIsADuplicate(t, d, st, pre, first, 1)
 }
 
 // A pre-read that fails leaves the submit without one: its batch reads
@@ -186,16 +168,7 @@ func TestFailedPrereadFallsBackToARead(t *testing.T) {
 	if pre != nil {
 		t.Fatalf("a failed pre-read gave %+v, want none", pre)
 	}
-	readsBefore := st.reads.Load()
-	var second submitted
-	var secondErr error
-	stepDurable(t, d, keyedSubmit(d, "k", pre, &second, &secondErr))
-	if secondErr != nil || !second.deduplicated || second.jobID() != first.jobID() {
-		t.Fatalf("second submit: %v dedup=%v job %s, want a duplicate of %s", secondErr, second.deduplicated, second.jobID(), first.jobID())
-	}
-	if n := st.reads.Load() - readsBefore; n != 1 {
-		t.Fatalf("the batch read the holders %d times, want 1", n)
-	}
+	secondIsADuplicate(t, d, st, pre, first, 1)
 }
 
 // A rebuild forgets the claims it kept: a pre-read begun before it is
@@ -211,16 +184,7 @@ func TestPrereadBeforeRebuildFallsBackToARead(t *testing.T) {
 	if err := d.rebuild(ctx); err != nil {
 		t.Fatal(err)
 	}
-	readsBefore := st.reads.Load()
-	var second submitted
-	var secondErr error
-	stepDurable(t, d, keyedSubmit(d, "k", pre, &second, &secondErr))
-	if secondErr != nil || !second.deduplicated || second.jobID() != first.jobID() {
-		t.Fatalf("second submit: %v dedup=%v job %s, want a duplicate of %s", secondErr, second.deduplicated, second.jobID(), first.jobID())
-	}
-	if n := st.reads.Load() - readsBefore; n != 1 {
-		t.Fatalf("the batch read the holders %d times, want 1", n)
-	}
+	secondIsADuplicate(t, d, st, pre, first, 1)
 }
 
 // A retained claim counts only inside the idempotency window.
@@ -282,5 +246,22 @@ func TestConcurrentPrereadSubmitsMakeOneJob(t *testing.T) {
 	}
 	if st.reads.Load() == 0 {
 		t.Fatal("no holders were read")
+	}
+}
+
+// secondIsADuplicate submits key "k" again with the pre-read pre, in a
+// batch made durable, and fails unless the answer is a duplicate of
+// first and the batch read the holders wantReads times.
+func secondIsADuplicate(t *testing.T, d *Dispatcher, st *gatedStore, pre *preread, first submitted, wantReads int64) {
+	t.Helper()
+	readsBefore := st.reads.Load()
+	var second submitted
+	var secondErr error
+	stepDurable(t, d, keyedSubmit(d, "k", pre, &second, &secondErr))
+	if secondErr != nil || second.err != nil || !second.deduplicated || second.jobID() != first.jobID() {
+		t.Fatalf("second submit: %v dedup=%v job %s, want a duplicate of %s", secondErr, second.deduplicated, second.jobID(), first.jobID())
+	}
+	if n := st.reads.Load() - readsBefore; n != wantReads {
+		t.Fatalf("the batch read the holders %d times, want %d", n, wantReads)
 	}
 }
