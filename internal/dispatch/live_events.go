@@ -1,9 +1,7 @@
 package dispatch
 
 import (
-	"cmp"
 	"context"
-	"slices"
 
 	"github.com/fairwayhq/fairway/internal/store"
 )
@@ -43,14 +41,5 @@ func (d *Dispatcher) liveEvents(p *store.EventListParams) []store.Event {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b store.Event) int {
-		if p.Newest {
-			return cmp.Compare(b.ID, a.ID)
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
-	if limit := store.ClampLimit(p.Limit, store.DefaultListLimit, store.MaxListLimit); len(out) > limit {
-		out = out[:limit]
-	}
-	return out
+	return p.Page(out)
 }

@@ -52,16 +52,7 @@ func (s *Server) listJobs(ctx context.Context, p store.JobListParams) (store.Job
 // mergeJobs merges two lists in JobList's order; a job in both keeps the
 // store's copy (the later read).
 func mergeJobs(mem, stored []store.Job) []store.Job {
-	inStore := make(map[string]bool, len(stored))
-	for _, j := range stored {
-		inStore[j.ID] = true
-	}
-	out := slices.Clone(stored)
-	for _, j := range mem {
-		if !inStore[j.ID] {
-			out = append(out, j)
-		}
-	}
+	out := store.UnionKeepingLater(mem, stored, func(j *store.Job) string { return j.ID })
 	slices.SortFunc(out, func(a, b store.Job) int { return store.NewestFirst(&a, &b) })
 	return out
 }

@@ -43,24 +43,37 @@ func actorMatches(actor, want string) bool {
 // returns them), keeping one copy of an event found in both (b's), cut to
 // p's limit.
 func MergeEvents(p EventListParams, a, b []Event) []Event {
-	inB := make(map[int64]bool, len(b))
-	for _, e := range b {
-		inB[e.ID] = true
-	}
-	out := slices.Clone(b)
-	for _, e := range a {
-		if !inB[e.ID] {
-			out = append(out, e)
-		}
-	}
-	slices.SortFunc(out, func(x, y Event) int {
+	return p.Page(UnionKeepingLater(a, b, func(e *Event) int64 { return e.ID }))
+}
+
+// Page sorts events in p's order (by id, newest first if p.Newest) and
+// cuts them to p's limit, as EventList answers.
+func (p *EventListParams) Page(events []Event) []Event {
+	slices.SortFunc(events, func(x, y Event) int {
 		if p.Newest {
 			return cmp.Compare(y.ID, x.ID)
 		}
 		return cmp.Compare(x.ID, y.ID)
 	})
-	if limit := ClampLimit(p.Limit, DefaultListLimit, MaxListLimit); len(out) > limit {
-		out = out[:limit]
+	if limit := ClampLimit(p.Limit, DefaultListLimit, MaxListLimit); len(events) > limit {
+		events = events[:limit]
+	}
+	return events
+}
+
+// UnionKeepingLater is later and the items of earlier whose key later
+// does not hold: of an item read twice, the later read's copy. The
+// order is later's, then earlier's; callers sort.
+func UnionKeepingLater[T any, K comparable](earlier, later []T, key func(*T) K) []T {
+	inLater := make(map[K]bool, len(later))
+	for i := range later {
+		inLater[key(&later[i])] = true
+	}
+	out := slices.Clone(later)
+	for i := range earlier {
+		if !inLater[key(&earlier[i])] {
+			out = append(out, earlier[i])
+		}
 	}
 	return out
 }

@@ -271,9 +271,11 @@ func (sh transitionShape) batchSQL(rows int, stateGuard string) (string, int) {
 	add("u", "bigint")
 	set = append(set, "updated_at = v.u")
 	for i, f := range setFields {
-		if sh.fields&(1<<i) != 0 && f.expr != "" {
+		switch {
+		case sh.fields&(1<<i) == 0:
+		case f.expr != "":
 			set = append(set, f.col+" = "+f.expr)
-		} else if sh.fields&(1<<i) != 0 {
+		default:
 			name := "c" + strconv.Itoa(i)
 			add(name, f.typ)
 			set = append(set, f.col+" = v."+name)

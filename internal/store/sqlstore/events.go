@@ -79,33 +79,19 @@ var eventSources = []eventSource{
 		id:  "x.end_event_id", jobID: "x.job_id", attempt: "x.attempt", tenant: jobTenant, at: "x.finished_at",
 		actor: execWorker, detail: nullText, scheduleID: nullText, worker: "x.worker_id", late: nullBigint,
 		exitCode: "x.exit_code", class: "x.failure_class", errText: "x.error", outcome: "x.outcome"},
-	{kind: eventJobLeased, from: "jobs j", base: "j.lease_event_id IS NOT NULL", constType: store.EventLeased,
-		id: "j.lease_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant, at: "j.leased_at",
-		actor: "'system'", detail: nullText, scheduleID: nullText, worker: "j.worker_id", late: nullBigint,
-		exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText},
+	jobLeasedSource,
 	// A running job's live attempt (store doc.go, "The hot row and its
 	// indexes"): its ids are in columns no index holds, so the audit feed
 	// walks jobs_unfinished (final_state IS NULL: filter adds it) and
 	// filters; one job's events find its row by key. The leader answers the feed's live
 	// events from its dispatcher instead (EventListParams.NoLive).
-	{kind: eventJobLiveLeased, from: "jobs j", base: "j.live_lease_event_id IS NOT NULL",
-		constType: store.EventLeased, id: "j.live_lease_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant,
-		at: "j.leased_at", actor: "'system'", detail: nullText, scheduleID: nullText, worker: "j.worker_id", late: nullBigint,
-		exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText},
-	{kind: eventJobLiveStarted, from: "jobs j", base: "j.live_start_event_id IS NOT NULL",
-		constType: store.EventStarted, id: "j.live_start_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant,
-		at: "COALESCE(j.start_event_at, j.finished_at)", actor: jobWorker, detail: nullText, scheduleID: nullText,
-		worker: "j.worker_id", late: "CASE WHEN j.start_event_at IS NULL THEN j.started_at END",
-		exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText},
+	jobLeasedSource.fromLiveColumn(eventJobLiveLeased, liveLease),
+	jobStartedSource.fromLiveColumn(eventJobLiveStarted, liveStart),
 	// Held attempts (store doc.go, "The finished attempt in the job
 	// row"), through jobs_start_event. A held attempt's start
 	// reported with its completion has no start_event_at, as in an
 	// execution row.
-	{kind: eventJobStarted, from: "jobs j", base: "j.start_event_id IS NOT NULL",
-		constType: store.EventStarted, id: "j.start_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant,
-		at: "COALESCE(j.start_event_at, j.finished_at)", actor: jobWorker, detail: nullText, scheduleID: nullText,
-		worker: "j.worker_id", late: "CASE WHEN j.start_event_at IS NULL THEN j.started_at END",
-		exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText},
+	jobStartedSource,
 	// The outcome event of a held attempt, through jobs_end_event.
 	{kind: eventJobEnd, from: "jobs j", base: "j.end_event_id IS NOT NULL",
 		typ: "CASE j.attempt_outcome WHEN 'succeeded' THEN 'succeeded' WHEN 'cancelled' THEN 'cancelled' ELSE 'failed' END",
@@ -118,6 +104,29 @@ var eventSources = []eventSource{
 		id: "j.submit_event_id", jobID: "j.id", attempt: "0", tenant: jobTenant, at: jobCreated,
 		actor: "COALESCE(j.submit_actor, '')", detail: nullText, scheduleID: nullText, worker: "j.type", late: nullBigint,
 		exitCode: "COALESCE(j.submit_priority, j.priority)", class: nullText, errText: "j.lane", outcome: nullText},
+}
+
+// jobLeasedSource and jobStartedSource are the leased and started events
+// a job row holds in its indexed columns (jobs_live_events,
+// jobs_start_event); fromLiveColumn makes from each the branch of a live
+// attempt's.
+var (
+	jobLeasedSource = eventSource{kind: eventJobLeased, from: "jobs j", base: "j.lease_event_id IS NOT NULL", constType: store.EventLeased,
+		id: "j.lease_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant, at: "j.leased_at",
+		actor: "'system'", detail: nullText, scheduleID: nullText, worker: "j.worker_id", late: nullBigint,
+		exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText}
+	jobStartedSource = eventSource{kind: eventJobStarted, from: "jobs j", base: "j.start_event_id IS NOT NULL",
+		constType: store.EventStarted, id: "j.start_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant,
+		at: "COALESCE(j.start_event_at, j.finished_at)", actor: jobWorker, detail: nullText, scheduleID: nullText,
+		worker: "j.worker_id", late: "CASE WHEN j.start_event_at IS NULL THEN j.started_at END",
+		exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText}
+)
+
+// fromLiveColumn is src read from the live column of c instead of its
+// indexed one, as a branch of kind.
+func (src eventSource) fromLiveColumn(kind int, c liveEventCol) eventSource {
+	src.kind, src.id, src.base = kind, "j."+c.live, "j."+c.live+" IS NOT NULL"
+	return src
 }
 
 // typeExpr is the branch's type column.

@@ -251,15 +251,13 @@ func jobArgs(j *store.Job) ([]any, error) {
 // finishedID and liveID are the values of a live attempt's event id
 // columns (liveEventCol) for a job in state s: a finished job's id is in
 // the indexed column, an unfinished one's in the live column.
-func finishedID(s store.State, id int64) any {
-	if !s.Terminal() {
-		return nil
-	}
-	return idArg(id)
-}
+func finishedID(s store.State, id int64) any { return idIf(s.Terminal(), id) }
 
-func liveID(s store.State, id int64) any {
-	if s.Terminal() {
+func liveID(s store.State, id int64) any { return idIf(!s.Terminal(), id) }
+
+// idIf is id's value where held is true, else NULL.
+func idIf(held bool, id int64) any {
+	if !held {
 		return nil
 	}
 	return idArg(id)
@@ -331,7 +329,7 @@ func liveEventFields(c liveEventCol, id func(s *store.JobSet) *int64) []setField
 	return []setField{
 		{col: c.indexed, typ: "bigint", arg: func(s *store.JobSet) (any, bool) {
 			if v := id(s); v != nil {
-				return finishedIDOf(s, *v), true
+				return idIf(finishing(s), *v), true
 			}
 			return nil, false
 		}},
@@ -348,14 +346,6 @@ func liveEventFields(c liveEventCol, id func(s *store.JobSet) *int64) []setField
 			return nil, false
 		}},
 	}
-}
-
-// finishedIDOf is the indexed column's value for id set by s.
-func finishedIDOf(s *store.JobSet, id int64) any {
-	if !finishing(s) {
-		return nil
-	}
-	return idArg(id)
 }
 
 // releasedCols are the columns releaseHeld sets NULL when a job gives
