@@ -21,7 +21,7 @@ func TestAStandbyForwardsTheAuditFeed(t *testing.T) {
 		"/api/v1/jobs?state=succeeded":          false,
 	} {
 		r := httptest.NewRequest("GET", target, nil)
-		if got := listsUnfinished(r); got != forwarded {
+		if got := readsLeaderMemory(r); got != forwarded {
 			t.Errorf("%s: forwarded to the leader = %v, want %v", target, got, forwarded)
 		}
 		if served := servedByStandby(r); served == forwarded {

@@ -239,7 +239,7 @@ func (n *Node) standby(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Fairway-Leader", addr)
 	}
 	reads := n.reads.Load()
-	if reads != nil && (servedByStandby(r) || r.URL.Path == "/metrics" || addr == "" && listsUnfinished(r)) {
+	if reads != nil && (servedByStandby(r) || r.URL.Path == "/metrics" || addr == "" && readsLeaderMemory(r)) {
 		// With no leader, a listing of unfinished jobs is answered from
 		// the database: correct, only slower (no index on their state).
 		reads.Handler().ServeHTTP(w, r)
@@ -264,7 +264,7 @@ func servedByStandby(r *http.Request) bool {
 	switch {
 	case strings.HasSuffix(p, "/explain"), p == "lanes", p == "workers", p == "openapi.json":
 		return false
-	case listsUnfinished(r):
+	case readsLeaderMemory(r):
 		return false
 	case strings.HasSuffix(p, "/logs"):
 		q := r.URL.Query()
@@ -274,12 +274,12 @@ func servedByStandby(r *http.Request) bool {
 		p == "failures" || p == "successes" || p == "sla-compliance" || p == "series"
 }
 
-// listsUnfinished reports whether r lists jobs of an unfinished state,
+// readsLeaderMemory reports whether r lists jobs of an unfinished state
 // or reads the audit feed (not one job's or schedule's events), which the
 // leader answers from its dispatcher's memory (the store keeps no index
 // on an unfinished job's state, nor on its live attempt's events: store
 // doc.go, "The hot row and its indexes").
-func listsUnfinished(r *http.Request) bool {
+func readsLeaderMemory(r *http.Request) bool {
 	if r.Method != http.MethodGet {
 		return false
 	}
