@@ -179,6 +179,11 @@ type Job struct {
 	// IdempotencyKey, when set, makes (Tenant, IdempotencyKey) unique among
 	// jobs created within the idempotency window; see JobInsert.
 	IdempotencyKey string
+	// SubmitToken is the token of the submit that created the job ("":
+	// none), shared by every job of that submit (package store, "Submit
+	// tokens"): a submit sent again with it within SubmitTokenWindow is
+	// answered with those jobs.
+	SubmitToken string
 	// TraceParent is the job's W3C trace context: its submit span's, or
 	// the one it was submitted with ("" for none).
 	TraceParent string

@@ -273,6 +273,10 @@ type Reader interface {
 	// queries: the holder of every claim that is held, by claim; claims
 	// not held are absent.
 	IdempotencyHolders(ctx context.Context, claims []Claim, createdAfter time.Time) (map[Claim]string, error)
+	// SubmitTokens returns the submit tokens of the jobs whose id is
+	// sinceID or later (pass IDFloor(now - SubmitTokenWindow)), in id
+	// order: what the dispatcher rebuilds its tokens from.
+	SubmitTokens(ctx context.Context, sinceID string) ([]SubmitToken, error)
 	// JobList returns one page of jobs, newest first.
 	JobList(ctx context.Context, p JobListParams) (JobPage, error)
 	// JobCount counts the jobs JobList would page through (Limit and

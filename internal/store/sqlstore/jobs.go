@@ -20,7 +20,7 @@ var jobColumns = []string{
 	"failure_class", "result", "shell", "returned_leases", "output_limit", "scheduled_for", "tags", "result_location", "held",
 	"not_preemptible", "trace_parent", "unique_rule", "snoozes", "max_snoozes",
 	"lease_event_id", "leased_at", "start_event_id", "start_event_at",
-	"submit_event_id", "submit_actor", "submit_priority",
+	"submit_event_id", "submit_actor", "submit_priority", "submit_token",
 }
 
 // specColumns are the columns of jobColumns that job_specs holds: the
@@ -31,7 +31,7 @@ var specColumns = []string{
 	"name", "key", "fairness_key", "on_demand", "labels", "command", "env", "dir", "payload",
 	"idempotency_key", "retry_kind", "retry_delay_ms", "retry_max_delay_ms", "retry_jitter", "retry_on",
 	"sla_policy", "depends_on", "shell", "output_limit", "scheduled_for", "tags", "result_location",
-	"not_preemptible", "trace_parent", "unique_rule", "max_snoozes",
+	"not_preemptible", "trace_parent", "unique_rule", "max_snoozes", "submit_token",
 }
 
 // JobFrom is the FROM of every job SELECT unless the dialect has its
@@ -180,17 +180,21 @@ func OldJobRow(j *store.Job) ([]string, []any, error) {
 		return nil, nil, err
 	}
 	// The live columns came later (PostgreSQL 0020, SQLite 0026): the
-	// ids were in the indexed ones.
-	n := len(jobInsertColumns) - 2
-	for i, c := range jobInsertColumns {
+	// ids were in the indexed ones. So did submit_token (0021, 0027).
+	var cols []string
+	var vals []any
+	for i, c := range jobInsertColumns[:len(jobInsertColumns)-2] {
 		switch c {
 		case liveLease.indexed:
 			args[i] = idArg(j.LeaseEventID)
 		case liveStart.indexed:
 			args[i] = idArg(j.StartEventID)
+		case "submit_token":
+			continue
 		}
+		cols, vals = append(cols, c), append(vals, args[i])
 	}
-	return jobInsertColumns[:n], args[:n], nil
+	return cols, vals, nil
 }
 
 // finalStateArg is final_state's value for a job in state s.
@@ -243,7 +247,7 @@ func jobArgs(j *store.Job) ([]any, error) {
 		timeArg(j.ScheduledFor), tags, strArg(j.ResultLocation), j.Held,
 		j.NotPreemptible, strArg(j.TraceParent), unique, int64(j.Snoozes), int64(j.MaxSnoozes),
 		finishedID(j.State, j.LeaseEventID), timeArg(j.LeasedAt), finishedID(j.State, j.StartEventID), timeArg(j.StartEventAt),
-		idArg(j.SubmitEventID), submitActorArg(j), intPtrArg(j.SubmitPriority), finalStateArg(j.State),
+		idArg(j.SubmitEventID), submitActorArg(j), intPtrArg(j.SubmitPriority), strArg(j.SubmitToken), finalStateArg(j.State),
 		liveID(j.State, j.LeaseEventID), liveID(j.State, j.StartEventID),
 	}, nil
 }
@@ -295,6 +299,7 @@ func scanJob(sc scanner) (store.Job, error) {
 		&j.NotPreemptible, strCol[string]{&j.TraceParent}, jsonCol{&j.Unique}, &snoozes, &maxSnoozes,
 		idCol{&j.LeaseEventID}, timeCol{&j.LeasedAt}, idCol{&j.StartEventID}, timeCol{&j.StartEventAt},
 		idCol{&j.SubmitEventID}, strCol[string]{&j.SubmitActor}, intPtrCol{&j.SubmitPriority},
+		strCol[string]{&j.SubmitToken},
 	)
 	j.Priority, j.Attempt, j.MaxAttempts, j.ReturnedLeases = int(priority), int(attempt), int(maxAttempts), int(returned)
 	j.Snoozes, j.MaxSnoozes = int(snoozes), int(maxSnoozes)

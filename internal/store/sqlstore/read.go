@@ -159,6 +159,31 @@ func (s *Core) JobGetByIdempotencyKey(ctx context.Context, tenant, key string, c
 	return jobs[0], nil
 }
 
+// SubmitTokens implements store.Reader. It walks job_specs' primary key
+// from sinceID: the jobs of the last few minutes, whose specs hold the
+// tokens (no index does).
+func (s *Core) SubmitTokens(ctx context.Context, sinceID string) ([]store.SubmitToken, error) {
+	rows, err := s.RDB.QueryContext(ctx, s.D.rebind(`SELECT jobs.tenant, job_specs.submit_token, job_specs.job_id
+		FROM job_specs JOIN jobs ON jobs.id = job_specs.job_id
+		WHERE job_specs.job_id >= ? AND job_specs.submit_token IS NOT NULL ORDER BY job_specs.job_id`), sinceID)
+	if err != nil {
+		return nil, fmt.Errorf("store: submit tokens: %w", err)
+	}
+	defer rows.Close()
+	var out []store.SubmitToken
+	for rows.Next() {
+		var t store.SubmitToken
+		if err := rows.Scan(&t.Tenant, &t.Token, &t.JobID); err != nil {
+			return nil, fmt.Errorf("store: submit tokens: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: submit tokens: %w", err)
+	}
+	return out, nil
+}
+
 // likeEscaper escapes a LIKE pattern's wildcards (with ESCAPE '\').
 var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
 

@@ -57,6 +57,7 @@ var tests = []testCase{
 	{"SubmittedEvents", testSubmittedEvents},
 	{"RetentionOfRowlessEvents", testRetentionOfRowlessEvents},
 	{"HeldAttempts", testHeldAttempts},
+	{"SubmitTokens", testSubmitTokens},
 
 	{"IdempotencyDuplicateWithinWindow", testIdempotencyDuplicate},
 	{"IdempotencyOtherTenant", testIdempotencyOtherTenant},
