@@ -153,6 +153,15 @@ type Job struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// SubmitTokenHeader carries a submit's token on POST /jobs and POST
+// /jobs/batch: 32 hexadecimal characters (128 random bits) drawn for
+// that one call, so that the call can be sent again when its answer was
+// lost. The same token from the same tenant within two minutes
+// (store.SubmitTokenWindow) is answered with the jobs of the first
+// submit, deduplicated, and creates nothing. The Go client sends one with
+// every Submit and SubmitBatch.
+const SubmitTokenHeader = "Fairway-Submit-Token"
+
 // SubmitResponse answers POST /jobs.
 type SubmitResponse struct {
 	Job            Job        `json:"job"`

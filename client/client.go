@@ -15,6 +15,8 @@ import (
 	"time"
 
 	segjson "github.com/segmentio/encoding/json"
+
+	"github.com/fairwayhq/fairway/api"
 	"go.opentelemetry.io/otel/propagation"
 )
 
@@ -163,6 +165,10 @@ type call struct {
 	// lets net/http resend the request on a pooled connection that turned
 	// out to be closed.
 	idemKey string
+	// submitToken, if set, is sent as api.SubmitTokenHeader (and as
+	// X-Idempotency-Key, for net/http's resend on a closed pooled
+	// connection): the call may be sent again for SubmitTokenResendLimit.
+	submitToken string
 	// idempotent: sending the call twice has the effect of sending it
 	// once (a worker's log chunks, by attempt and seq), so it is retried
 	// like a read.
@@ -195,6 +201,10 @@ func (c *Client) doAt(ctx context.Context, root string, k call) (int, string, er
 	}
 	if k.idemKey != "" {
 		req.Header.Set("Idempotency-Key", k.idemKey)
+	}
+	if k.submitToken != "" {
+		req.Header.Set(api.SubmitTokenHeader, k.submitToken)
+		req.Header.Set("X-Idempotency-Key", k.submitToken)
 	}
 	// The caller's trace, if its ctx carries a span: a submitted job joins
 	// it (docs/tracing.md). Nothing is set without one.

@@ -123,6 +123,9 @@ func WithRetryDeadline(d time.Duration) Option {
 func (c *Client) withFailover(ctx context.Context, p retryPolicy, call func(root string) (int, string, error)) (int, error) {
 	safe := p.safe
 	deadline := time.Now().Add(c.retryDeadline)
+	if p.resendLimit > 0 && c.retryDeadline > p.resendLimit {
+		deadline = time.Now().Add(p.resendLimit)
+	}
 	var answered error // the last retried error, kept if ctx ends during the next call
 	for tries := 1; ; tries++ {
 		root := c.ends.current()
@@ -159,6 +162,9 @@ type retryPolicy struct {
 	// after a timeout: a copy delivered late would tell the leader
 	// something no longer true. The caller sends a fresh one.
 	snapshot bool
+	// resendLimit, if not 0, caps the retry deadline: a submit sent with
+	// a token is not sent again once the server may have forgotten it.
+	resendLimit time.Duration
 }
 
 // backoff is the pause after round n (1-based) of the instances:
@@ -238,7 +244,11 @@ func (c *Client) attemptTimeout(k call) time.Duration {
 
 // policyOf is k's retry policy.
 func policyOf(k call) retryPolicy {
-	return retryPolicy{safe: safeToRepeat(k), snapshot: k.snapshot}
+	p := retryPolicy{safe: safeToRepeat(k), snapshot: k.snapshot}
+	if k.submitToken != "" {
+		p.resendLimit = SubmitTokenResendLimit
+	}
+	return p
 }
 
 // safeToRepeat: a call that may be sent again after an instance may have
@@ -251,7 +261,7 @@ func safeToRepeat(k call) bool {
 	case http.MethodGet, http.MethodHead, http.MethodPut:
 		return true
 	}
-	return k.idemKey != "" || k.idempotent
+	return k.idemKey != "" || k.submitToken != "" || k.idempotent
 }
 
 // instanceTrouble: err says more about the instance than about the call

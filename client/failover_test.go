@@ -151,7 +151,7 @@ func TestASubmitFailsOverFromASilentInstance(t *testing.T) {
 	var mu sync.Mutex
 	leader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		keys = append(keys, r.Header.Get(api.SubmitTokenHeader))
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
@@ -175,8 +175,8 @@ func TestASubmitFailsOverFromASilentInstance(t *testing.T) {
 	if took > 5*time.Second {
 		t.Errorf("took %s, past the retry deadline", took)
 	}
-	if c.BaseURL() != leader.URL || len(keys) != 1 || !strings.HasPrefix(keys[0], GeneratedKeyPrefix) {
-		t.Errorf("answered by %s with keys %q", c.BaseURL(), keys)
+	if c.BaseURL() != leader.URL || len(keys) != 1 || !isSubmitToken(keys[0]) {
+		t.Errorf("answered by %s with submit tokens %q", c.BaseURL(), keys)
 	}
 	t.Logf("through the second instance after %s", took)
 }

@@ -16,14 +16,18 @@ import (
 
 // Submit submits one job. A duplicate idempotency key answers the original
 // job with Deduplicated set; so does a spec whose unique rule
-// (spec.Unique) matches a job, with UniqueMatch naming the rule. A spec without an idempotency key gets one
-// made up by the client (GeneratedKeyPrefix), so that a submit whose
-// answer was lost can be sent again without running the job twice (not
-// with WithoutGeneratedKeys).
+// (spec.Unique) matches a job, with UniqueMatch naming the rule. A spec
+// without an idempotency key is sent with a submit token the client
+// draws for the call (api.SubmitTokenHeader), so that a submit whose
+// answer was lost can be sent again, for up to SubmitTokenResendLimit,
+// without running the job twice (not with WithoutGeneratedKeys).
 func (c *Client) Submit(ctx context.Context, spec api.JobSpec) (api.SubmitResponse, error) {
 	var out api.SubmitResponse
-	c.ensureKey(&spec)
-	_, err := c.do(ctx, call{method: http.MethodPost, path: "/jobs", in: &spec, out: &out, idemKey: spec.IdempotencyKey})
+	k := call{method: http.MethodPost, path: "/jobs", in: &spec, out: &out, idemKey: spec.IdempotencyKey}
+	if spec.IdempotencyKey == "" {
+		k.submitToken = c.newSubmitToken()
+	}
+	_, err := c.do(ctx, k)
 	return out, wrap("submit", err)
 }
 
@@ -56,30 +60,47 @@ func (c *Client) SubmitWait(ctx context.Context, spec api.JobSpec, timeout time.
 
 // SubmitBatch submits up to 1000 specs atomically: either all are
 // committed or none (the error's Field names jobs[i].field). Like Submit,
-// it gives every spec without an idempotency key one (on a copy of
-// specs), so that the batch may be sent again (not with
-// WithoutGeneratedKeys: then a batch with an unkeyed spec is not sent
-// again once its outcome is unknown).
+// it sends the batch with a submit token, so that the batch may be sent
+// again (not with WithoutGeneratedKeys: then a batch with an unkeyed
+// spec is not sent again once its outcome is unknown).
 func (c *Client) SubmitBatch(ctx context.Context, specs []api.JobSpec) (api.BatchResponse, error) {
 	var out api.BatchResponse
-	keyed := make([]api.JobSpec, len(specs))
-	copy(keyed, specs)
-	allKeyed := true
-	for i := range keyed {
-		c.ensureKey(&keyed[i])
-		allKeyed = allKeyed && keyed[i].IdempotencyKey != ""
+	allKeyed := len(specs) > 0
+	for i := range specs {
+		allKeyed = allKeyed && specs[i].IdempotencyKey != ""
 	}
-	_, err := c.do(ctx, call{method: http.MethodPost, path: "/jobs/batch", in: &api.BatchRequest{Jobs: keyed}, out: &out,
-		idempotent: len(keyed) > 0 && allKeyed})
+	k := call{method: http.MethodPost, path: "/jobs/batch", in: &api.BatchRequest{Jobs: specs}, out: &out, idempotent: allKeyed}
+	if !allKeyed {
+		k.submitToken = c.newSubmitToken()
+	}
+	_, err := c.do(ctx, k)
 	return out, wrap("submit batch", err)
 }
 
 // GeneratedKeyPrefix starts the idempotency keys the client makes up for
-// submits that have none.
+// SubmitWait's submits that have none.
 const GeneratedKeyPrefix = "fwc-"
 
+// SubmitTokenResendLimit is how long after its first attempt a submit
+// sent with a token (Submit, SubmitBatch) may be sent again: past it the
+// call returns its last error, whatever the retry deadline, since the
+// server remembers a token for two minutes only (api.SubmitTokenHeader).
+const SubmitTokenResendLimit = time.Minute
+
+// newSubmitToken draws a submit token for one call ("" when the Client
+// was made WithoutGeneratedKeys).
+func (c *Client) newSubmitToken() string {
+	if c.noKeys {
+		return ""
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // ensureKey gives spec a random idempotency key if it has none, unless
-// the Client was made WithoutGeneratedKeys.
+// the Client was made WithoutGeneratedKeys. SubmitWait's submits use it:
+// they may wait for their job for longer than a submit token lasts.
 func (c *Client) ensureKey(spec *api.JobSpec) {
 	if spec.IdempotencyKey != "" || c.noKeys {
 		return

@@ -55,11 +55,10 @@ func TestSubmit(t *testing.T) {
 	s := f.last(t)
 	wantReq(t, s, "POST", "/api/v1/jobs", nil)
 	sent := decodeSeen[api.JobSpec](t, s)
-	if !strings.HasPrefix(sent.IdempotencyKey, GeneratedKeyPrefix) || s.Header.Get("Idempotency-Key") != sent.IdempotencyKey {
-		t.Errorf("a submit without a key was sent with key %q (header %q), want one the client made up",
-			sent.IdempotencyKey, s.Header.Get("Idempotency-Key"))
+	if tok := s.Header.Get(api.SubmitTokenHeader); !isSubmitToken(tok) || s.Header.Get("X-Idempotency-Key") != tok {
+		t.Errorf("a submit without a key was sent with token %q (X-Idempotency-Key %q), want one the client drew for it",
+			tok, s.Header.Get("X-Idempotency-Key"))
 	}
-	sent.IdempotencyKey = ""
 	if diff := cmp.Diff(spec, sent); diff != "" {
 		t.Errorf("body (-want +got)\n%s", diff)
 	}
@@ -97,11 +96,9 @@ func TestSubmitBatch(t *testing.T) {
 	}
 	wantReq(t, f.last(t), "POST", "/api/v1/jobs/batch", nil)
 	sent := decodeSeen[api.BatchRequest](t, f.last(t))
-	if !strings.HasPrefix(sent.Jobs[0].IdempotencyKey, GeneratedKeyPrefix) || specs[0].IdempotencyKey != "" {
-		t.Errorf("keys sent %q, caller's spec %q: want a made-up key sent, the caller's spec untouched",
-			sent.Jobs[0].IdempotencyKey, specs[0].IdempotencyKey)
+	if tok := f.last(t).Header.Get(api.SubmitTokenHeader); !isSubmitToken(tok) {
+		t.Errorf("a batch with an unkeyed spec was sent with token %q, want one the client drew for it", tok)
 	}
-	sent.Jobs[0].IdempotencyKey = ""
 	if diff := cmp.Diff(api.BatchRequest{Jobs: specs}, sent); diff != "" {
 		t.Errorf("body (-want +got)\n%s", diff)
 	}
@@ -344,3 +341,29 @@ func TestWaitNotFound(t *testing.T) {
 }
 
 var threeQuarters = 0.75
+
+// isSubmitToken: tok is 32 lowercase hexadecimal characters.
+func isSubmitToken(tok string) bool {
+	return len(tok) == 32 && strings.Trim(tok, "0123456789abcdef") == ""
+}
+
+func TestSubmitTokensAreDrawnPerCall(t *testing.T) {
+	c, f := newFake(t, reply(201, api.SubmitResponse{Job: job("j1", api.StatePending)}))
+	seen := map[string]bool{}
+	for range 2 {
+		if _, err := c.Submit(context.Background(), api.JobSpec{Type: "report"}); err != nil {
+			t.Fatal(err)
+		}
+		seen[f.last(t).Header.Get(api.SubmitTokenHeader)] = true
+	}
+	if len(seen) != 2 {
+		t.Errorf("two submits sent tokens %v, want two different ones", seen)
+	}
+	if _, err := c.Submit(context.Background(), api.JobSpec{Type: "report", IdempotencyKey: "mine"}); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.last(t); s.Header.Get(api.SubmitTokenHeader) != "" || s.Header.Get("Idempotency-Key") != "mine" {
+		t.Errorf("a keyed submit sent token %q and key header %q, want no token and its own key",
+			s.Header.Get(api.SubmitTokenHeader), s.Header.Get("Idempotency-Key"))
+	}
+}

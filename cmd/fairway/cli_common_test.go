@@ -183,8 +183,8 @@ func TestCLISubmitFailsOverFromASilentInstance(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "j1") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if req := f.only(t); !strings.HasPrefix(req.Header.Get("Idempotency-Key"), "fwc-") {
-		t.Errorf("the submit carried key %q, want one the client made up", req.Header.Get("Idempotency-Key"))
+	if req := f.only(t); len(req.Header.Get(api.SubmitTokenHeader)) != 32 {
+		t.Errorf("the submit carried token %q, want one the client drew", req.Header.Get(api.SubmitTokenHeader))
 	}
 	t.Logf("through the second instance after %s", time.Since(began))
 }

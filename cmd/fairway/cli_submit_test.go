@@ -16,7 +16,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fairwayhq/fairway/api"
-	"github.com/fairwayhq/fairway/client"
 )
 
 func TestCLISubmitSpec(t *testing.T) {
@@ -66,10 +65,9 @@ func TestCLISubmitMinimal(t *testing.T) {
 		t.Errorf("run_at %v, want now+10m", got.RunAt)
 	}
 	got.RunAt = nil
-	if !strings.HasPrefix(got.IdempotencyKey, client.GeneratedKeyPrefix) {
-		t.Errorf("idempotency key %q, want one the client made up (its retries are safe)", got.IdempotencyKey)
+	if tok := f.only(t).Header.Get(api.SubmitTokenHeader); len(tok) != 32 {
+		t.Errorf("submit token %q, want one the client drew (its retries are safe)", tok)
 	}
-	got.IdempotencyKey = ""
 	if diff := cmp.Diff(api.JobSpec{Type: "report"}, got); diff != "" {
 		t.Errorf("a minimal submit sends defaults (-want +got)\n%s", diff)
 	}

@@ -240,6 +240,9 @@ type Dispatcher struct {
 	// holds them in batch order, to forget them once durable.
 	claiming map[idemKey]claimRec
 	claimLog []loggedClaim
+	// tokens are the submit tokens of the last store.SubmitTokenWindow
+	// (tokens.go).
+	tokens submitTokens
 	// claimFloor is d.seq at the last reset, which forgot every claim
 	// kept: a pre-read must have begun once every batch started before it
 	// was durable (claims.go).
@@ -374,6 +377,7 @@ func (d *Dispatcher) reset() error {
 	d.workers = map[string]*workerRec{}
 	d.byTenant = map[string]int{}
 	d.claiming, d.claimLog, d.claimFloor = map[idemKey]claimRec{}, nil, d.seq
+	d.tokens = submitTokens{}
 	if d.waiters == nil {
 		d.waiters = map[string][]chan api.Job{}
 	}

@@ -52,6 +52,9 @@ func (d *Dispatcher) rebuild(ctx context.Context) error {
 	if err := d.loadSchedules(ctx); err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
+	if err := d.loadTokens(ctx, now); err != nil {
+		return fmt.Errorf("rebuild: submit tokens: %w", err)
+	}
 	d.log.Info("dispatcher: state rebuilt", "jobs", len(jobs), "workers", len(d.workers), "schedules", len(d.scheds))
 	return nil
 }

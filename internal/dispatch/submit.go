@@ -94,6 +94,24 @@ func (d *Dispatcher) submitJobs(tx *txn, jobs []store.Job) []submitted {
 // submitJobsAs is submitJobs recording actor as the submitter in the
 // audit trail ("": the jobs' tenant, "tenant:NAME").
 func (d *Dispatcher) submitJobsAs(tx *txn, jobs []store.Job, actor string) []submitted {
+	tok, tokened, err := tokenOf(jobs)
+	if err != nil {
+		return failAll(make([]submitted, len(jobs)), err)
+	}
+	if tokened {
+		if r, ok := d.tokens.get(tok, tx.now); ok {
+			return d.resubmitted(tx, jobs, r, actor)
+		}
+	}
+	out := d.insertJobsAs(tx, jobs, actor)
+	if tokened && tx.err == nil {
+		d.learnToken(tx, tok, out)
+	}
+	return out
+}
+
+// insertJobsAs is submitJobsAs for a submit that no token answers.
+func (d *Dispatcher) insertJobsAs(tx *txn, jobs []store.Job, actor string) []submitted {
 	out := make([]submitted, len(jobs))
 	deps := make([][]policy.Dependency, len(jobs))
 	warnings := make([]string, len(jobs))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
@@ -35,6 +36,9 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, p principa
 	if err != nil {
 		return err
 	}
+	if err := setSubmitToken(r, jobs); err != nil {
+		return err
+	}
 	endSpan := s.traceSubmit(r, jobs[0].Tenant, jobs)
 	res, waitCh, err := s.d.Submit(r.Context(), jobs, wait, p.name())
 	if err == nil {
@@ -54,6 +58,24 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request, p principa
 	}
 	compactJob(&res[0].Response.Job)
 	writeWireJSON(w, status, res[0].Response)
+	return nil
+}
+
+// setSubmitToken gives every job of the submit the request's token
+// (api.SubmitTokenHeader), lowercased; a token that is not 32
+// hexadecimal characters is refused.
+func setSubmitToken(r *http.Request, jobs []store.Job) error {
+	tok := strings.ToLower(r.Header.Get(api.SubmitTokenHeader))
+	if tok == "" {
+		return nil
+	}
+	if len(tok) != 32 || strings.Trim(tok, "0123456789abcdef") != "" {
+		return badField(api.SubmitTokenHeader, "must be 32 hexadecimal characters (128 random bits, drawn anew for each submit), got %d characters%s",
+			len(tok), map[bool]string{true: " that are not all hexadecimal", false: ""}[len(tok) == 32])
+	}
+	for i := range jobs {
+		jobs[i].SubmitToken = tok
+	}
 	return nil
 }
 
@@ -84,6 +106,9 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request, p principal
 	}
 	jobs, err := s.buildJobs(p, req.Jobs, true)
 	if err != nil {
+		return err
+	}
+	if err := setSubmitToken(r, jobs); err != nil {
 		return err
 	}
 	endSpan := s.traceSubmit(r, jobs[0].Tenant, jobs)

@@ -7,13 +7,14 @@ import "time"
 // the jobs created in the last SubmitTokenWindow, and reads them back
 // from that many minutes of the newest jobs when it rebuilds. The Go
 // client stops sending a submit again well inside it.
-const SubmitTokenWindow = 5 * time.Minute
+const SubmitTokenWindow = 2 * time.Minute
 
 // SubmitToken names a job created by a submit that carried a token.
 type SubmitToken struct {
-	Tenant string
-	Token  string
-	JobID  string
+	Tenant    string
+	Token     string
+	JobID     string
+	CreatedAt time.Time // the job's
 }
 
 // IDFloor is the smallest id NewID makes for a job created at t or later:

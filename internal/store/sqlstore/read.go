@@ -163,7 +163,7 @@ func (s *Core) JobGetByIdempotencyKey(ctx context.Context, tenant, key string, c
 // from sinceID: the jobs of the last few minutes, whose specs hold the
 // tokens (no index does).
 func (s *Core) SubmitTokens(ctx context.Context, sinceID string) ([]store.SubmitToken, error) {
-	rows, err := s.RDB.QueryContext(ctx, s.D.rebind(`SELECT jobs.tenant, job_specs.submit_token, job_specs.job_id
+	rows, err := s.RDB.QueryContext(ctx, s.D.rebind(`SELECT jobs.tenant, job_specs.submit_token, job_specs.job_id, jobs.created_at
 		FROM job_specs JOIN jobs ON jobs.id = job_specs.job_id
 		WHERE job_specs.job_id >= ? AND job_specs.submit_token IS NOT NULL ORDER BY job_specs.job_id`), sinceID)
 	if err != nil {
@@ -173,7 +173,7 @@ func (s *Core) SubmitTokens(ctx context.Context, sinceID string) ([]store.Submit
 	var out []store.SubmitToken
 	for rows.Next() {
 		var t store.SubmitToken
-		if err := rows.Scan(&t.Tenant, &t.Token, &t.JobID); err != nil {
+		if err := rows.Scan(&t.Tenant, &t.Token, &t.JobID, timeCol{&t.CreatedAt}); err != nil {
 			return nil, fmt.Errorf("store: submit tokens: %w", err)
 		}
 		out = append(out, t)

@@ -40,9 +40,9 @@ func testSubmitTokens(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	diff(t, "SubmitTokens", []store.SubmitToken{
-		{Tenant: "acme", Token: "tok-a", JobID: a1.ID},
-		{Tenant: "acme", Token: "tok-a", JobID: a2.ID},
-		{Tenant: "globex", Token: "tok-b", JobID: b.ID},
+		{Tenant: "acme", Token: "tok-a", JobID: a1.ID, CreatedAt: T0},
+		{Tenant: "acme", Token: "tok-a", JobID: a2.ID, CreatedAt: T0},
+		{Tenant: "globex", Token: "tok-b", JobID: b.ID, CreatedAt: T0.Add(2 * time.Second)},
 	}, got)
 	got, err = s.SubmitTokens(ctx, store.IDFloor(T0.Add(time.Hour)))
 	if err != nil {
