@@ -40,11 +40,16 @@
 //     be stale (HeartbeatWait).
 //
 // Another instance is tried at once; after each round of them the client
-// pauses with jittered back-off (50 ms doubling to 2 s). Submit,
-// SubmitWait and SubmitBatch give every spec without an idempotency key
-// one of their own (GeneratedKeyPrefix), so that their retries never run
-// a job twice (unless the Client is made WithoutGeneratedKeys, which
-// trades that safety for a cheaper submit). overloaded and rate_limited are returned to the caller,
+// pauses with jittered back-off (50 ms doubling to 2 s). Submit and
+// SubmitBatch send every call that carries a spec without an idempotency
+// key with a submit token drawn for that call (api.SubmitTokenHeader):
+// the server answers a copy sent within two minutes with the first one's
+// jobs, so their retries never run a job twice, and they are not resent
+// past SubmitTokenResendLimit (a minute) after the first attempt.
+// SubmitWait, whose answer may take longer than that, gives a spec
+// without an idempotency key one of its own (GeneratedKeyPrefix) instead.
+// WithoutGeneratedKeys sends neither, trading that safety for a cheaper
+// submit. overloaded and rate_limited are returned to the caller,
 // with RetryAfter. After a call fails for want of an answer, the next call
 // goes to another instance.
 //

@@ -79,6 +79,31 @@
 // JobGetByIdempotencyKey(tenant, key, now-IdempotencyWindow) finds the
 // holder for a "return the original job" answer.
 //
+// # Submit tokens
+//
+// A submit token (Job.SubmitToken, api.SubmitTokenHeader) guards one
+// client's retries of one submit call, for SubmitTokenWindow (2 min),
+// where an idempotency key guards a name for 24 h. The store holds no
+// claim for it: the token is a column of the job's spec (job_specs,
+// written once with it), and no index holds it. Who answers a copy is the
+// dispatcher, the store's one writer, from the tokens of the last window
+// it keeps in memory (package dispatch, tokens.go); it learns a token when
+// it applies the submit, before the commit, so that a copy is found
+// whatever batch it reaches. SubmitTokens(IDFloor(now − window − skew))
+// gives them back when the dispatcher rebuilds: a job's id is never older
+// than its creation (store.IDGenerator draws ids from the creation time,
+// later only when the clock went back), so the range of job_specs' primary
+// key from that floor holds every job created in the window, and reading
+// it costs the jobs of the last few minutes, not an index entry per job.
+//
+// Crash argument: a token is known to a dispatcher exactly when its jobs
+// are. Its jobs and their token commit in one transaction; a dispatcher
+// that learned a token whose batch then failed rebuilds from the store,
+// forgetting it with the jobs; a new leader reads back every committed
+// token of the window. An answer (first or copy) is given only once its
+// batch is durable, and batches become durable in order, so a copy is
+// never answered from a submit that is then lost.
+//
 // # Keyed inserts on the deferred path
 //
 // A claim that answers (JobInsert, JobInsertBatched) must run before the
