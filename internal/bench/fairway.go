@@ -78,7 +78,7 @@ type FairwayOptions struct {
 	// the config line: Main starts it, as serve does for fairway server.
 	GCFloor int64
 	// NoKeys makes the producers' client send specs without the
-	// idempotency key it gives every submit by default
+	// submit token it sends every submit with by default
 	// (client.WithoutGeneratedKeys), as the peers' inserts have none.
 	NoKeys bool
 	// Embedded runs fairway embedded (package embedded) instead of a
