@@ -32,7 +32,8 @@ import (
 // one call, and the Go client stops sending a call again
 // client.SubmitTokenResendLimit after its first attempt, well inside it.
 // Memory is one map entry per submit (not per job) of the last window:
-// about 130 bytes each, 80 MB for 5,000 submits a second over 2 minutes.
+// about 200 bytes each with its job's id (measured: 174 without the id),
+// 120 MB for 5,000 submits a second over 2 minutes.
 
 // tokenSkew widens the window that rebuild reads back, for a leader whose
 // clock is behind the one that made the ids.
