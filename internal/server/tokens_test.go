@@ -2,13 +2,18 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fairwayhq/fairway/api"
+	"github.com/fairwayhq/fairway/client"
 	"github.com/fairwayhq/fairway/internal/store"
 )
 
@@ -105,6 +110,53 @@ func TestSubmitTokensOnBothStores(t *testing.T) {
 			h = startOn(t, defaultConfig(), connect(), clock)
 			if code, r := submit(batchTok, spec); code != http.StatusCreated {
 				t.Fatalf("a restart past the window: HTTP %d %+v, want a new job", code, r)
+			}
+		})
+	}
+}
+
+// The Go client's submit whose answer is lost after the server applied it
+// (the connection drops before the answer) is sent again with its token
+// and answered with the job it made: one job, on both stores.
+func TestLostSubmitAnswerIsSentAgainWithItsToken(t *testing.T) {
+	for name, open := range limitStores() {
+		t.Run(name, func(t *testing.T) {
+			clock := &fakeClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
+			h := startOn(t, defaultConfig(), open(t)(), clock)
+			var posts atomic.Int32
+			var tokens []string
+			var mu sync.Mutex
+			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method != http.MethodPost {
+					h.srv.Handler().ServeHTTP(w, r)
+					return
+				}
+				mu.Lock()
+				tokens = append(tokens, r.Header.Get(api.SubmitTokenHeader))
+				mu.Unlock()
+				if posts.Add(1) == 1 {
+					h.srv.Handler().ServeHTTP(httptest.NewRecorder(), r) // applied; its answer is lost
+					panic(http.ErrAbortHandler)
+				}
+				h.srv.Handler().ServeHTTP(w, r)
+			}))
+			t.Cleanup(front.Close)
+			c, err := client.New(front.URL, client.WithRetryDeadline(10*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := c.Submit(context.Background(), api.JobSpec{Type: "report", Command: []string{"true"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Deduplicated || posts.Load() != 2 || tokens[0] == "" || tokens[0] != tokens[1] {
+				t.Fatalf("answer %+v after %d posts with tokens %q, want the first post's job, deduplicated, after one resend of the same token",
+					r, posts.Load(), tokens)
+			}
+			var list api.JobList
+			h.do("GET", "/jobs", nil, &list)
+			if len(list.Jobs) != 1 || list.Jobs[0].ID != r.Job.ID {
+				t.Fatalf("jobs %+v, want only %s", list.Jobs, r.Job.ID)
 			}
 		})
 	}
