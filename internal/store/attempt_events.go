@@ -126,9 +126,10 @@ func LiveAttemptEvents(j Job) []Event {
 // MarshalDetail is an event's detail as JSON: the bytes of
 // encoding/json's Marshal (HTML escaped, map keys sorted), made by
 // github.com/segmentio/encoding/json in a third of the CPU
-// (TestMarshalDetailAsEncodingJSON). Every drained job records three or
-// four events, and the dispatcher's events must read back byte for byte
-// as these functions synthesise them.
+// (TestMarshalDetailAsEncodingJSON). The dispatcher's events must read
+// back byte for byte as these functions synthesise them; the details of
+// the three or four events every drained job records are written without
+// it (appendDetailString and the functions that use it).
 func MarshalDetail(v any) (json.RawMessage, error) { return segjson.Marshal(v) }
 
 // SubmittedEvent is the event of a job's submission by actor at `at`:
