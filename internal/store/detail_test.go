@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 )
@@ -112,5 +113,24 @@ func TestAttemptDetailsAllocateOnce(t *testing.T) {
 		if n := testing.AllocsPerRun(100, f); n > want {
 			t.Errorf("%s: %.0f allocations, want %.0f", name, n, want)
 		}
+	}
+}
+
+// Validate parses the detail only of an event EventAppend stores: a
+// synthesised event's row holds no detail, its reader rebuilds one.
+func TestValidateParsesStoredDetailsOnly(t *testing.T) {
+	at := time.Date(2026, 11, 26, 13, 0, 0, 0, time.UTC)
+	bad := json.RawMessage(`{"worker":`)
+	stored := Event{Type: EventLeased, At: at, Detail: bad}
+	if err := stored.Validate(); !errors.Is(err, ErrInvalid) {
+		t.Errorf("stored event with detail %s: %v, want ErrInvalid", bad, err)
+	}
+	synth := Event{ID: 1, Type: EventLeased, At: at, Detail: bad, Synthesised: true}
+	if err := synth.Validate(); err != nil {
+		t.Errorf("synthesised event: %v", err)
+	}
+	synth.ID = 0
+	if err := synth.Validate(); !errors.Is(err, ErrInvalid) {
+		t.Errorf("synthesised event without an id: %v, want ErrInvalid", err)
 	}
 }
