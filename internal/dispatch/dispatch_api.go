@@ -154,7 +154,9 @@ func (d *Dispatcher) workerCall(ctx context.Context, id string, fn func(tx *txn,
 }
 
 // Lease long-polls for up to max leases for the worker, waiting at most
-// wait for them.
+// wait for them. The slice is the caller's: each answer is a new one
+// (takeMail), which the dispatcher keeps no reference to; the jobs'
+// slices and maps it holds are still the dispatcher's.
 func (d *Dispatcher) Lease(ctx context.Context, workerID string, max int, wait time.Duration) ([]api.Lease, error) {
 	poll := &poller{max: max, ch: make(chan []api.Lease, 1)}
 	if err := d.workerCall(ctx, workerID, func(tx *txn, wk *workerRec) { d.openPoll(wk, poll) }); err != nil {
@@ -274,7 +276,7 @@ func drain(ch chan struct{}) {
 
 // Complete applies the worker's reports of ended attempts; with leaseMax
 // it also returns the leases made, in the same batch, into the slots the
-// reports freed.
+// reports freed (the caller's slice, as Lease's).
 func (d *Dispatcher) Complete(ctx context.Context, workerID string, results []api.Completion, leaseMax int) ([]api.ItemResult, []api.Lease, error) {
 	out := make([]api.ItemResult, len(results))
 	var owed *poller

@@ -198,7 +198,12 @@ type Dispatcher struct {
 	// lastEventID is the last event id drawn, read back from the store
 	// at every rebuild (txn.newEvent).
 	lastEventID int64
-	queueing    store.Queueing // st, when it queues transactions; nil otherwise
+	// eventsCap is the number of events the last batch recorded, up to
+	// maxEventsCap: the next batch's slice starts with room for as many.
+	// A drain's batch records hundreds, and a slice grown from empty
+	// allocates and copies each event about twice over.
+	eventsCap int
+	queueing  store.Queueing // st, when it queues transactions; nil otherwise
 	// claimsInPlace: st claims idempotency keys in place
 	// (store.ClaimsInPlace), so an idle batch need not read them first.
 	claimsInPlace bool
@@ -607,13 +612,17 @@ func (d *Dispatcher) drainClosed() {
 	}
 }
 
+// maxEventsCap bounds Dispatcher.eventsCap: a batch that recorded more
+// (a rebuild's, a bulk cancel's) does not size every next one.
+const maxEventsCap = 4096
+
 // step applies a batch in one transaction and queues it to be answered
 // once the commit is durable.
 func (d *Dispatcher) step(ctx context.Context, batch []command) {
 	d.seq++
 	d.startedSeq.Store(d.seq)
 	tx := &txn{ctx: ctx, now: d.clock.Now(), seq: d.seq, lastID: &d.lastEventID,
-		claimInPlace: d.claimsInPlace && len(d.inflight) == 0}
+		claimInPlace: d.claimsInPlace && len(d.inflight) == 0, events: make([]store.Event, 0, d.eventsCap)}
 	began := time.Now()
 	d.readHolders(tx, batch)
 	durable, err := d.st.WriteDeferred(ctx, func(w store.Writer) error {
@@ -635,6 +644,7 @@ func (d *Dispatcher) step(ctx context.Context, batch []command) {
 		if tx.err != nil {
 			return tx.err
 		}
+		d.eventsCap = min(len(tx.events), maxEventsCap)
 		if len(tx.events) == 0 {
 			return nil
 		}

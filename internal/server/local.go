@@ -202,11 +202,9 @@ func copyResults(in []api.Completion) []api.Completion {
 // copyLeases copies what of a lease may be shared with the dispatcher's
 // memory (the job's slices, maps and payload), so that a handler that
 // changes them cannot change the server's state: over HTTP, JSON did it.
-func copyLeases(in []api.Lease) []api.Lease {
-	if in == nil {
-		return nil
-	}
-	out := slices.Clone(in)
+// The slice itself is the caller's: the dispatcher makes one for each
+// answer (and keeps none), so the leases are copied in place.
+func copyLeases(out []api.Lease) []api.Lease {
 	for i := range out {
 		j := &out[i].Job
 		j.Labels, j.Tags, j.Command = slices.Clone(j.Labels), slices.Clone(j.Tags), slices.Clone(j.Command)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
 
 	segjson "github.com/segmentio/encoding/json"
@@ -17,7 +18,15 @@ import (
 // LeasedEvent is the event of an attempt's lease at `at` on worker.
 func LeasedEvent(id int64, jobID string, attempt int, tenant string, at time.Time, worker string) Event {
 	return Event{ID: id, JobID: jobID, Attempt: attempt, Tenant: tenant, Type: EventLeased, At: at,
-		Actor: "system", Detail: marshalDetail(map[string]string{"worker": worker})}
+		Actor: "system", Detail: leasedDetail(worker)}
+}
+
+// leasedDetail is the detail of a lease on worker: {"worker": worker}.
+func leasedDetail(worker string) json.RawMessage {
+	b := make([]byte, 0, len(`{"worker":""}`)+len(worker))
+	b = append(b, `{"worker":`...)
+	b = appendDetailString(b, worker)
+	return append(b, '}')
 }
 
 // StartedEvent is the event of an attempt's start, recorded at `at`. A
@@ -26,7 +35,7 @@ func LeasedEvent(id int64, jobID string, attempt int, tenant string, at time.Tim
 func StartedEvent(id int64, jobID string, attempt int, tenant string, at time.Time, worker string, lateStart time.Time) Event {
 	e := Event{ID: id, JobID: jobID, Attempt: attempt, Tenant: tenant, Type: EventStarted, At: at, Actor: "worker:" + worker}
 	if !lateStart.IsZero() {
-		e.Detail = marshalDetail(map[string]any{"started_at": lateStart.UTC()})
+		e.Detail = startedDetail(lateStart.UTC())
 	}
 	return e
 }
@@ -54,20 +63,29 @@ func OutcomeEvent(id int64, tenant string, e Execution) Event {
 // OutcomeDetail is the detail of an attempt's outcome event: its failure
 // class, exit code and error, each when it has one ("null" when none).
 func OutcomeDetail(class FailureClass, exitCode *int, errText string) json.RawMessage {
-	m := map[string]any{}
-	if class != "" {
-		m["class"] = class
+	if class == "" && exitCode == nil && errText == "" {
+		return json.RawMessage("null")
 	}
-	if exitCode != nil {
-		m["exit_code"] = *exitCode
+	b := make([]byte, 0, len(`{"class":"","error":"","exit_code":-2147483648}`)+len(class)+len(errText))
+	b = append(b, '{')
+	sep := func() {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+	}
+	// encoding/json writes a map's keys sorted: class, error, exit_code.
+	if class != "" {
+		b = appendDetailString(append(b, `"class":`...), string(class))
 	}
 	if errText != "" {
-		m["error"] = errText
+		sep()
+		b = appendDetailString(append(b, `"error":`...), errText)
 	}
-	if len(m) == 0 {
-		return marshalDetail(map[string]any(nil))
+	if exitCode != nil {
+		sep()
+		b = strconv.AppendInt(append(b, `"exit_code":`...), int64(*exitCode), 10)
 	}
-	return marshalDetail(m)
+	return append(b, '}')
 }
 
 // AttemptEvents returns the events an execution row holds, in id order.
@@ -108,16 +126,27 @@ func LiveAttemptEvents(j Job) []Event {
 // MarshalDetail is an event's detail as JSON: the bytes of
 // encoding/json's Marshal (HTML escaped, map keys sorted), made by
 // github.com/segmentio/encoding/json in a third of the CPU
-// (TestMarshalDetailAsEncodingJSON). Every drained job records three or
-// four events, and the dispatcher's events must read back byte for byte
-// as these functions synthesise them.
+// (TestMarshalDetailAsEncodingJSON). The dispatcher's events must read
+// back byte for byte as these functions synthesise them; the details of
+// the three or four events every drained job records are written without
+// it (appendDetailString and the functions that use it).
 func MarshalDetail(v any) (json.RawMessage, error) { return segjson.Marshal(v) }
 
 // SubmittedEvent is the event of a job's submission by actor at `at`:
 // its detail is the job's type, lane and priority at submission.
 func SubmittedEvent(id int64, jobID, tenant string, at time.Time, actor, typ, lane string, priority int) Event {
 	return Event{ID: id, JobID: jobID, Tenant: tenant, Type: EventSubmitted, At: at, Actor: actor,
-		Detail: marshalDetail(map[string]any{"type": typ, "lane": lane, "priority": priority})}
+		Detail: submittedDetail(typ, lane, priority)}
+}
+
+// submittedDetail is {"lane": lane, "priority": priority, "type": typ},
+// keys sorted as encoding/json writes a map's.
+func submittedDetail(typ, lane string, priority int) json.RawMessage {
+	b := make([]byte, 0, len(`{"lane":"","priority":-2147483648,"type":""}`)+len(typ)+len(lane))
+	b = appendDetailString(append(b, `{"lane":`...), lane)
+	b = strconv.AppendInt(append(b, `,"priority":`...), int64(priority), 10)
+	b = appendDetailString(append(b, `,"type":`...), typ)
+	return append(b, '}')
 }
 
 // JobSubmittedEvent is the submitted event j's row holds (package store,
@@ -129,6 +158,38 @@ func JobSubmittedEvent(j Job) Event {
 		priority = *j.SubmitPriority
 	}
 	return SubmittedEvent(j.SubmitEventID, j.ID, j.Tenant, j.CreatedAt, j.SubmitActor, j.Type, j.Lane, priority)
+}
+
+// The details of the events every job records (leased, started, outcome,
+// submitted) are written here without encoding/json, whose map encoding
+// costs a map, reflection and a sort for a document of one to three known
+// keys: the bytes are encoding/json's for the map each stands for
+// (TestAttemptDetailsAsEncodingJSON), so events recorded and events
+// synthesised compare equal as before.
+
+// appendDetailString appends s quoted as encoding/json quotes a string: a
+// string of printable ASCII with nothing to escape (no quote, backslash
+// or HTML character <, >, &) as it is, any other through MarshalDetail.
+func appendDetailString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return append(b, marshalDetail(s)...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// startedDetail is {"started_at": t}, t in UTC: time.Time's JSON, RFC
+// 3339 with nanoseconds, for the years it encodes (0 to 9999).
+func startedDetail(t time.Time) json.RawMessage {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return marshalDetail(map[string]any{"started_at": t}) // panics as encoding/json fails
+	}
+	b := make([]byte, 0, len(`{"started_at":""}`)+len(time.RFC3339Nano))
+	b = t.AppendFormat(append(b, `{"started_at":"`...), time.RFC3339Nano)
+	return append(b, `"}`...)
 }
 
 func marshalDetail(v any) json.RawMessage {

@@ -120,8 +120,7 @@ func (r *Recorder) JobTransitionBatched(ctx context.Context, p store.JobTransiti
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	p.FromStates = slices.Clone(p.FromStates)
-	p.Set = cloneSet(p.Set)
+	p = cloneTransition(p)
 	return r.record(ctx, func(w store.Writer) error { return w.JobTransitionBatched(bg, p) },
 		func(rows []string) []string { return append(rows, p.ID) })
 }
@@ -264,22 +263,59 @@ func cloneJob(j store.Job) store.Job {
 	return j
 }
 
-// cloneSet copies a transition's values, so that the caller may change
-// what its pointers point at once the operation returned.
-func cloneSet(s store.JobSet) store.JobSet {
-	s.State, s.Attempt, s.ReturnedLeases = clonePtr(s.State), clonePtr(s.Attempt), clonePtr(s.ReturnedLeases)
-	s.Snoozes = clonePtr(s.Snoozes)
-	s.Priority, s.WorkerID = clonePtr(s.Priority), clonePtr(s.WorkerID)
-	s.LeaseExpiresAt, s.EnqueuedAt, s.StartedAt = clonePtr(s.LeaseExpiresAt), clonePtr(s.EnqueuedAt), clonePtr(s.StartedAt)
-	s.FinishedAt, s.RunAt = clonePtr(s.FinishedAt), clonePtr(s.RunAt)
-	s.CancelRequested, s.Held, s.LastError = clonePtr(s.CancelRequested), clonePtr(s.Held), clonePtr(s.LastError)
-	s.ExitCode, s.FailureClass = clonePtr(s.ExitCode), clonePtr(s.FailureClass)
-	if s.Result != nil {
-		res := slices.Clone(*s.Result)
-		s.Result = &res
+// transitionValues holds what a recorded transition's pointers and
+// from states point at (cloneTransition): one allocation where a pointer
+// each took one, twice per drained job.
+type transitionValues struct {
+	from                                                                   [2]store.State
+	state                                                                  store.State
+	attempt, returned, snoozes, priority, exitCode, maxAttempts, submitPri int
+	worker, lastError                                                      string
+	leaseExpires, enqueued, started, finished, runAt, leasedAt, startAt    time.Time
+	cancel, held                                                           bool
+	class                                                                  store.FailureClass
+	result                                                                 []byte
+	timeout, expected                                                      time.Duration
+	leaseEvent, startEvent                                                 int64
+	heldAttempt                                                            store.Execution
+}
+
+// cloneTransition copies a transition's values, so that the caller may
+// change what its pointers and from states point at once the operation
+// returned. A held attempt is copied as a value (its own pointers are
+// shared: the dispatcher builds it for the transition).
+func cloneTransition(p store.JobTransitionParams) store.JobTransitionParams {
+	v := new(transitionValues)
+	if len(p.FromStates) <= len(v.from) {
+		p.FromStates = v.from[:copy(v.from[:], p.FromStates):len(p.FromStates)]
+	} else {
+		p.FromStates = slices.Clone(p.FromStates)
 	}
-	s.Timeout, s.Expected, s.MaxAttempts = clonePtr(s.Timeout), clonePtr(s.Expected), clonePtr(s.MaxAttempts)
-	return s
+	s := &p.Set
+	s.State, s.Attempt, s.ReturnedLeases = into(s.State, &v.state), into(s.Attempt, &v.attempt), into(s.ReturnedLeases, &v.returned)
+	s.Snoozes, s.Priority, s.WorkerID = into(s.Snoozes, &v.snoozes), into(s.Priority, &v.priority), into(s.WorkerID, &v.worker)
+	s.LeaseExpiresAt, s.EnqueuedAt = into(s.LeaseExpiresAt, &v.leaseExpires), into(s.EnqueuedAt, &v.enqueued)
+	s.StartedAt, s.FinishedAt, s.RunAt = into(s.StartedAt, &v.started), into(s.FinishedAt, &v.finished), into(s.RunAt, &v.runAt)
+	s.CancelRequested, s.Held, s.LastError = into(s.CancelRequested, &v.cancel), into(s.Held, &v.held), into(s.LastError, &v.lastError)
+	s.ExitCode, s.FailureClass = into(s.ExitCode, &v.exitCode), into(s.FailureClass, &v.class)
+	if s.Result != nil {
+		v.result = slices.Clone(*s.Result)
+		s.Result = &v.result
+	}
+	s.Timeout, s.Expected, s.MaxAttempts = into(s.Timeout, &v.timeout), into(s.Expected, &v.expected), into(s.MaxAttempts, &v.maxAttempts)
+	s.LeaseEventID, s.LeasedAt = into(s.LeaseEventID, &v.leaseEvent), into(s.LeasedAt, &v.leasedAt)
+	s.StartEventID, s.StartEventAt = into(s.StartEventID, &v.startEvent), into(s.StartEventAt, &v.startAt)
+	s.SubmitPriority, s.HeldAttempt = into(s.SubmitPriority, &v.submitPri), into(s.HeldAttempt, &v.heldAttempt)
+	return p
+}
+
+// into copies *p to *dst and returns dst; nil if p is.
+func into[T any](p, dst *T) *T {
+	if p == nil {
+		return nil
+	}
+	*dst = *p
+	return dst
 }
 
 func clonePtr[T any](p *T) *T {

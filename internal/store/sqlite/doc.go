@@ -29,7 +29,10 @@
 // fsync begun after the commit has returned, so acknowledged = durable,
 // also across power loss, as with synchronous=FULL; see durable.go.
 // foreign_keys=ON, busy_timeout=10s (another process holding the lock), a
-// 32 MiB page cache per connection.
+// 32 MiB page cache per connection. Every connection is opened in SQLite's
+// multi-thread mode (no mutex of its own) and SQLite keeps no memory
+// statistics, whose global mutex every allocation would take: database/sql
+// never uses a connection from two goroutines at once (mutexes.go).
 //
 // Page size: a file the store creates has 8 KiB pages (pageSize; set
 // before the switch to WAL writes the first page). SQLite writes each WAL

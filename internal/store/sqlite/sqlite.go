@@ -266,6 +266,7 @@ func (s *Store) openReaders(ctx context.Context, o options) error {
 func dsn(path string, o options, q url.Values) string {
 	q.Set("_busy_timeout", strconv.FormatInt(o.busyTimeout.Milliseconds(), 10))
 	q.Set("_cache_size", strconv.Itoa(-o.cacheKiB))
+	q.Set("_mutex", "no") // multi-thread mode: mutexes.go
 	// A relative path would render as "file://dir/name", whose "dir" SQLite
 	// reads as a URI authority (and refuses), so the path is made absolute.
 	if abs, err := filepath.Abs(path); err == nil {

@@ -490,14 +490,26 @@ func transitionArgs(p *store.JobTransitionParams) (transitionShape, []any) {
 		sh.guardAttempt = true
 		args = append(args, int64(p.ExpectAttempt))
 	}
-	from := slices.Clone(p.FromStates)
-	slices.Sort(from)
-	from = slices.Compact(from)
+	from := fromStates(p.FromStates)
 	sh.fromStates = len(from)
 	for _, s := range from {
 		args = append(args, string(s))
 	}
 	return sh, args
+}
+
+// fromStates is states sorted, without repeats, so that one set of
+// states makes one shape: states itself when it is already (a
+// transition's one or two states usually are), else a sorted copy.
+func fromStates(states []store.State) []store.State {
+	for i := 1; i < len(states); i++ {
+		if states[i-1] >= states[i] { // out of order, or a repeat
+			from := slices.Clone(states)
+			slices.Sort(from)
+			return slices.Compact(from)
+		}
+	}
+	return states
 }
 
 // sql renders the shape's UPDATE.

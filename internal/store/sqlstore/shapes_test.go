@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -53,5 +54,25 @@ func TestJobColumnsSplit(t *testing.T) {
 	}
 	if len(seen) != len(jobInsertColumns) {
 		t.Errorf("%d columns written, jobArgs has %d", len(seen), len(jobInsertColumns))
+	}
+}
+
+// One set of from states makes one shape, in any order and with repeats;
+// states already sorted are used as they are, with no copy.
+func TestFromStatesSortedOnce(t *testing.T) {
+	r, l, p := store.StateRunning, store.StateLeased, store.StatePending
+	for _, c := range []struct{ in, want []store.State }{
+		{nil, nil}, {[]store.State{r}, []store.State{r}}, {[]store.State{l, r}, []store.State{l, r}},
+		{[]store.State{r, l}, []store.State{l, r}}, {[]store.State{r, r}, []store.State{r}},
+		{[]store.State{r, p, l, p}, []store.State{l, p, r}},
+	} {
+		in := slices.Clone(c.in)
+		if got := fromStates(in); !slices.Equal(got, c.want) || !slices.Equal(in, c.in) {
+			t.Errorf("fromStates(%v) = %v (input now %v), want %v", c.in, got, in, c.want)
+		}
+	}
+	sorted := []store.State{l, p, r}
+	if n := testing.AllocsPerRun(100, func() { _ = fromStates(sorted) }); n != 0 {
+		t.Errorf("sorted states: %.0f allocations, want 0", n)
 	}
 }
