@@ -103,7 +103,7 @@ func (d *Dispatcher) submitJobsAs(tx *txn, jobs []store.Job, actor string) []sub
 			return d.resubmitted(tx, jobs, r, actor)
 		}
 	}
-	out := d.insertJobsAs(tx, jobs, actor)
+	out := d.insertJobsAs(tx, storedTokens(jobs), actor)
 	if tokened && tx.err == nil {
 		d.learnToken(tx, tok, out)
 	}

@@ -5,6 +5,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fairwayhq/fairway/internal/store"
@@ -119,18 +122,40 @@ func (d *Dispatcher) loadTokens(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	// A submit's first job holds its token, its i-th job "token:i"
+	// (storedTokens), so that the jobs group by submit whatever their
+	// tenants: the token is keyed by the first job's tenant, as tokenOf
+	// keys it. A submit's jobs follow each other in id order.
+	first := map[string]*tokenRec{}
 	for _, st := range got {
+		if base, _, later := strings.Cut(st.Token, ":"); later {
+			if r := first[base]; r != nil {
+				r.ids = append(r.ids, st.JobID)
+			}
+			continue
+		}
 		k, err := parseToken(st.Tenant, st.Token)
 		if err != nil {
 			continue // not one this dispatcher wrote
 		}
-		if r, ok := d.tokens.byKey[k]; ok {
-			r.ids = append(r.ids, st.JobID) // the next job of the same submit
-			continue
-		}
 		d.tokens.add(k, []string{st.JobID}, st.CreatedAt)
+		first[st.Token] = d.tokens.byKey[k]
 	}
 	return nil
+}
+
+// storedTokens sets what each job of a submit with a token stores: the
+// first job the token, the i-th "token:i" (rebuild groups them by it).
+// It writes into a copy of jobs when there is more than one.
+func storedTokens(jobs []store.Job) []store.Job {
+	if len(jobs) < 2 || jobs[0].SubmitToken == "" {
+		return jobs
+	}
+	out := slices.Clone(jobs)
+	for i := 1; i < len(out); i++ {
+		out[i].SubmitToken = jobs[0].SubmitToken + ":" + strconv.Itoa(i)
+	}
+	return out
 }
 
 // tokenOf returns the submit token the jobs carry (every job of a submit

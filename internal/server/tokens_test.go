@@ -67,7 +67,7 @@ func TestSubmitTokensOnBothStores(t *testing.T) {
 			if code != http.StatusCreated || other.Job.ID == first.Job.ID {
 				t.Fatalf("another tenant's submit with the same token: HTTP %d %+v, want a new job", code, other)
 			}
-			batch := api.BatchRequest{Jobs: []api.JobSpec{spec, spec}}
+			batch := api.BatchRequest{Jobs: []api.JobSpec{spec, {Type: "report", Tenant: "globex", Command: []string{"true"}}}}
 			var b1, b2 api.BatchResponse
 			if code := h.postWithToken("/jobs/batch", batchTok, batch, &b1); code != http.StatusCreated || len(b1.Jobs) != 2 {
 				t.Fatalf("batch: HTTP %d %+v", code, b1)

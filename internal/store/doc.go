@@ -85,7 +85,9 @@
 // client's retries of one submit call, for SubmitTokenWindow (2 min),
 // where an idempotency key guards a name for 24 h. The store holds no
 // claim for it: the token is a column of the job's spec (job_specs,
-// written once with it), and no index holds it. Who answers a copy is the
+// written once with it; a batch's first job holds the token, its i-th
+// "token:i", so that its jobs group by submit whatever their tenants),
+// and no index holds it. Who answers a copy is the
 // dispatcher, the store's one writer, from the tokens of the last window
 // it keeps in memory (package dispatch, tokens.go); it learns a token when
 // it applies the submit, before the commit, so that a copy is found

@@ -180,8 +180,9 @@ type Job struct {
 	// jobs created within the idempotency window; see JobInsert.
 	IdempotencyKey string
 	// SubmitToken is the token of the submit that created the job ("":
-	// none), shared by every job of that submit (package store, "Submit
-	// tokens"): a submit sent again with it within SubmitTokenWindow is
+	// none) as the job stores it (package store, "Submit tokens"): the
+	// submit's first job holds the token, its i-th job "token:i". A
+	// submit sent again with the token within SubmitTokenWindow is
 	// answered with those jobs.
 	SubmitToken string
 	// TraceParent is the job's W3C trace context: its submit span's, or
