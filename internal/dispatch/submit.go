@@ -350,14 +350,21 @@ func submittedEvent(tx *txn, j *store.Job, actor string) store.Event {
 	return ev
 }
 
+// currentJob is job id as it is now: from memory while unfinished, else
+// from the store (the original a duplicate, a unique rule or a submit
+// token answers with).
+func (d *Dispatcher) currentJob(tx *txn, id string) (store.Job, error) {
+	if rec := d.jobs[id]; rec != nil {
+		return rec.job, nil
+	}
+	return d.st.JobGet(tx.ctx, id)
+}
+
 func (d *Dispatcher) duplicate(tx *txn, j store.Job, dup *store.DuplicateError, inBatch map[idemKey]store.Job, actor string) submitted {
 	orig, ok := inBatch[idemKey{j.Tenant, j.IdempotencyKey}]
-	if rec := d.jobs[dup.JobID]; !ok && rec != nil {
-		orig, ok = rec.job, true
-	}
 	if !ok {
 		var err error
-		if orig, err = d.st.JobGet(tx.ctx, dup.JobID); err != nil {
+		if orig, err = d.currentJob(tx, dup.JobID); err != nil {
 			tx.fatal(fmt.Errorf("read original of duplicate: %w", err))
 			return submitted{}
 		}

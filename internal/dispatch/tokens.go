@@ -194,15 +194,6 @@ func (d *Dispatcher) resubmitted(tx *txn, jobs []store.Job, r *tokenRec, actor s
 	return out
 }
 
-// currentJob is the job id as it is now: from memory while unfinished,
-// else from the store.
-func (d *Dispatcher) currentJob(tx *txn, id string) (store.Job, error) {
-	if rec := d.jobs[id]; rec != nil {
-		return rec.job, nil
-	}
-	return d.st.JobGet(tx.ctx, id)
-}
-
 // learnToken records the token of a submit whose jobs are all in.
 func (d *Dispatcher) learnToken(tx *txn, k tokenKey, out []submitted) {
 	ids := make([]string, len(out))

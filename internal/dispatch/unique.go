@@ -12,16 +12,10 @@ import (
 // holds its claim (store doc, "Unique jobs"): that job, deduplicated,
 // with the rule that matched. Nothing of the new job was stored.
 func (d *Dispatcher) uniqueDuplicate(tx *txn, j store.Job, uniq *store.UniqueError, actor string) submitted {
-	orig, ok := store.Job{}, false
-	if rec := d.jobs[uniq.JobID]; rec != nil {
-		orig, ok = rec.job, true
-	}
-	if !ok {
-		var err error
-		if orig, err = d.st.JobGet(tx.ctx, uniq.JobID); err != nil {
-			tx.fatal(fmt.Errorf("read the job a unique rule matched: %w", err))
-			return submitted{}
-		}
+	orig, err := d.currentJob(tx, uniq.JobID)
+	if err != nil {
+		tx.fatal(fmt.Errorf("read the job a unique rule matched: %w", err))
+		return submitted{}
 	}
 	rule := wire.UniqueRule(j.Unique)
 	match := &api.UniqueMatch{By: rule.By, States: rule.States, JobID: orig.ID}
