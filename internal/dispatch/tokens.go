@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -64,16 +63,13 @@ type submitTokens struct {
 	head  int
 }
 
-// parseToken decodes a submit token: 32 hexadecimal characters.
+// parseToken is tenant's submit token s, decoded (store.ParseSubmitToken).
 func parseToken(tenant, s string) (tokenKey, error) {
-	k := tokenKey{tenant: tenant}
-	if len(s) != 2*len(k.token) {
-		return k, badField("submit_token", "must be 32 hexadecimal characters (128 random bits), got %d characters", len(s))
+	token, ok := store.ParseSubmitToken(s)
+	if !ok {
+		return tokenKey{}, badField("submit_token", "must be 32 hexadecimal characters (128 random bits), got %d characters", len(s))
 	}
-	if _, err := hex.Decode(k.token[:], []byte(s)); err != nil {
-		return k, badField("submit_token", "must be 32 hexadecimal characters (128 random bits): %v", err)
-	}
-	return k, nil
+	return tokenKey{tenant: tenant, token: token}, nil
 }
 
 // get returns the submit of k, if it was learned within the window.

@@ -69,9 +69,12 @@ func setSubmitToken(r *http.Request, jobs []store.Job) error {
 	if tok == "" {
 		return nil
 	}
-	if len(tok) != 32 || strings.Trim(tok, "0123456789abcdef") != "" {
-		return badField(api.SubmitTokenHeader, "must be 32 hexadecimal characters (128 random bits, drawn anew for each submit), got %d characters%s",
-			len(tok), map[bool]string{true: " that are not all hexadecimal", false: ""}[len(tok) == 32])
+	if _, ok := store.ParseSubmitToken(tok); !ok {
+		got := fmt.Sprintf("%d characters", len(tok))
+		if len(tok) == 32 {
+			got += " that are not all hexadecimal"
+		}
+		return badField(api.SubmitTokenHeader, "must be 32 hexadecimal characters (128 random bits, drawn anew for each submit), got %s", got)
 	}
 	for i := range jobs {
 		jobs[i].SubmitToken = tok

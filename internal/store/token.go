@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"encoding/hex"
+	"time"
+)
 
 // SubmitTokenWindow is how long a submit token answers a submit sent
 // again (package doc, "Submit tokens"): the dispatcher keeps the tokens of
@@ -15,6 +18,16 @@ type SubmitToken struct {
 	Token     string
 	JobID     string
 	CreatedAt time.Time // the job's
+}
+
+// ParseSubmitToken decodes a submit token: 32 hexadecimal characters,
+// 128 bits. ok is false for anything else.
+func ParseSubmitToken(s string) (token [16]byte, ok bool) {
+	if len(s) != 2*len(token) {
+		return token, false
+	}
+	_, err := hex.Decode(token[:], []byte(s))
+	return token, err == nil
 }
 
 // IDFloor is the smallest id NewID makes for a job created at t or later:
