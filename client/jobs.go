@@ -93,6 +93,12 @@ func (c *Client) newSubmitToken() string {
 	if c.noKeys {
 		return ""
 	}
+	return random128()
+}
+
+// random128 is 128 random bits in hexadecimal: a submit token, or the
+// body of a made-up key.
+func random128() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
@@ -105,9 +111,7 @@ func (c *Client) ensureKey(spec *api.JobSpec) {
 	if spec.IdempotencyKey != "" || c.noKeys {
 		return
 	}
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	spec.IdempotencyKey = GeneratedKeyPrefix + hex.EncodeToString(b[:])
+	spec.IdempotencyKey = GeneratedKeyPrefix + random128()
 }
 
 // Get returns one job with its latest execution.
