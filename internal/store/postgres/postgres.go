@@ -104,11 +104,16 @@ var (
 // sequence) costs more than jit_above_cost once scans are priced out, so
 // JIT is off: it compiled such a plan at every run (0.66 s of CPU for the
 // raise), and no statement of the writer runs long enough to gain by it.
+// Plans are generic from the first run: a batch's statement reads its
+// rows from arrays (package sqlstore, arrays.go), and the planner, which
+// prices a custom plan by the arrays' lengths and the generic one at 10
+// rows, would otherwise plan again at every run of a batch of fewer.
 var writerPlanSettings = []string{
 	"SET enable_seqscan = off",
 	"SET enable_hashjoin = off",
 	"SET enable_mergejoin = off",
 	"SET jit = off",
+	"SET plan_cache_mode = force_generic_plan",
 }
 
 // dialect is PostgreSQL's: numbered placeholders, a failed statement
