@@ -178,6 +178,8 @@ type options struct {
 	idleTx    time.Duration
 	stmt      time.Duration
 	life      context.Context
+	// arrayMinRows overrides sqlstore.MinArrayRows (tests).
+	arrayMinRows int
 }
 
 // Option changes a setting of Open.
@@ -231,7 +233,9 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if _, err := Migrate(ctx, url); err != nil {
 		return nil, err
 	}
-	s := &Store{Core: &sqlstore.Core{D: dialect, Window: o.window}, opts: o, broken: make(chan struct{}), cut: make(chan struct{})}
+	d := dialect
+	d.ArrayMinRows = o.arrayMinRows
+	s := &Store{Core: &sqlstore.Core{D: d, Window: o.window}, opts: o, broken: make(chan struct{}), cut: make(chan struct{})}
 	if err := s.open(ctx, url); err != nil {
 		return nil, err
 	}
@@ -242,7 +246,7 @@ func (s *Store) open(ctx context.Context, url string) error {
 	for i := range s.writers {
 		core := s.Core // writer 0's statements are the embedded Core's
 		if i > 0 {
-			core = &sqlstore.Core{D: dialect, Window: s.opts.window}
+			core = &sqlstore.Core{D: s.D, Window: s.opts.window}
 		}
 		s.writers[i] = &writerConn{core: core, slot: i}
 		if err := s.connectWriter(ctx, url, s.writers[i]); err != nil {

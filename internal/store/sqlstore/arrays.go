@@ -25,6 +25,28 @@ import (
 // maxArrayRows bounds the rows of one array statement.
 const maxArrayRows = 1000
 
+// MinArrayRows is the fewest rows a batch passes as arrays; smaller ones
+// keep their VALUES lists (chunks of 4 and 1 rows). An array statement
+// costs more to start than a VALUES one, in the database (unnest is a
+// function a column, each with its own tuplestore) and in the driver (an
+// array's header and plan a column): measured with pgx on this machine's
+// PostgreSQL, a 12-column join of k rows, per row in the database and in
+// the process, VALUES against arrays: k = 1: 6-8 and 7-10 µs against
+// 14-16 and 10-12; k = 4: 4 and 3.4 against 5.5-6 and 3.2-5; k = 8:
+// 3-3.75 and 3-4 against 3.5 and 2-2.5; k = 64: 2-2.25 and 3.4-3.6
+// against 2-2.25 and 1.3-1.9. With the VALUES chunks a batch of 5 to 7
+// rows is 2 to 4 statements, so arrays pay from about 6 rows.
+const MinArrayRows = 6
+
+// arrays reports whether a batch of n rows passes its columns as arrays.
+func (w *Writer) arrays(n int) bool {
+	least := w.s.D.ArrayMinRows
+	if least == 0 {
+		least = MinArrayRows
+	}
+	return w.s.D.ArrayBatches && n >= least
+}
+
 // sqlTypeOf is the SQL type of a column holding v, a value as the
 // writer binds it (codec.go); "" for NULL or a type it never binds.
 func sqlTypeOf(v any) string {

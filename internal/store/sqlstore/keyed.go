@@ -230,7 +230,7 @@ func (c *Core) freeClaimSQL(n int) string {
 func (w *Writer) queueFreeClaims() {
 	claims := w.held.claims
 	w.held.claims = nil
-	if w.s.D.ArrayBatches && w.queueArrayFreeClaims(claims) {
+	if w.arrays(len(claims)) && w.queueArrayFreeClaims(claims) {
 		return
 	}
 	_ = eachChunk(len(claims), func(from, n int) error {

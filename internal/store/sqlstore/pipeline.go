@@ -189,7 +189,7 @@ func (w *Writer) queueArrayInserts(t *insertTable, rows []shapedRow, key any, ta
 // taken id is a unique violation.
 func (w *Writer) queueInserts(t *insertTable, rows []shapedRow) {
 	sh := rows[0].shape
-	if w.s.D.ArrayBatches && w.queueArrayInserts(t, rows, insertArrayKey{t.name, sh}, "") {
+	if w.arrays(len(rows)) && w.queueArrayInserts(t, rows, insertArrayKey{t.name, sh}, "") {
 		return
 	}
 	_ = eachChunk(len(rows), func(from, n int) error {
@@ -202,7 +202,7 @@ func (w *Writer) queueInserts(t *insertTable, rows []shapedRow) {
 // queueTransitions queues the UPDATE of rows jobs of one shape; the
 // database checks that it found them all (Dialect.ExpectRows).
 func (w *Writer) queueTransitions(sh transitionShape, rows [][]any) {
-	if w.s.D.ArrayBatches && w.queueArrayTransitions(sh, rows) {
+	if w.arrays(len(rows)) && w.queueArrayTransitions(sh, rows) {
 		return
 	}
 	_ = eachChunk(len(rows), func(from, n int) error {
@@ -238,7 +238,7 @@ func (w *Writer) queueArrayTransitions(sh transitionShape, rows [][]any) bool {
 func (w *Writer) queueExecutions(rows []shapedRow) {
 	for _, group := range execGroups(rows) {
 		sh := group[0].shape
-		if w.s.D.ArrayBatches && w.queueArrayInserts(execTable, group, execArrayKey{sh}, execUpsertTail) {
+		if w.arrays(len(group)) && w.queueArrayInserts(execTable, group, execArrayKey{sh}, execUpsertTail) {
 			continue
 		}
 		_ = eachChunk(len(group), func(from, n int) error {
@@ -253,7 +253,7 @@ func (w *Writer) queueExecutions(rows []shapedRow) {
 // queue is sent, or, withIDs, are the events' own (then nothing is
 // returned and nothing held: the ids were drawn in commit order).
 func (w *Writer) queueEvents(events []store.Event, withIDs bool) {
-	if w.s.D.ArrayBatches && w.queueArrayEvents(events, withIDs) {
+	if w.arrays(len(events)) && w.queueArrayEvents(events, withIDs) {
 		return
 	}
 	for len(events) > 0 {
