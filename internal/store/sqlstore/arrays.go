@@ -141,11 +141,24 @@ func column[T any](rows [][]any, c int) (any, bool) {
 // bigintColumn is column[int64], taking int values too.
 func bigintColumn(rows [][]any, c int) (any, bool) {
 	for _, r := range rows {
-		if v, isInt := r[c].(int); isInt {
-			r[c] = int64(v)
+		if _, isInt := r[c].(int); isInt {
+			return column[int64](intsAsInt64(rows, c), 0)
 		}
 	}
 	return column[int64](rows, c)
+}
+
+// intsAsInt64 is column c of rows, as one-value rows, its ints int64s.
+func intsAsInt64(rows [][]any, c int) [][]any {
+	out := make([][]any, len(rows))
+	for i, r := range rows {
+		v := r[c]
+		if n, isInt := v.(int); isInt {
+			v = int64(n)
+		}
+		out[i] = []any{v}
+	}
+	return out
 }
 
 // unnestSQL is "unnest(?::t1[], ?::t2[], ...)" for types.

@@ -12,7 +12,8 @@ import (
 
 // Batched transitions (Dialect.BatchTransitions). Where a statement costs
 // a round trip to the database, JobTransitionBatched holds transitions and
-// applies those of one shape with one UPDATE ... FROM (VALUES ...), before
+// applies those of one shape with one UPDATE ... FROM (VALUES ...) (from
+// unnest of a column's array, where Dialect.ArrayBatches: arrays.go), before
 // the transaction's next operation of another kind and before the commit;
 // a row the guard misses shows as fewer rows changed, and fails the
 // operation with ErrConflict. Two transitions of one job are never in one
