@@ -47,6 +47,29 @@
 // fails the transaction. A keyed Write is then queued like any
 // other instead of waiting for the applier (Drain) and its own round trips.
 //
+// Columns as arrays (sqlstore.Dialect.ArrayBatches): the queued batches
+// of 6 rows or more (sqlstore.MinArrayRows) pass each column as one
+// array parameter, the rows read back with unnest, instead of a VALUES
+// list of rows × columns parameters cut into chunks of 256, 64, 16, 4
+// and 1 rows:
+//
+//	WITH changed AS (UPDATE jobs SET updated_at = v.u, state = v.c0, ...
+//		FROM unnest($1::bigint[], $2::text[], ..., $9::text[], $10::bigint[], $11::text[])
+//		AS v(u, c0, ..., id, att, s0)
+//		WHERE jobs.id = v.id AND jobs.attempt = v.att AND (state || '') IN (v.s0)
+//		RETURNING 1) SELECT fairway_expect_rows(count(*), $12) FROM changed
+//
+// pgx encodes a parameter a column instead of one a value, the server
+// binds as few, and a shape is one prepared statement whatever its rows.
+// Smaller batches keep their VALUES: unnest is a function a column, each
+// with its own tuplestore, which costs more to start than it saves under
+// 6 rows (the figures in package sqlstore, arrays.go). Measured with
+// fairway bench drain --jobs 50000, three alternating pairs each against
+// the VALUES lists: the database's CPU a drained job 0.87-0.92× (server)
+// and 0.83-0.92× (embedded), the process's 0.89-0.97× and 0.91-0.99×,
+// work jobs/s 1.04-1.07× and 1.05-1.26×; bench steady, whose
+// transactions hold 2 or 3 jobs, unchanged (1.00×).
+//
 // Queued writes: as on SQLite (package queued; the design and its crash
 // argument are in package sqlite's doc.go), WriteDeferred records the
 // operations whose failure may surface at the commit and returns at once;
@@ -136,6 +159,14 @@
 // and the guard checked on it (SQLite's "+state"):
 //
 //	UPDATE jobs SET ... WHERE id = $1 AND attempt = $2 AND (state || '') IN ($3)
+//
+// Its plans are generic from a statement's first run (plan_cache_mode =
+// force_generic_plan): the batches pass their columns as arrays
+// (package sqlstore, arrays.go), whose custom plans the planner prices by
+// the arrays' lengths and the generic one at 10 rows, so that a batch of
+// fewer rows was planned again at every run (a plan of the writer is the
+// same nested loop over jobs_pkey either way; TestTransitionsFindTheirJobByID,
+// TestBatchesPassColumnsAsArrays).
 //
 // The read pool keeps the planner's defaults. Measured with fairway bench
 // steady: 1.0k to 2.0k jobs/s, the writer's backend from 81% of a core to

@@ -104,11 +104,16 @@ var (
 // sequence) costs more than jit_above_cost once scans are priced out, so
 // JIT is off: it compiled such a plan at every run (0.66 s of CPU for the
 // raise), and no statement of the writer runs long enough to gain by it.
+// Plans are generic from the first run: a batch's statement reads its
+// rows from arrays (package sqlstore, arrays.go), and the planner, which
+// prices a custom plan by the arrays' lengths and the generic one at 10
+// rows, would otherwise plan again at every run of a batch of fewer.
 var writerPlanSettings = []string{
 	"SET enable_seqscan = off",
 	"SET enable_hashjoin = off",
 	"SET enable_mergejoin = off",
 	"SET jit = off",
+	"SET plan_cache_mode = force_generic_plan",
 }
 
 // dialect is PostgreSQL's: numbered placeholders, a failed statement
@@ -120,6 +125,7 @@ var dialect = sqlstore.Dialect{
 	StatementErrorAbortsTx: true,
 	EventIDsReturned:       true,
 	BatchTransitions:       true,
+	ArrayBatches:           true,
 	StateGuard:             "(state || '')", // an expression: a transition finds its row by id, never by a state index
 	TagFilter: func(table string) string {
 		return "EXISTS (SELECT 1 FROM jsonb_array_elements_text(" + table + ".tags::jsonb) AS t(tag) WHERE t.tag = ?)"
@@ -172,6 +178,8 @@ type options struct {
 	idleTx    time.Duration
 	stmt      time.Duration
 	life      context.Context
+	// arrayMinRows overrides sqlstore.MinArrayRows (tests).
+	arrayMinRows int
 }
 
 // Option changes a setting of Open.
@@ -225,7 +233,9 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if _, err := Migrate(ctx, url); err != nil {
 		return nil, err
 	}
-	s := &Store{Core: &sqlstore.Core{D: dialect, Window: o.window}, opts: o, broken: make(chan struct{}), cut: make(chan struct{})}
+	d := dialect
+	d.ArrayMinRows = o.arrayMinRows
+	s := &Store{Core: &sqlstore.Core{D: d, Window: o.window}, opts: o, broken: make(chan struct{}), cut: make(chan struct{})}
 	if err := s.open(ctx, url); err != nil {
 		return nil, err
 	}
@@ -236,7 +246,7 @@ func (s *Store) open(ctx context.Context, url string) error {
 	for i := range s.writers {
 		core := s.Core // writer 0's statements are the embedded Core's
 		if i > 0 {
-			core = &sqlstore.Core{D: dialect, Window: s.opts.window}
+			core = &sqlstore.Core{D: s.D, Window: s.opts.window}
 		}
 		s.writers[i] = &writerConn{core: core, slot: i}
 		if err := s.connectWriter(ctx, url, s.writers[i]); err != nil {

@@ -27,6 +27,20 @@ func TestConformance(t *testing.T) {
 	storetest.Exercise(t, func(t *testing.T) store.Store { return openTemp(t) })
 }
 
+// The conformance suite with every batch passed as arrays (package
+// sqlstore, arrays.go), however few its rows: the suite's batches are
+// mostly smaller than sqlstore.MinArrayRows.
+func TestConformanceEveryBatchAsArrays(t *testing.T) {
+	storetest.Exercise(t, func(t *testing.T) store.Store {
+		s, err := Open(ctx, pgtest.URL(t), func(o *options) { o.arrayMinRows = 1 })
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
 // Servers starting together on a fresh database migrate it once.
 func TestConcurrentOpensMigrateOnce(t *testing.T) {
 	url := pgtest.URL(t)

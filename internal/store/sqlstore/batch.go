@@ -196,6 +196,13 @@ func execBatchSQL(sh insertShape, rows int) string {
 	var b strings.Builder
 	b.WriteString("INSERT INTO executions (" + cols + ") VALUES ")
 	writeRows(&b, rows, n)
+	b.WriteString(execUpsertTail)
+	return b.String()
+}
+
+// execUpsertTail is the ON CONFLICT clause of an execution upsert.
+var execUpsertTail = func() string {
+	var b strings.Builder
 	b.WriteString(" ON CONFLICT (job_id, attempt) DO UPDATE SET ")
 	for i, c := range execColumns[2:] {
 		if i > 0 {
@@ -204,4 +211,4 @@ func execBatchSQL(sh insertShape, rows int) string {
 		b.WriteString(c + " = excluded." + c)
 	}
 	return b.String()
-}
+}()

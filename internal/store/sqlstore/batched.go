@@ -12,7 +12,8 @@ import (
 
 // Batched transitions (Dialect.BatchTransitions). Where a statement costs
 // a round trip to the database, JobTransitionBatched holds transitions and
-// applies those of one shape with one UPDATE ... FROM (VALUES ...), before
+// applies those of one shape with one UPDATE ... FROM (VALUES ...) (from
+// unnest of a column's array, where Dialect.ArrayBatches: arrays.go), before
 // the transaction's next operation of another kind and before the commit;
 // a row the guard misses shows as fewer rows changed, and fails the
 // operation with ErrConflict. Two transitions of one job are never in one
@@ -263,29 +264,61 @@ func (w *Writer) applyBatch(sh transitionShape, rows [][]any) error {
 // Dialect.StateGuard: the VALUES list names no column state, so the
 // unqualified column is the job's.
 func (sh transitionShape) batchSQL(rows int, stateGuard string) (string, int) {
-	var set, names, types []string
+	u := sh.batchUpdate(stateGuard)
+	row := make([]string, len(u.types))
+	for i, t := range u.types {
+		row[i] = "?::" + t
+	}
+	values := make([]string, rows)
+	for i := range values {
+		values[i] = "(" + strings.Join(row, ", ") + ")"
+	}
+	return u.render("(VALUES " + strings.Join(values, ", ") + ")"), len(u.types)
+}
+
+// arraySQL renders the shape's UPDATE of any number of jobs from one
+// array a column (arrays.go), and the columns' SQL types, in
+// transitionArgs' order.
+func (sh transitionShape) arraySQL(stateGuard string) (string, []string) {
+	u := sh.batchUpdate(stateGuard)
+	return u.render(unnestSQL(u.types)), u.types
+}
+
+// batchUpdate is a shape's set-wise UPDATE but for the relation of its
+// rows, v.
+type batchUpdate struct {
+	set, names, types, where []string
+}
+
+func (u batchUpdate) render(from string) string {
+	return "UPDATE jobs SET " + strings.Join(u.set, ", ") + " FROM " + from +
+		" AS v(" + strings.Join(u.names, ", ") + ") WHERE " + strings.Join(u.where, " AND ")
+}
+
+func (sh transitionShape) batchUpdate(stateGuard string) batchUpdate {
+	var u batchUpdate
 	add := func(name, typ string) {
-		names = append(names, name)
-		types = append(types, typ)
+		u.names = append(u.names, name)
+		u.types = append(u.types, typ)
 	}
 	add("u", "bigint")
-	set = append(set, "updated_at = v.u")
+	u.set = append(u.set, "updated_at = v.u")
 	for i, f := range setFields {
 		switch {
 		case sh.fields&(1<<i) == 0:
 		case f.expr != "":
-			set = append(set, f.col+" = "+f.expr)
+			u.set = append(u.set, f.col+" = "+f.expr)
 		default:
 			name := "c" + strconv.Itoa(i)
 			add(name, f.typ)
-			set = append(set, f.col+" = v."+name)
+			u.set = append(u.set, f.col+" = v."+name)
 		}
 	}
 	add("id", "text")
-	where := []string{"jobs.id = v.id"}
+	u.where = []string{"jobs.id = v.id"}
 	if sh.guardAttempt {
 		add("att", "bigint")
-		where = append(where, "jobs.attempt = v.att")
+		u.where = append(u.where, "jobs.attempt = v.att")
 	}
 	var from []string
 	for i := range sh.fromStates {
@@ -294,17 +327,7 @@ func (sh transitionShape) batchSQL(rows int, stateGuard string) (string, int) {
 		from = append(from, "v."+name)
 	}
 	if len(from) > 0 {
-		where = append(where, stateGuard+" IN ("+strings.Join(from, ", ")+")")
+		u.where = append(u.where, stateGuard+" IN ("+strings.Join(from, ", ")+")")
 	}
-	row := make([]string, len(types))
-	for i, t := range types {
-		row[i] = "?::" + t
-	}
-	values := make([]string, rows)
-	for i := range values {
-		values[i] = "(" + strings.Join(row, ", ") + ")"
-	}
-	q := "UPDATE jobs SET " + strings.Join(set, ", ") + " FROM (VALUES " + strings.Join(values, ", ") +
-		") AS v(" + strings.Join(names, ", ") + ") WHERE " + strings.Join(where, " AND ")
-	return q, len(types)
+	return u
 }

@@ -29,6 +29,14 @@ type Dialect struct {
 	// inserts them with multi-row statements before the transaction's next
 	// operation (implied by BatchTransitions).
 	BatchInserts bool
+	// ArrayBatches: the pipelined batches (inserts, transitions,
+	// executions, events) pass each column as one array parameter and read
+	// their rows with unnest, instead of a multi-row VALUES list of
+	// rows × columns parameters (arrays.go; PostgreSQL).
+	ArrayBatches bool
+	// ArrayMinRows, if not 0, is the fewest rows a batch passes as
+	// arrays, instead of MinArrayRows (tests: 1, every batch).
+	ArrayMinRows int
 	// EventIDsReturned: multi-row event inserts read the new ids with
 	// RETURNING instead of LastInsertId.
 	EventIDsReturned bool

@@ -26,6 +26,17 @@
 // Rows of one statement share a column list, so the writer groups them by
 // the set of columns they write and prepares a statement per set.
 //
+// A batch is one multi-row statement, a VALUES list of rows × columns
+// parameters, cut into chunks of 256, 64, 16, 4 and 1 rows so that few
+// statement texts are prepared (batch.go). Where the dialect says so
+// (Dialect.ArrayBatches: PostgreSQL), a pipelined batch of
+// MinArrayRows rows or more passes instead each column as one array
+// parameter and reads its rows with unnest (arrays.go): one statement
+// text a shape whatever its rows, a parameter a column. The job inserts
+// and their specs, the transitions, the execution upserts, the events and
+// the held key claims all do; a guard that misses is still a row fewer
+// changed, which the statement's count fails with ErrConflict.
+//
 // Times are unix microseconds (BIGINT), durations milliseconds, JSON
 // documents text: the same encoding in every driver, so a list cursor
 // means the same in each.

@@ -180,6 +180,41 @@ func (w *Writer) insertFreeKeyNow(ctx context.Context, j store.Job) error {
 
 type freeClaimKey struct{ rows int }
 
+type freeClaimArrayKey struct{}
+
+// claimTypes are the SQL types of a held claim's values.
+var claimTypes = []string{"text", "text", "text", "bigint"}
+
+// queueArrayFreeClaims is queueFreeClaims from column arrays
+// (Dialect.ArrayBatches), maxArrayRows claims a statement; false, and
+// nothing queued, if a value does not fit its column.
+func (w *Writer) queueArrayFreeClaims(claims [][]any) bool {
+	var stmts [][]any
+	for from := 0; from < len(claims); from += maxArrayRows {
+		chunk := claims[from:min(from+maxArrayRows, len(claims))]
+		args, ok := columnArrays(chunk, claimTypes)
+		if !ok {
+			return false
+		}
+		stmts = append(stmts, append(args, w.s.Window.Microseconds(), int64(len(chunk))))
+	}
+	q := w.s.piped.get(freeClaimArrayKey{}, func() string { return w.s.freeClaimArraySQL() })
+	for _, args := range stmts {
+		w.s.Pipe.QueueCheck(q, args, store.ErrKeyHeld)
+	}
+	return true
+}
+
+// freeClaimArraySQL is freeClaimSQL from one array a column.
+func (c *Core) freeClaimArraySQL() string {
+	return c.D.rebind("WITH claimed AS (INSERT INTO idempotency_keys (tenant, key, job_id, created_at) SELECT * FROM " +
+		unnestSQL(claimTypes) + freeClaimTail + c.D.ExpectRows + "(count(*), ?) FROM claimed")
+}
+
+// freeClaimTail follows the claimed rows in a free claims' statement.
+const freeClaimTail = " ON CONFLICT (tenant, key) DO UPDATE SET job_id = excluded.job_id, created_at = excluded.created_at" +
+	" WHERE idempotency_keys.created_at <= excluded.created_at - CAST(? AS BIGINT) RETURNING 1) SELECT "
+
 // freeClaimSQL claims n keys, taking over expired claims only, and fails
 // the statement unless all n were claimed: each row is tenant, key, job
 // id, created_at; then the window (microseconds) and n.
@@ -187,9 +222,7 @@ func (c *Core) freeClaimSQL(n int) string {
 	var b strings.Builder
 	b.WriteString("WITH claimed AS (INSERT INTO idempotency_keys (tenant, key, job_id, created_at) VALUES ")
 	writeRows(&b, n, 4)
-	b.WriteString(" ON CONFLICT (tenant, key) DO UPDATE SET job_id = excluded.job_id, created_at = excluded.created_at" +
-		" WHERE idempotency_keys.created_at <= excluded.created_at - CAST(? AS BIGINT) RETURNING 1) SELECT " +
-		c.D.ExpectRows + "(count(*), ?) FROM claimed")
+	b.WriteString(freeClaimTail + c.D.ExpectRows + "(count(*), ?) FROM claimed")
 	return c.D.rebind(b.String())
 }
 
@@ -197,6 +230,9 @@ func (c *Core) freeClaimSQL(n int) string {
 func (w *Writer) queueFreeClaims() {
 	claims := w.held.claims
 	w.held.claims = nil
+	if w.arrays(len(claims)) && w.queueArrayFreeClaims(claims) {
+		return
+	}
 	_ = eachChunk(len(claims), func(from, n int) error {
 		q := w.s.piped.get(freeClaimKey{n}, func() string { return w.s.freeClaimSQL(n) })
 		args := slices.Concat(claims[from : from+n]...)

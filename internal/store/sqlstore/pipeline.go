@@ -150,13 +150,48 @@ type (
 	}
 	eventKey   struct{ rows int }
 	eventIDKey struct{ rows int }
+	// The array statements' keys (arrays.go): one text a shape.
+	insertArrayKey struct {
+		table string
+		shape insertShape
+	}
+	transitionArrayKey struct{ shape transitionShape }
+	execArrayKey       struct{ shape insertShape }
+	eventArrayKey      struct{ withIDs bool }
 )
+
+// queueArrayInserts queues the insert of rows of one shape into t from
+// column arrays, maxArrayRows a statement, with tail appended; false (and
+// nothing queued) if a column's type cannot be told from its values.
+func (w *Writer) queueArrayInserts(t *insertTable, rows []shapedRow, key any, tail string) bool {
+	types, ok := insertTypes(rows)
+	if !ok {
+		return false
+	}
+	var stmts [][]any
+	for from := 0; from < len(rows); from += maxArrayRows {
+		args, ok := columnArrays(shapedArgs(rows[from:min(from+maxArrayRows, len(rows))]), types)
+		if !ok {
+			return false
+		}
+		stmts = append(stmts, args)
+	}
+	sh := rows[0].shape
+	q := w.s.piped.get(key, func() string { return w.s.D.rebind(t.insertArraySQL(sh, types, tail)) })
+	for _, args := range stmts {
+		w.s.Pipe.Queue(q, args, nil)
+	}
+	return true
+}
 
 // queueInserts queues the held inserts of one shape into t (jobs or
 // job_specs), in chunks of batchChunks rows. There is no ON CONFLICT: a
 // taken id is a unique violation.
 func (w *Writer) queueInserts(t *insertTable, rows []shapedRow) {
 	sh := rows[0].shape
+	if w.arrays(len(rows)) && w.queueArrayInserts(t, rows, insertArrayKey{t.name, sh}, "") {
+		return
+	}
 	_ = eachChunk(len(rows), func(from, n int) error {
 		q := w.s.piped.get(insertKey{t.name, sh, n}, func() string { return w.s.D.rebind(t.insertShapeSQL(sh, n, "")) })
 		w.s.Pipe.Queue(q, rowArgs(rows[from:from+n]), nil)
@@ -167,6 +202,9 @@ func (w *Writer) queueInserts(t *insertTable, rows []shapedRow) {
 // queueTransitions queues the UPDATE of rows jobs of one shape; the
 // database checks that it found them all (Dialect.ExpectRows).
 func (w *Writer) queueTransitions(sh transitionShape, rows [][]any) {
+	if w.arrays(len(rows)) && w.queueArrayTransitions(sh, rows) {
+		return
+	}
 	_ = eachChunk(len(rows), func(from, n int) error {
 		q := w.s.piped.get(transitionKey{sh, n}, func() string {
 			update, _ := sh.batchSQL(n, w.s.D.StateGuard)
@@ -179,10 +217,30 @@ func (w *Writer) queueTransitions(sh transitionShape, rows [][]any) {
 	})
 }
 
+// queueArrayTransitions is queueTransitions from column arrays (rows
+// are at most maxBatchedRows, flushHeld); false, and nothing queued, if a
+// value does not fit its column's type.
+func (w *Writer) queueArrayTransitions(sh transitionShape, rows [][]any) bool {
+	update, types := sh.arraySQL(w.s.D.StateGuard)
+	args, ok := columnArrays(rows, types)
+	if !ok {
+		return false
+	}
+	q := w.s.piped.get(transitionArrayKey{sh}, func() string {
+		return w.s.D.rebind("WITH changed AS (" + update + " RETURNING 1) " +
+			"SELECT " + w.s.D.ExpectRows + "(count(*), ?) FROM changed")
+	})
+	w.s.Pipe.Queue(q, append(args, int64(len(rows))), nil)
+	return true
+}
+
 // queueExecutions queues the upsert of rows (execRows).
 func (w *Writer) queueExecutions(rows []shapedRow) {
 	for _, group := range execGroups(rows) {
 		sh := group[0].shape
+		if w.arrays(len(group)) && w.queueArrayInserts(execTable, group, execArrayKey{sh}, execUpsertTail) {
+			continue
+		}
 		_ = eachChunk(len(group), func(from, n int) error {
 			q := w.s.piped.get(execKey{sh, n}, func() string { return w.s.D.rebind(execBatchSQL(sh, n)) })
 			w.s.Pipe.Queue(q, rowArgs(group[from:from+n]), nil)
@@ -195,6 +253,9 @@ func (w *Writer) queueExecutions(rows []shapedRow) {
 // queue is sent, or, withIDs, are the events' own (then nothing is
 // returned and nothing held: the ids were drawn in commit order).
 func (w *Writer) queueEvents(events []store.Event, withIDs bool) {
+	if w.arrays(len(events)) && w.queueArrayEvents(events, withIDs) {
+		return
+	}
 	for len(events) > 0 {
 		n := min(len(events), eventChunk)
 		chunk := events[:n]
@@ -215,4 +276,55 @@ func (w *Writer) queueEvents(events []store.Event, withIDs bool) {
 			}
 		})
 	}
+}
+
+// queueArrayEvents is queueEvents from column arrays, maxArrayRows
+// events a statement; false, and nothing queued, if a value does not fit
+// its column (cannot happen: eventArgs binds these types).
+func (w *Writer) queueArrayEvents(events []store.Event, withIDs bool) bool {
+	types := eventTypes
+	if withIDs {
+		types = append([]string{"bigint"}, eventTypes...)
+	}
+	var stmts [][]any
+	for from := 0; from < len(events); from += maxArrayRows {
+		args, ok := columnArrays(eventRows(events[from:min(from+maxArrayRows, len(events))], withIDs), types)
+		if !ok {
+			return false
+		}
+		stmts = append(stmts, args)
+	}
+	q := w.s.piped.get(eventArrayKey{withIDs}, func() string { return w.s.D.rebind(eventInsertArraySQL(withIDs)) })
+	for i, args := range stmts {
+		if withIDs {
+			w.s.Pipe.Queue(q, args, nil)
+			continue
+		}
+		chunk := events[i*maxArrayRows : min((i+1)*maxArrayRows, len(events))]
+		w.s.Pipe.QueueDraw(q, args, func(ids []int64) {
+			if len(ids) != len(chunk) {
+				return // cannot happen: the insert returns a row per event
+			}
+			slices.Sort(ids)
+			for i := range chunk {
+				chunk[i].ID = ids[i]
+			}
+		})
+	}
+	return true
+}
+
+// eventRows is eventArgs (withIDs: eventArgsWithIDs) a row an event.
+func eventRows(events []store.Event, withIDs bool) [][]any {
+	width := len(eventTypes)
+	args := eventArgs(events)
+	if withIDs {
+		width++
+		args = eventArgsWithIDs(events)
+	}
+	rows := make([][]any, len(events))
+	for i := range rows {
+		rows[i] = args[i*width : (i+1)*width]
+	}
+	return rows
 }
