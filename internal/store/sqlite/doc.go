@@ -29,7 +29,15 @@
 // fsync begun after the commit has returned, so acknowledged = durable,
 // also across power loss, as with synchronous=FULL; see durable.go.
 // foreign_keys=ON, busy_timeout=10s (another process holding the lock), a
-// 32 MiB page cache per connection. Every connection is opened in SQLite's
+// 32 MiB page cache per connection. The writer has temp_store=MEMORY: a
+// statement that changes many rows inside a transaction that already
+// wrote (the applier's multi-row inserts and batched transitions), and a
+// SAVEPOINT, keep the pages they change as they were, for a
+// statement-level rollback, and with the default temp_store that journal
+// spilled past 64 KiB into a temporary file opened, written, unlinked and
+// closed inside the transaction (bench steady on the server, strace: 268
+// such files in 5 s, about 13 system calls each, on one commit in 13;
+// none after). It is never read after a crash: durability is unchanged. Every connection is opened in SQLite's
 // multi-thread mode (no mutex of its own) and SQLite keeps no memory
 // statistics, whose global mutex every allocation would take: database/sql
 // never uses a connection from two goroutines at once (mutexes.go).

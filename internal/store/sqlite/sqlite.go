@@ -225,6 +225,13 @@ func (s *Store) openWriter(ctx context.Context, o options) error {
 		_ = s.CloseWriter()
 		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
 	}
+	// Statement journals (and savepoints') in memory: with the default
+	// they spill past 64 KiB into a temporary file, opened, unlinked,
+	// written and closed inside the writer's transaction (doc.go).
+	if _, err := s.WConn.ExecContext(ctx, "PRAGMA temp_store = MEMORY"); err != nil {
+		_ = s.CloseWriter()
+		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
+	}
 	if err := s.Prepare(ctx); err != nil {
 		_ = s.CloseWriter()
 		return fmt.Errorf("sqlite: prepare: %w", err)

@@ -58,6 +58,7 @@ func TestPragmas(t *testing.T) {
 		"synchronous":  "1", // NORMAL: the syncer fsyncs the WAL after COMMIT
 		"foreign_keys": "1",
 		"busy_timeout": "10000",
+		"temp_store":   "2", // MEMORY: statement journals never spill to a file
 	} {
 		var got string
 		if err := s.WConn.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(&got); err != nil {
