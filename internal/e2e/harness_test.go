@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -125,14 +127,35 @@ func newCluster(t *testing.T, configYAML string) *cluster {
 	return cl
 }
 
+// freeAddr is a loopback address whose port no one listens on now, for a
+// server process started later. The port is drawn below Linux's
+// ephemeral range (net.ipv4.ip_local_port_range, 32768-60999 by
+// default): a port the kernel picked for "127.0.0.1:0" was free only
+// until the child bound it, and in between any outgoing connection or
+// ":0" listener (a fault proxy's, say) could be given the same port
+// ("address already in use" in a test that then failed for nothing).
+// Below that range only another caller drawing the same port can take
+// it.
 func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 100 {
+		port := lowPortMin + rand.IntN(lowPortMax-lowPortMin+1)
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue // taken: draw again
+		}
+		addr := ln.Addr().String()
+		if err := ln.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return addr
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("freeAddr: no free port below the ephemeral range after 100 draws")
+	return ""
 }
+
+// The ports freeAddr draws from: below the ephemeral range, above the
+// ports services commonly use.
+const lowPortMin, lowPortMax = 20000, 32767
 
 func (cl *cluster) startServer() {
 	cl.t.Helper()
