@@ -56,19 +56,7 @@ func writerStatements(t *testing.T, s *Store) []preparedStatement {
 func TestBatchesPassColumnsAsArrays(t *testing.T) {
 	s := openTemp(t)
 	const jobs = 37 // not a chunk size of the VALUES statements
-	ids := make([]string, jobs)
-	if err := s.Write(ctx, func(w store.Writer) error {
-		for i := range ids {
-			ids[i] = fmt.Sprintf("job-%02d", i)
-			j := store.Job{ID: ids[i], Tenant: "t", Type: "x", State: store.StatePending, CreatedAt: storetest.T0}
-			if err := w.JobInsertBatched(ctx, j); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	ids := insertPendingJobs(t, s, jobs, "job-%02d")
 	at := storetest.T0.Add(time.Second)
 	worker := func(i int) string { // every third lease sets no worker: a NULL in the column's array
 		if i%3 == 0 {

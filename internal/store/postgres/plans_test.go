@@ -57,19 +57,7 @@ func TestTransitionsFindTheirJobByID(t *testing.T) {
 	db := pgtest.Open(t, url)
 
 	const jobs, perWrite = 400, 5
-	ids := make([]string, jobs)
-	if err := s.Write(ctx, func(w store.Writer) error {
-		for i := range ids {
-			ids[i] = fmt.Sprintf("job-%04d", i)
-			j := store.Job{ID: ids[i], Tenant: "t", Type: "x", State: store.StatePending, CreatedAt: storetest.T0}
-			if err := w.JobInsertBatched(ctx, j); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	ids := insertPendingJobs(t, s, jobs, "job-%04d")
 
 	before := writerJobScans(t, s, db)
 	leased, attempt := store.StateLeased, 1
@@ -382,4 +370,24 @@ func secondaryIndexes(t *testing.T, db *sql.DB, tables ...string) []string {
 		t.Fatal(err)
 	}
 	return names
+}
+
+// insertPendingJobs inserts n pending jobs in one Write, batched, with
+// the ids idFormat gives their index, and returns the ids.
+func insertPendingJobs(t *testing.T, s *Store, n int, idFormat string) []string {
+	t.Helper()
+	ids := make([]string, n)
+	if err := s.Write(ctx, func(w store.Writer) error {
+		for i := range ids {
+			ids[i] = fmt.Sprintf(idFormat, i)
+			j := store.Job{ID: ids[i], Tenant: "t", Type: "x", State: store.StatePending, CreatedAt: storetest.T0}
+			if err := w.JobInsertBatched(ctx, j); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }
