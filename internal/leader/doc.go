@@ -19,19 +19,35 @@
 //
 // # Fencing
 //
-// Every write transaction of the leader begins with Fence: a SELECT ... FOR
-// KEY SHARE of the row that requires (holder, term) to be this instance's
-// and expires_at to lie ahead. The row lock is held to the commit. A
-// campaign's UPDATE changes term, a key column (the row has a unique index
-// on it), so it takes the row FOR UPDATE, which conflicts with every key
-// share: a new term can begin only after every transaction fenced under
-// the old one has committed or rolled back. A renewal changes only
-// expires_at, takes FOR NO KEY UPDATE, and so waits for no fenced
+// Every write transaction of the leader begins with Fence
+// (fairway_fence, migration 0022): it takes a transaction-level advisory
+// lock SHARED, then, in a statement of its own and so, under READ
+// COMMITTED, with a snapshot taken after the lock was granted, requires
+// (holder, term) to be this instance's and expires_at to lie ahead. The
+// lock is held to the commit. Every UPDATE of the row that changes term
+// (a campaign, of any release: a trigger, leadership_new_term, does it)
+// takes the same lock EXCLUSIVELY before it commits. So:
+//
+//   - a transaction whose shared lock was granted before the campaign's
+//     exclusive one ends before the campaign can take it, and so before
+//     the new term commits;
+//   - a transaction that asks after the campaign did is granted the lock
+//     only once the campaign has ended (committed: its row is then
+//     visible), so its check sees the new term and fails.
+//
+// Either way no transaction fenced under a term commits after the next
+// term began. A renewal takes no advisory lock and waits for no fenced
 // transaction, and fenced transactions never wait for one another (the
-// store runs two at once: package postgres, "Overlapped commits"); each
-// writer connection counts its commits in a leader_terms row of its own
-// (its slot) for the same reason. A transaction that starts after the new
-// term began fails its fence and commits nothing. A deposed leader, or one
+// store runs two at once: package postgres, "Concurrent transactions");
+// each writer connection counts its commits in a leader_terms row of its
+// own (its slot) for the same reason. The fence costs no tuple lock (no
+// WAL record, no dirty page, no MultiXact when both connections hold it,
+// as the row's FOR KEY SHARE of migration 0008 did). Advisory locks
+// belong to the database, not to a schema: the key holds the leadership
+// table's OID, so that schemas side by side never share it. A
+// transaction that is not READ COMMITTED (its snapshot may predate the
+// lock) takes the row FOR KEY SHARE instead, which the campaign's UPDATE,
+// changing term, a key column, also waits for. A deposed leader, or one
 // cut off from the database and back, therefore cannot commit anything
 // once another instance leads:
 // no two leaders ever commit in overlapping time (this is what River, Oban

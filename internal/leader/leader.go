@@ -79,8 +79,8 @@ func (t Term) Resign(ctx context.Context, db DB) error {
 }
 
 // Fence checks, inside a write transaction, that the term still leads,
-// and holds the row (FOR KEY SHARE) until the transaction ends, so that
-// no new term can begin before it commits. ErrDeposed when the term is
+// and holds the fence's advisory lock shared until the transaction ends,
+// so that no new term can begin before it commits (doc.go, "Fencing"). ErrDeposed when the term is
 // over. It also counts the transaction in leader_terms (first and last
 // commit time of each term), the record that shows terms never overlap.
 //

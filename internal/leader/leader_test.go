@@ -163,15 +163,22 @@ func TestFencedTransactionsAndRenewalsDoNotWaitForEachOther(t *testing.T) {
 	}
 }
 
-// waitForLockWaiter waits until a session of this database waits on a
-// row lock.
+// waitForLockWaiter waits until a campaign (an UPDATE of leadership)
+// waits on a lock: the row's, or the fence's advisory lock.
 func waitForLockWaiter(t *testing.T, db *sql.DB) {
+	t.Helper()
+	waitForWaiter(t, db, "UPDATE leadership%")
+}
+
+// waitForWaiter waits until a session whose statement is LIKE query
+// waits on a lock.
+func waitForWaiter(t *testing.T, db *sql.DB, query string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		var n int
 		err := db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE leadership%'`).Scan(&n)
+			WHERE wait_event_type = 'Lock' AND query LIKE $1`, query).Scan(&n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +187,7 @@ func waitForLockWaiter(t *testing.T, db *sql.DB) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatal("the campaign never waited on the row lock")
+	t.Fatalf("no statement like %q waited on a lock", query)
 }
 
 // Two electors: one leads; when it stops gracefully the other takes over
@@ -309,5 +316,96 @@ func TestALeaderCutOffStepsDownBeforeItsLeaseRunsOut(t *testing.T) {
 		t.Logf("stepped down with %s of the lease left", time.Until(cur.ExpiresAt))
 	case <-time.After(30 * time.Second):
 		t.Fatal("the cut-off leader still leads after 30 s")
+	}
+}
+
+// A transaction that fences while a campaign waits for the term's
+// fenced transactions waits behind the campaign and, once it has
+// committed, fails: its check sees the new term (the fence checks in a
+// statement after its lock was granted, not with a snapshot from
+// before).
+func TestAFenceBehindACampaignFailsOnceTheTermChanged(t *testing.T) {
+	db, _ := testDB(t)
+	ta := elect(t, db, "a", 300*time.Millisecond)
+	first := beginTx(t, db)
+	if err := ta.Fence(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond) // a's lease runs out while first is open
+	won := make(chan Term, 1)
+	go func() {
+		tb, ok, err := lease("b", time.Minute).Campaign(ctx, db)
+		if err != nil || !ok {
+			t.Errorf("b's campaign: %v %v", ok, err)
+		}
+		won <- tb
+	}()
+	waitForLockWaiter(t, db)
+	late := beginTx(t, db)
+	fenced := make(chan error, 1)
+	go func() { fenced <- ta.Fence(ctx, late) }()
+	waitForWaiter(t, db, "SELECT fairway_fence%") // queued behind the campaign
+	if err := first.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if tb := <-won; tb.Number != 2 {
+		t.Fatalf("b's term %d, want 2", tb.Number)
+	}
+	if err := <-fenced; !errors.Is(err, ErrDeposed) {
+		t.Fatalf("a's fence queued behind b's campaign: %v, want ErrDeposed", err)
+	}
+}
+
+// A REPEATABLE READ transaction, whose snapshot may predate the fence's
+// lock, holds off the next term by the row lock instead.
+func TestARepeatableReadFenceHoldsOffTheNextTerm(t *testing.T) {
+	db, _ := testDB(t)
+	ta := elect(t, db, "a", 300*time.Millisecond)
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := ta.Fence(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	won := make(chan Term, 1)
+	go func() {
+		tb, ok, err := lease("b", time.Minute).Campaign(ctx, db)
+		if err != nil || !ok {
+			t.Errorf("b's campaign: %v %v", ok, err)
+		}
+		won <- tb
+	}()
+	waitForLockWaiter(t, db)
+	select {
+	case <-won:
+		t.Fatal("b's term began while a's fenced transaction was open")
+	default:
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if tb := <-won; tb.Number != 2 {
+		t.Fatalf("b's term %d, want 2", tb.Number)
+	}
+}
+
+// The fence's lock is the database's, but its key holds the leadership
+// table's OID: a fenced transaction in one schema holds off no campaign
+// in another.
+func TestAFenceHoldsOffNoCampaignInAnotherSchema(t *testing.T) {
+	db, _ := testDB(t)
+	other, _ := testDB(t)
+	ta := elect(t, db, "a", time.Minute)
+	tx := beginTx(t, db)
+	if err := ta.Fence(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	quick, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, ok, err := lease("o", time.Minute).Campaign(quick, other); !ok || err != nil {
+		t.Fatalf("a campaign in another schema while a fenced transaction is open: %v %v", ok, err)
 	}
 }

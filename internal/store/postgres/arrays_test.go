@@ -131,3 +131,60 @@ func TestBatchesPassColumnsAsArrays(t *testing.T) {
 		}
 	}
 }
+
+// A small batch of jobs of one shape (too few for arrays) is inserted
+// with its specs in one statement, the jobs' INSERT a data-modifying CTE
+// of the specs' (package sqlstore, queueJobsWithSpecs): one statement
+// prepared for both tables, the jobs and their specs read back, and a
+// batch holding a taken id fails with ErrExists and commits nothing.
+func TestASmallBatchInsertsJobsWithTheirSpecsInOneStatement(t *testing.T) {
+	s := openTemp(t)
+	insert := func(ids ...string) error {
+		return s.Write(ctx, func(w store.Writer) error {
+			for _, id := range ids {
+				j := store.Job{ID: id, Tenant: "t", Type: "x", State: store.StatePending, CreatedAt: storetest.T0,
+					Payload: []byte(`{"id":"` + id + `"}`)}
+				if err := w.JobInsertBatched(ctx, j); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	before := map[string]bool{} // prepared at Open
+	for _, st := range writerStatements(t, s) {
+		before[st.text] = true
+	}
+	if err := insert("a", "b", "c"); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		j, err := s.JobGet(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(j.Payload) != `{"id":"`+id+`"}` || j.State != store.StatePending {
+			t.Errorf("%s: payload %s state %s", id, j.Payload, j.State)
+		}
+	}
+	var merged, specsAlone int
+	for _, st := range writerStatements(t, s) {
+		switch {
+		case before[st.text]:
+		case strings.HasPrefix(st.text, "WITH inserted AS (INSERT INTO jobs") && strings.Contains(st.text, ") INSERT INTO job_specs"):
+			merged++
+		case strings.HasPrefix(st.text, "INSERT INTO job_specs"):
+			specsAlone++
+		}
+	}
+	if merged == 0 || specsAlone > 0 {
+		t.Errorf("%d statements inserting jobs with their specs, %d inserting specs alone; want the specs with their jobs", merged, specsAlone)
+	}
+	if err := insert("d", "a"); !errors.Is(err, store.ErrExists) {
+		t.Fatalf("a batch with a taken id: %v, want ErrExists", err)
+	}
+	s.Resume()
+	if _, err := s.JobGet(ctx, "d"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("d, of the failed batch: %v, want ErrNotFound", err)
+	}
+}

@@ -124,15 +124,17 @@
 //     TestQueuedWritesRunConcurrentlyAndInOrder under load). A
 //     transaction with nothing in flight before it sends everything with
 //     its COMMIT in one round trip, as before.
-//   - The fence. fairway_fence takes the leadership row FOR KEY SHARE,
-//     which two fenced transactions share without waiting; a campaign's
-//     UPDATE changes term, a key column (unique index leadership_term),
-//     and so still waits for every fenced transaction; a renewal changes
-//     only expires_at and waits for none. Each connection counts its
-//     commits in its own leader_terms row (slot), which no two
-//     transactions in flight share (migration 0008, which keeps the
-//     previous release's two-argument fence, as slot 0, for a leader
-//     still running it during a rollout).
+//   - The fence. fairway_fence takes a transaction-level advisory lock
+//     shared (migration 0022), which two fenced transactions share
+//     without waiting; a campaign, whose UPDATE changes term, takes it
+//     exclusively in a trigger and so still waits for every fenced
+//     transaction; a renewal takes none and waits for none (the argument
+//     is in package leader's doc). Each connection counts its commits in
+//     its own leader_terms row (slot), which no two transactions in
+//     flight share (migration 0008, which keeps the previous release's
+//     two-argument fence, as slot 0, for a leader still running it
+//     during a rollout: it calls the same function, and a campaign of
+//     the previous release fires the same trigger).
 //
 // A failure (a guard, the fence, the connection) fails its batch; the
 // batch behind it is rolled back, its COMMIT never sent, and fails with
@@ -194,10 +196,24 @@
 // COMMIT has returned, so acknowledged means committed and durable.
 //
 // Fencing: WithFence runs a statement first in every write transaction.
-// Package leader's (fairway_fence) takes the leadership row FOR KEY SHARE
-// and requires this instance's term to be current: a deposed leader
-// commits nothing (see package leader). The store passes the writer
-// connection's slot (0 or 1) as the fence's last argument.
+// Package leader's (fairway_fence) takes an advisory lock shared, which a
+// new term takes exclusively before it begins, and requires this
+// instance's term to be current: a deposed leader commits nothing (see
+// package leader). The store passes the writer connection's slot (0 or 1)
+// as the fence's last argument. Measured with fairway bench steady and
+// log_min_duration_statement = 0: the fence's execute 149 µs (FOR KEY
+// SHARE and an upsert of the witness) against 42 µs, and the COMMIT after
+// it 225 µs against 107 µs.
+//
+// A small batch's jobs and their specs are one statement (package
+// sqlstore, queueJobsWithSpecs): the jobs' INSERT a data-modifying CTE of
+// the specs', whose foreign key is checked at the end of the statement.
+//
+// CHECK constraints: PostgreSQL reads a table's checks from their stored
+// trees and plans them again in every statement that inserts or updates
+// it, whichever columns it sets (ExecConstraints: 12% of the writer's CPU
+// in bench steady). The checks of jobs and executions hold their lists as
+// one array constant (migration 0022), trees half the size.
 //
 // Migrations: embedded, versioned SQL files (migrations/NNNN_name.sql),
 // recorded in schema_migrations and applied by Open or Migrate in one

@@ -89,6 +89,9 @@ func (w *Writer) flushInserts() error {
 	w.held.inserts, w.held.specs = nil, nil
 	if w.piped() {
 		w.queueFreeClaims() // before the rows that hold them
+		if w.queueJobsWithSpecs(jobs, specs) {
+			return nil
+		}
 	}
 	for _, part := range []struct {
 		t      *insertTable

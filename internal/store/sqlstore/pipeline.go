@@ -140,6 +140,10 @@ type (
 		shape insertShape
 		rows  int
 	}
+	jobsWithSpecsKey struct {
+		jobs, specs insertShape
+		rows        int
+	}
 	transitionKey struct {
 		shape transitionShape
 		rows  int
@@ -197,6 +201,30 @@ func (w *Writer) queueInserts(t *insertTable, rows []shapedRow) {
 		w.s.Pipe.Queue(q, rowArgs(rows[from:from+n]), nil)
 		return nil
 	})
+}
+
+// queueJobsWithSpecs queues the insert of the held jobs and of their
+// specs as one statement a chunk, the jobs' INSERT in a data-modifying
+// CTE of the specs' (job_specs' foreign key is checked at the end of the
+// statement, when the jobs are in), when the jobs are of one shape, the
+// specs of one, and too few for arrays (a steady submission's batch of
+// two or three jobs): a statement, and its round of the protocol and of
+// the executor, fewer a transaction. False, and nothing queued, otherwise.
+func (w *Writer) queueJobsWithSpecs(jobs, specs [][]shapedRow) bool {
+	if len(jobs) != 1 || len(specs) != 1 || w.arrays(len(jobs[0])) {
+		return false
+	}
+	jobRows, specRows := jobs[0], specs[0]
+	jsh, ssh := jobRows[0].shape, specRows[0].shape
+	_ = eachChunk(len(jobRows), func(from, n int) error {
+		q := w.s.piped.get(jobsWithSpecsKey{jsh, ssh, n}, func() string {
+			return w.s.D.rebind("WITH inserted AS (" + jobTable.insertShapeSQL(jsh, n, "") + ") " +
+				specTable.insertShapeSQL(ssh, n, ""))
+		})
+		w.s.Pipe.Queue(q, append(rowArgs(jobRows[from:from+n]), rowArgs(specRows[from:from+n])...), nil)
+		return nil
+	})
+	return true
 }
 
 // queueTransitions queues the UPDATE of rows jobs of one shape; the
