@@ -103,26 +103,7 @@ func TestAFencedTransactionHoldsOffTheNextTerm(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(400 * time.Millisecond) // a's lease runs out while its transaction is open
-	won := make(chan Term, 1)
-	go func() {
-		tb, ok, err := lease("b", time.Minute).Campaign(ctx, db)
-		if err != nil || !ok {
-			t.Errorf("b's campaign: %v %v", ok, err)
-		}
-		won <- tb
-	}()
-	waitForLockWaiter(t, db)
-	select {
-	case <-won:
-		t.Fatal("b's term began while a's fenced transaction was open")
-	default:
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if tb := <-won; tb.Number != 2 {
-		t.Fatalf("b's term %d, want 2", tb.Number)
-	}
+	campaignWaitsForCommit(t, db, tx)
 	tx2, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -369,7 +350,33 @@ func TestARepeatableReadFenceHoldsOffTheNextTerm(t *testing.T) {
 	if err := ta.Fence(ctx, tx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond) // a's lease runs out while its transaction is open
+	campaignWaitsForCommit(t, db, tx)
+}
+
+// The fence's lock is the database's, but its key holds the leadership
+// table's OID: a fenced transaction in one schema holds off no campaign
+// in another.
+func TestAFenceHoldsOffNoCampaignInAnotherSchema(t *testing.T) {
+	db, _ := testDB(t)
+	other, _ := testDB(t)
+	ta := elect(t, db, "a", time.Minute)
+	tx := beginTx(t, db)
+	if err := ta.Fence(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	quick, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, ok, err := lease("o", time.Minute).Campaign(quick, other); !ok || err != nil {
+		t.Fatalf("a campaign in another schema while a fenced transaction is open: %v %v", ok, err)
+	}
+}
+
+// campaignWaitsForCommit runs b's campaign while tx, fenced by a's
+// expired term 1, is open, and checks that b's term 2 begins only once
+// tx has committed.
+func campaignWaitsForCommit(t *testing.T, db *sql.DB, tx *sql.Tx) {
+	t.Helper()
 	won := make(chan Term, 1)
 	go func() {
 		tb, ok, err := lease("b", time.Minute).Campaign(ctx, db)
@@ -389,23 +396,5 @@ func TestARepeatableReadFenceHoldsOffTheNextTerm(t *testing.T) {
 	}
 	if tb := <-won; tb.Number != 2 {
 		t.Fatalf("b's term %d, want 2", tb.Number)
-	}
-}
-
-// The fence's lock is the database's, but its key holds the leadership
-// table's OID: a fenced transaction in one schema holds off no campaign
-// in another.
-func TestAFenceHoldsOffNoCampaignInAnotherSchema(t *testing.T) {
-	db, _ := testDB(t)
-	other, _ := testDB(t)
-	ta := elect(t, db, "a", time.Minute)
-	tx := beginTx(t, db)
-	if err := ta.Fence(ctx, tx); err != nil {
-		t.Fatal(err)
-	}
-	quick, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if _, ok, err := lease("o", time.Minute).Campaign(quick, other); !ok || err != nil {
-		t.Fatalf("a campaign in another schema while a fenced transaction is open: %v %v", ok, err)
 	}
 }
