@@ -313,15 +313,7 @@ func TestAFenceBehindACampaignFailsOnceTheTermChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(400 * time.Millisecond) // a's lease runs out while first is open
-	won := make(chan Term, 1)
-	go func() {
-		tb, ok, err := lease("b", time.Minute).Campaign(ctx, db)
-		if err != nil || !ok {
-			t.Errorf("b's campaign: %v %v", ok, err)
-		}
-		won <- tb
-	}()
-	waitForLockWaiter(t, db)
+	won := blockedCampaign(t, db)
 	late := beginTx(t, db)
 	fenced := make(chan error, 1)
 	go func() { fenced <- ta.Fence(ctx, late) }()
@@ -377,15 +369,7 @@ func TestAFenceHoldsOffNoCampaignInAnotherSchema(t *testing.T) {
 // tx has committed.
 func campaignWaitsForCommit(t *testing.T, db *sql.DB, tx *sql.Tx) {
 	t.Helper()
-	won := make(chan Term, 1)
-	go func() {
-		tb, ok, err := lease("b", time.Minute).Campaign(ctx, db)
-		if err != nil || !ok {
-			t.Errorf("b's campaign: %v %v", ok, err)
-		}
-		won <- tb
-	}()
-	waitForLockWaiter(t, db)
+	won := blockedCampaign(t, db)
 	select {
 	case <-won:
 		t.Fatal("b's term began while a's fenced transaction was open")
@@ -397,4 +381,20 @@ func campaignWaitsForCommit(t *testing.T, db *sql.DB, tx *sql.Tx) {
 	if tb := <-won; tb.Number != 2 {
 		t.Fatalf("b's term %d, want 2", tb.Number)
 	}
+}
+
+// blockedCampaign starts b's campaign and returns once it waits for a
+// lock; its term arrives on the channel when it wins.
+func blockedCampaign(t *testing.T, db *sql.DB) <-chan Term {
+	t.Helper()
+	won := make(chan Term, 1)
+	go func() {
+		tb, ok, err := lease("b", time.Minute).Campaign(ctx, db)
+		if err != nil || !ok {
+			t.Errorf("b's campaign: %v %v", ok, err)
+		}
+		won <- tb
+	}()
+	waitForLockWaiter(t, db)
+	return won
 }
