@@ -42,13 +42,17 @@
 // statistics, whose global mutex every allocation would take: database/sql
 // never uses a connection from two goroutines at once (mutexes.go).
 //
-// Page size: a file the store creates has 8 KiB pages (pageSize; set
-// before the switch to WAL writes the first page). SQLite writes each WAL
-// frame, one page, with two system calls, and on this project's VM a
-// system call is dear: with 4 KiB pages a job, inserted then drained, cost
-// 6.6 pwrite calls (strace -c), about 3.3 frames, and 8 KiB pages drained
-// 17-56% more jobs per second (docs/benchmarks.md). A file that exists keeps the page
-// size it has; VACUUM converts it (docs/operations.md).
+// Page size: a file the store creates has 4 KiB pages (pageSize; set
+// before the switch to WAL writes the first page). A commit's fsync
+// covers one WAL frame, one page, for every page the commit changed: a
+// steady commit changes a page or so in each of about 11 B-trees (the
+// job's row and its indexes, its spec), so the page size sets how many
+// bytes each acknowledged write waits for. On 2026-11-27's machine 4 KiB
+// pages gave 1.10-1.15x the steady throughput of 8 KiB, 0.86x the
+// server's latency p99, and the same drain; on 2026-11-25's, where a
+// system call was dear (two per WAL frame), 8 KiB had drained 17-56% more
+// jobs per second (docs/benchmarks.md has both). A file that exists keeps
+// the page size it has; VACUUM converts it (docs/operations.md).
 //
 // A writer operation that fails with a constraint the store reports as a
 // sentinel (duplicate key, missing job) is undone by SQLite's

@@ -27,16 +27,24 @@ func TestANewFileHasTheStoresPageSize(t *testing.T) {
 	}
 }
 
-// A file made with SQLite's default page size keeps it: the store opens
-// it, migrates it and writes to it as to any other.
+// A file made with another page size (8 KiB: fairway's before
+// 2026-11-27) keeps it: the store opens it, migrates it and writes to it
+// as to any other.
 func TestAnOlderFileKeepsItsPageSize(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "fairway.db")
-	db, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL")
+	db, err := sql.Open("sqlite3", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	db.SetMaxOpenConns(1) // the page size is the connection's until the first page is written
+	if _, err := db.ExecContext(ctx, "PRAGMA page_size = 8192"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := db.ExecContext(ctx, "CREATE TABLE before_the_store (x INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "PRAGMA journal_mode = WAL"); err != nil {
 		t.Fatal(err)
 	}
 	var old int

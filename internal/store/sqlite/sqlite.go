@@ -152,13 +152,16 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// pageSize is the page size of a database file this store creates.
-// Every WAL frame costs two write system calls whatever its size, and a
-// job's rows and index entries are spread over fewer pages of 8 KiB than
-// of SQLite's default 4 KiB: measured with fairway bench drain, 8 KiB
-// drained 17-56% more jobs/s than 4 KiB and 16 KiB less than 8 KiB
-// (docs/benchmarks.md). A file that exists keeps its page size.
-const pageSize = 8192
+// pageSize is the page size of a database file this store creates:
+// SQLite's default, 4 KiB. A commit's fsync covers every page it changed
+// (a steady commit touches about 11 B-trees, a page each), so smaller
+// pages mean fewer bytes to sync: on 2026-11-27's machine 4 KiB pages
+// gave 1.15x embedded and 1.10x server steady jobs/s, 0.86x the server's
+// latency p99 and 0.85x its high-wait p99 against 8 KiB, with the drain
+// unchanged (docs/benchmarks.md). 8 KiB had won on the machine of
+// 2026-11-25, where a system call was dear and every WAL frame costs two
+// (17-56% more drained jobs/s). A file that exists keeps its page size.
+const pageSize = 4096
 
 // createWithPageSize gives a database file that has no pages yet the
 // page size pageSize: the page size is fixed when the first page is
