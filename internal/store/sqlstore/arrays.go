@@ -94,15 +94,15 @@ func columnArrays(rows [][]any, types []string) ([]any, bool) {
 		var ok bool
 		switch typ {
 		case "text":
-			col, ok = column[string](rows, c)
+			col, ok = column(rows, c, exactly[string])
 		case "bigint":
-			col, ok = bigintColumn(rows, c)
+			col, ok = column(rows, c, asInt64)
 		case "boolean":
-			col, ok = column[bool](rows, c)
+			col, ok = column(rows, c, exactly[bool])
 		case "bytea":
-			col, ok = column[[]byte](rows, c)
+			col, ok = column(rows, c, exactly[[]byte])
 		case "double precision":
-			col, ok = column[float64](rows, c)
+			col, ok = column(rows, c, exactly[float64])
 		}
 		if !ok {
 			return nil, false
@@ -112,19 +112,36 @@ func columnArrays(rows [][]any, types []string) ([]any, bool) {
 	return out, true
 }
 
-// column is column c of rows as a []T, or a []*T if one is NULL.
-func column[T any](rows [][]any, c int) (any, bool) {
+// columnChunks is rows as column arrays (columnArrays), maxArrayRows
+// rows a statement: the i-th holds rows[i*maxArrayRows:]. ok is false if
+// a value does not fit its column's type.
+func columnChunks(rows [][]any, types []string) ([][]any, bool) {
+	var stmts [][]any
+	for from := 0; from < len(rows); from += maxArrayRows {
+		args, ok := columnArrays(rows[from:min(from+maxArrayRows, len(rows))], types)
+		if !ok {
+			return nil, false
+		}
+		stmts = append(stmts, args)
+	}
+	return stmts, true
+}
+
+// column is column c of rows as a []T, or a []*T if one is NULL; as
+// gives a value as a T, false if it does not fit.
+func column[T any](rows [][]any, c int, as func(any) (T, bool)) (any, bool) {
 	vals := make([]T, len(rows))
 	nulls := false
 	for i, r := range rows {
-		switch v := r[c].(type) {
-		case nil:
+		if r[c] == nil {
 			nulls = true
-		case T:
-			vals[i] = v
-		default:
+			continue
+		}
+		v, ok := as(r[c])
+		if !ok {
 			return nil, false
 		}
+		vals[i] = v
 	}
 	if !nulls {
 		return vals, true
@@ -138,27 +155,21 @@ func column[T any](rows [][]any, c int) (any, bool) {
 	return ptrs, true
 }
 
-// bigintColumn is column[int64], taking int values too.
-func bigintColumn(rows [][]any, c int) (any, bool) {
-	for _, r := range rows {
-		if _, isInt := r[c].(int); isInt {
-			return column[int64](intsAsInt64(rows, c), 0)
-		}
-	}
-	return column[int64](rows, c)
+// exactly is a value of type T as itself.
+func exactly[T any](v any) (T, bool) {
+	t, ok := v.(T)
+	return t, ok
 }
 
-// intsAsInt64 is column c of rows, as one-value rows, its ints int64s.
-func intsAsInt64(rows [][]any, c int) [][]any {
-	out := make([][]any, len(rows))
-	for i, r := range rows {
-		v := r[c]
-		if n, isInt := v.(int); isInt {
-			v = int64(n)
-		}
-		out[i] = []any{v}
+// asInt64 is an int64 or an int as an int64 (the writer binds both).
+func asInt64(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
 	}
-	return out
+	return 0, false
 }
 
 // unnestSQL is "unnest(?::t1[], ?::t2[], ...)" for types.

@@ -189,18 +189,14 @@ var claimTypes = []string{"text", "text", "text", "bigint"}
 // (Dialect.ArrayBatches), maxArrayRows claims a statement; false, and
 // nothing queued, if a value does not fit its column.
 func (w *Writer) queueArrayFreeClaims(claims [][]any) bool {
-	var stmts [][]any
-	for from := 0; from < len(claims); from += maxArrayRows {
-		chunk := claims[from:min(from+maxArrayRows, len(claims))]
-		args, ok := columnArrays(chunk, claimTypes)
-		if !ok {
-			return false
-		}
-		stmts = append(stmts, append(args, w.s.Window.Microseconds(), int64(len(chunk))))
+	stmts, ok := columnChunks(claims, claimTypes)
+	if !ok {
+		return false
 	}
 	q := w.s.piped.get(freeClaimArrayKey{}, func() string { return w.s.freeClaimArraySQL() })
-	for _, args := range stmts {
-		w.s.Pipe.QueueCheck(q, args, store.ErrKeyHeld)
+	for i, args := range stmts {
+		n := min(maxArrayRows, len(claims)-i*maxArrayRows)
+		w.s.Pipe.QueueCheck(q, append(args, w.s.Window.Microseconds(), int64(n)), store.ErrKeyHeld)
 	}
 	return true
 }

@@ -172,13 +172,9 @@ func (w *Writer) queueArrayInserts(t *insertTable, rows []shapedRow, key any, ta
 	if !ok {
 		return false
 	}
-	var stmts [][]any
-	for from := 0; from < len(rows); from += maxArrayRows {
-		args, ok := columnArrays(shapedArgs(rows[from:min(from+maxArrayRows, len(rows))]), types)
-		if !ok {
-			return false
-		}
-		stmts = append(stmts, args)
+	stmts, ok := columnChunks(shapedArgs(rows), types)
+	if !ok {
+		return false
 	}
 	sh := rows[0].shape
 	q := w.s.piped.get(key, func() string { return w.s.D.rebind(t.insertArraySQL(sh, types, tail)) })
@@ -314,13 +310,9 @@ func (w *Writer) queueArrayEvents(events []store.Event, withIDs bool) bool {
 	if withIDs {
 		types = append([]string{"bigint"}, eventTypes...)
 	}
-	var stmts [][]any
-	for from := 0; from < len(events); from += maxArrayRows {
-		args, ok := columnArrays(eventRows(events[from:min(from+maxArrayRows, len(events))], withIDs), types)
-		if !ok {
-			return false
-		}
-		stmts = append(stmts, args)
+	stmts, ok := columnChunks(eventRows(events, withIDs), types)
+	if !ok {
+		return false
 	}
 	q := w.s.piped.get(eventArrayKey{withIDs}, func() string { return w.s.D.rebind(eventInsertArraySQL(withIDs)) })
 	for i, args := range stmts {
