@@ -224,16 +224,19 @@ func (s *Store) openWriter(ctx context.Context, o options) error {
 	if o.checkpointEvery > 0 {
 		autockpt = backstopPages
 	}
-	if _, err := s.WConn.ExecContext(ctx, "PRAGMA wal_autocheckpoint = "+strconv.Itoa(autockpt)); err != nil {
-		_ = s.CloseWriter()
-		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
+	writerPragmas := []string{
+		"PRAGMA wal_autocheckpoint = " + strconv.Itoa(autockpt),
+		// Statement journals (and savepoints') in memory: with the
+		// default they spill past 64 KiB into a temporary file, opened,
+		// unlinked, written and closed inside the writer's transaction
+		// (doc.go).
+		"PRAGMA temp_store = MEMORY",
 	}
-	// Statement journals (and savepoints') in memory: with the default
-	// they spill past 64 KiB into a temporary file, opened, unlinked,
-	// written and closed inside the writer's transaction (doc.go).
-	if _, err := s.WConn.ExecContext(ctx, "PRAGMA temp_store = MEMORY"); err != nil {
-		_ = s.CloseWriter()
-		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
+	for _, q := range writerPragmas {
+		if _, err := s.WConn.ExecContext(ctx, q); err != nil {
+			_ = s.CloseWriter()
+			return fmt.Errorf("sqlite: open %s: %w", s.path, err)
+		}
 	}
 	if err := s.Prepare(ctx); err != nil {
 		_ = s.CloseWriter()
