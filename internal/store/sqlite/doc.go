@@ -54,6 +54,26 @@
 // jobs per second (docs/benchmarks.md has both). A file that exists keeps
 // the page size it has; VACUUM converts it (docs/operations.md).
 //
+// # CHECK constraints
+//
+// The hot tables' checks are comparisons (state = 'blocked' OR state =
+// 'pending' ...), not IN lists (migration 0028). SQLite evaluates `x IN
+// (<three constants or more>)` by building an ephemeral B-tree of the
+// constants, with its own page cache, and inserting each constant, every
+// time the check runs: at every INSERT, and at every UPDATE that writes
+// the column. A drained job paid for several (its insert checks state,
+// final_state and attempt_outcome; its lease state; its finish all
+// three); `perf probe` counted four page caches created and destroyed a
+// job. The comparisons refuse exactly what the lists refused (a NULL
+// passes both). TestHotChecksBuildNoTableOfConstants reads the programs
+// (EXPLAIN) of the hot statements and fails on an OpenEphemeral.
+//
+// SQLite cannot change a CHECK with ALTER TABLE; migration 0028 edits the
+// tables' definitions in sqlite_schema under writable_schema, the way
+// SQLite's documentation allows for a change every existing row already
+// satisfies, instead of rebuilding the jobs table. It is one transaction:
+// a definition that did not parse would fail it and roll it back.
+//
 // A writer operation that fails with a constraint the store reports as a
 // sentinel (duplicate key, missing job) is undone by SQLite's
 // statement-level rollback; operations of several statements (a
