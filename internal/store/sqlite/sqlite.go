@@ -67,7 +67,8 @@ type options struct {
 	readConns   int
 	busyTimeout time.Duration
 	window      time.Duration
-	cacheKiB    int
+	cacheKiB    int // each reader's
+	writerKiB   int // the writer's
 
 	checkpointEvery time.Duration
 }
@@ -93,8 +94,19 @@ func WithCheckpointInterval(d time.Duration) Option {
 	return func(o *options) { o.checkpointEvery = d }
 }
 
-// WithCacheSize sets each connection's page cache in KiB (default 32 MiB).
+// WithCacheSize sets each reader connection's page cache in KiB (default
+// 32 MiB).
 func WithCacheSize(kib int) Option { return func(o *options) { o.cacheKiB = kib } }
+
+// WithWriterCacheSize sets the writer connection's page cache in KiB
+// (default writerCacheKiB).
+func WithWriterCacheSize(kib int) Option { return func(o *options) { o.writerKiB = kib } }
+
+// writerCacheKiB is the writer's page cache: small, because SQLite's
+// commit scans all of it whenever the transaction split a B-tree page
+// (doc.go, "The writer's page cache"), and enough for what the writer
+// touches (the paths to the pages its rows go to).
+const writerCacheKiB = 4 << 10
 
 // Open opens (creating it and its parent directory if needed) the database
 // at path, applies pending migrations and prepares the writer's statements.
@@ -104,6 +116,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		busyTimeout: 10 * time.Second,
 		window:      store.IdempotencyWindow,
 		cacheKiB:    32 << 10,
+		writerKiB:   writerCacheKiB,
 
 		checkpointEvery: 100 * time.Millisecond,
 	}
@@ -192,7 +205,9 @@ func (s *Store) openWriter(ctx context.Context, o options) error {
 	if err := createWithPageSize(ctx, s.path, o); err != nil {
 		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
 	}
-	db, err := sql.Open("sqlite3", dsn(s.path, o, url.Values{
+	wo := o
+	wo.cacheKiB = o.writerKiB
+	db, err := sql.Open("sqlite3", dsn(s.path, wo, url.Values{
 		"_journal_mode": {"WAL"},
 		"_synchronous":  {"NORMAL"}, // the syncer fsyncs the WAL; see durable.go
 		"_foreign_keys": {"on"},

@@ -58,7 +58,8 @@ func TestPragmas(t *testing.T) {
 		"synchronous":  "1", // NORMAL: the syncer fsyncs the WAL after COMMIT
 		"foreign_keys": "1",
 		"busy_timeout": "10000",
-		"temp_store":   "2", // MEMORY: statement journals never spill to a file
+		"temp_store":   "2",     // MEMORY: statement journals never spill to a file
+		"cache_size":   "-4096", // writerCacheKiB: SQLite's commit scans it after a page split
 	} {
 		var got string
 		if err := s.WConn.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(&got); err != nil {
@@ -68,7 +69,10 @@ func TestPragmas(t *testing.T) {
 			t.Errorf("writer PRAGMA %s = %s, want %s", pragma, got, want)
 		}
 	}
-	var qo string
+	var qo, cache string
+	if err := s.RDB.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&cache); err != nil || cache != "-32768" {
+		t.Errorf("reader cache_size = %q, %v, want -32768 (32 MiB)", cache, err)
+	}
 	if err := s.RDB.QueryRowContext(ctx, "PRAGMA query_only").Scan(&qo); err != nil || qo != "1" {
 		t.Errorf("reader query_only = %q, %v", qo, err)
 	}
