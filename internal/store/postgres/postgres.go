@@ -151,6 +151,10 @@ var dialect = sqlstore.Dialect{
 	// leaves no hash join that reads all of job_specs for the unfinished
 	// jobs at lead.
 	JobFrom: "jobs LEFT JOIN LATERAL (SELECT * FROM job_specs WHERE job_specs.job_id = jobs.id OFFSET 0) AS job_specs ON TRUE",
+	// job_specs has no foreign key (migration 0023), so no cascade: the
+	// statement that deletes a job deletes its spec, each by its primary
+	// key, in one statement (doc.go, "The spec without a foreign key").
+	JobDelete: "WITH spec AS (DELETE FROM job_specs WHERE job_id = $1) DELETE FROM jobs WHERE id = $1",
 }
 
 func pgCode(err error) string {

@@ -68,6 +68,12 @@ type Dialect struct {
 	// sqlstore.JobFrom: the same relation, in a form that makes the
 	// dialect's planner find every spec by its key (jobs.go).
 	JobFrom string
+	// JobDelete, when set, is the statement that deletes one job (its one
+	// parameter, the id) and its spec, instead of a DELETE of the job
+	// whose foreign key's cascade deletes the spec (SQLite). PostgreSQL's
+	// job_specs has no foreign key (its migration 0023; store doc.go,
+	// "The job's spec lives beside the hot row").
+	JobDelete string
 	// Unindexed is the form (%s: a column) in which a filter on the
 	// synthesised events' tenant is written: SQLite's planner, which has
 	// no statistics, would otherwise read every job of the tenant rather
@@ -129,6 +135,9 @@ func (c *Core) Prepare(ctx context.Context) error {
 	c.shapes = map[transitionShape]*sql.Stmt{}
 	c.batches = map[batchKey]*sql.Stmt{}
 	for id, q := range stmtSQL {
+		if stmtID(id) == stmtJobDelete && c.D.JobDelete != "" {
+			q = c.D.JobDelete
+		}
 		st, err := c.WConn.PrepareContext(ctx, c.D.rebind(q))
 		if err != nil {
 			return fmt.Errorf("statement %d: %w", id, err)

@@ -63,8 +63,9 @@ const idemClaimFreeSQL = `INSERT INTO idempotency_keys (tenant, key, job_id, cre
 
 // keyedInsertSQL is the claim and the insert in one statement (PostgreSQL):
 // the claim's arguments, then the job's row's, then its spec's
-// (splitJobArgs); it returns the jobs inserted. The spec's insert sees the
-// job's row when its foreign key is checked, at the statement's end.
+// (splitJobArgs); it returns the jobs inserted. The spec is inserted only
+// if the job's row is (job_specs has no foreign key on PostgreSQL: store
+// doc.go, "The job's spec lives beside the hot row").
 var keyedInsertSQL = "WITH claim AS (" + idemClaimFreeSQL + " RETURNING 1), ins AS (INSERT INTO jobs (" +
 	strings.Join(jobTable.cols, ", ") + ") SELECT " + placeholders(len(jobTable.cols)) +
 	" WHERE EXISTS (SELECT 1 FROM claim) RETURNING 1), spec AS (INSERT INTO job_specs (" +

@@ -201,8 +201,9 @@ func (w *Writer) queueInserts(t *insertTable, rows []shapedRow) {
 
 // queueJobsWithSpecs queues the insert of the held jobs and of their
 // specs as one statement a chunk, the jobs' INSERT in a data-modifying
-// CTE of the specs' (job_specs' foreign key is checked at the end of the
-// statement, when the jobs are in), when the jobs are of one shape, the
+// CTE of the specs' (PostgreSQL's job_specs has no foreign key to
+// check: store doc.go, "The job's spec lives beside the hot row"), when
+// the jobs are of one shape, the
 // specs of one, and too few for arrays (a steady submission's batch of
 // two or three jobs): a statement, and its round of the protocol and of
 // the executor, fewer a transaction. False, and nothing queued, otherwise.

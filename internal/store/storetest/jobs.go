@@ -198,6 +198,56 @@ func testJobListUnfinished(t *testing.T, s store.Store) {
 	diff(t, "first job", jobs[4], got[0])
 }
 
+// Retention deletes a job's spec with the job (store doc.go, "The job's
+// spec lives beside the hot row"): the ids of deleted jobs, inserted
+// again, one at a time and batched, are free in job_specs too and read
+// back the new spec. A spec left behind would make the insert a unique
+// violation (ErrExists) or, read back, show the old spec.
+func testJobDeleteFinishedTakesTheSpec(t *testing.T, s store.Store) {
+	old := T0.Add(-48 * time.Hour)
+	var gone []store.Job
+	for i := range 4 {
+		j := newJob(jobID("gone", i), "t", old)
+		j.Command, j.Env, j.Payload, j.Tags = []string{"echo", "gone"}, map[string]string{"A": "1"}, []byte("gone"), []string{"gone"}
+		j.State, j.FinishedAt = store.StateSucceeded, old.Add(time.Minute)
+		gone = append(gone, j)
+	}
+	insert(t, s, gone[:2]...)
+	write(t, s, func(w store.Writer) error {
+		for _, j := range gone[2:] {
+			if err := w.JobInsertBatched(ctx, j); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	write(t, s, func(w store.Writer) error {
+		p, err := w.JobDeleteFinished(ctx, T0.Add(-time.Hour), 10)
+		if err == nil && p.Deleted != int64(len(gone)) {
+			t.Errorf("retention deleted %d jobs, want %d", p.Deleted, len(gone))
+		}
+		return err
+	})
+	again := make([]store.Job, len(gone))
+	for i := range gone {
+		j := newJob(gone[i].ID, "t", T0)
+		j.Command, j.Payload, j.Tags = []string{"echo", "again"}, []byte("again"), []string{"again"}
+		again[i] = j
+	}
+	insert(t, s, again[0], again[2])
+	write(t, s, func(w store.Writer) error {
+		for _, j := range []store.Job{again[1], again[3]} {
+			if err := w.JobInsertBatched(ctx, j); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for _, j := range again {
+		diff(t, "the job inserted again "+j.ID, j.AsStored(), get(t, s, j.ID))
+	}
+}
+
 func testJobDeleteFinished(t *testing.T, s store.Store) {
 	old := T0.Add(-48 * time.Hour)
 	var jobs []store.Job

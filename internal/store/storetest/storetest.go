@@ -51,6 +51,7 @@ var tests = []testCase{
 	{"JobGetMany", testJobGetMany},
 	{"JobListUnfinished", testJobListUnfinished},
 	{"JobDeleteFinished", testJobDeleteFinished},
+	{"JobDeleteFinishedTakesTheSpec", testJobDeleteFinishedTakesTheSpec},
 	{"EventDeleteBefore", testEventDeleteBefore},
 	{"EventActorFilter", testEventActorFilter},
 	{"AttemptEvents", testAttemptEvents},
