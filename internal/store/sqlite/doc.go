@@ -23,6 +23,15 @@
 //     checkpoint. The writer keeps SQLite's automatic checkpoint as a
 //     backstop at 16384 pages.
 //
+// Every connection opens the file through the fairway-walbuf VFS (URI
+// parameter vfs, dsn), a shim over SQLite's unix VFS (walbuf.c) that
+// writes a commit's WAL frames with one pwrite instead of two per frame
+// (a header, then the page), and otherwise passes every call through; it
+// writes its buffer out before SQLite reads, syncs or sizes the WAL, right
+// after a commit's last frame, and before any wal-index call of the same
+// connection, so what a reader, a checkpoint, the syncer or a crash sees
+// is what SQLite wrote (walbuf.go has the argument).
+//
 // Pragmas: journal_mode=WAL, synchronous=NORMAL (COMMIT appends to the WAL
 // without an fsync) with the store's own syncer fsyncing the WAL behind the
 // writer: Write returns, and WriteDeferred's channel reports, only once an
@@ -51,7 +60,7 @@
 // bytes each acknowledged write waits for. On 2026-11-27's machine 4 KiB
 // pages gave 1.10-1.15x the steady throughput of 8 KiB, 0.86x the
 // server's latency p99, and the same drain; on 2026-11-25's, where a
-// system call was dear (two per WAL frame), 8 KiB had drained 17-56% more
+// system call was dear (two per WAL frame, before the shim), 8 KiB had drained 17-56% more
 // jobs per second (docs/benchmarks.md has both). A file that exists keeps
 // the page size it has; VACUUM converts it (docs/operations.md).
 //

@@ -27,6 +27,17 @@ import (
 // database file before it is durable in the WAL, and a crash before the
 // syncer's fsync loses only commits nobody was told about: recovery drops
 // the WAL frames whose checksums or salts do not match.
+//
+// The syncer fsyncs its own descriptor of the WAL, so it covers what the
+// writer had handed to the kernel when COMMIT returned. The writer's WAL
+// writes go through the fairway-walbuf VFS (walbuf.go), which gathers a
+// commit's frames into one write: it writes them out at the latest right
+// after the commit frame's page, inside COMMIT, and before the wal-index
+// tells anyone of the commit; a failed write fails that COMMIT. The one
+// failure the shim cannot return to SQLite (in xShmBarrier, which returns
+// nothing; with SQLite 3.53.4 it never has anything to write there) fails
+// the syncer's next round: a round that finds a failed shim write since the
+// syncer started reports errWalbufFlush, sticky as a failed fsync.
 
 // syncer fsyncs the WAL behind the writer. Its methods are safe for
 // concurrent use.
@@ -40,6 +51,7 @@ type syncer struct {
 	err       error        // sticky: after a failed fsync nothing is known durable
 	wal       *os.File     // opened at the first round; reopened if SQLite replaced the file
 	fsync     func() error // syncWAL; tests replace it
+	flushFail int64        // the WAL shim's failed flushes when the syncer started
 	busy      func(bool)   // told when an fsync begins and ends (nil: nobody)
 
 	wake chan struct{}
@@ -56,8 +68,12 @@ type syncWaiter struct {
 // since what the disk holds is no longer known.
 var errSyncFailed = errors.New("sqlite: fsync of the WAL failed; the store refuses writes until it is reopened")
 
+// errWalbufFlush: a buffered WAL write failed since the store opened
+// (process-wide: the shim's counter is one for all stores).
+var errWalbufFlush = errors.New("a write of the WAL failed")
+
 func startSyncer(dbPath string) *syncer {
-	y := &syncer{walPath: dbPath + "-wal", wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	y := &syncer{walPath: dbPath + "-wal", flushFail: walbufFailures(), wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	y.fsync = y.syncWAL
 	go y.run()
 	return y
@@ -130,6 +146,11 @@ func (y *syncer) round() {
 		defer busy(false)
 	}
 	err := y.fsync()
+	if err == nil && walbufFailures() != y.flushFail {
+		// A write of the WAL shim failed (walbuf.go): what SQLite
+		// believes it wrote may not be in the file.
+		err = errWalbufFlush
+	}
 	y.mu.Lock()
 	defer y.mu.Unlock()
 	if err != nil {

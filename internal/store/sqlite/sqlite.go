@@ -172,8 +172,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 // gave 1.15x embedded and 1.10x server steady jobs/s, 0.86x the server's
 // latency p99 and 0.85x its high-wait p99 against 8 KiB, with the drain
 // unchanged (docs/benchmarks.md). 8 KiB had won on the machine of
-// 2026-11-25, where a system call was dear and every WAL frame costs two
-// (17-56% more drained jobs/s). A file that exists keeps its page size.
+// 2026-11-25, where a system call was dear and every WAL frame cost two
+// (17-56% more drained jobs/s; since the WAL shim, walbuf.go, a commit's
+// frames take one write). A file that exists keeps its page size.
 const pageSize = 4096
 
 // createWithPageSize gives a database file that has no pages yet the
@@ -295,6 +296,10 @@ func dsn(path string, o options, q url.Values) string {
 	q.Set("_busy_timeout", strconv.FormatInt(o.busyTimeout.Milliseconds(), 10))
 	q.Set("_cache_size", strconv.Itoa(-o.cacheKiB))
 	q.Set("_mutex", "no") // multi-thread mode: mutexes.go
+	// One write per WAL commit (walbuf.go); a connection cannot open if
+	// the VFS is not registered.
+	_ = registerWalbuf()
+	q.Set("vfs", walbufVFS)
 	// A relative path would render as "file://dir/name", whose "dir" SQLite
 	// reads as a URI authority (and refuses), so the path is made absolute.
 	if abs, err := filepath.Abs(path); err == nil {
