@@ -41,8 +41,9 @@ func TestDescendantsThatLeaveTheGroupDieWithTheJob(t *testing.T) {
 	t.Parallel()
 	needSetsid(t)
 	script := `mkfifo synced; setsid sh -c '
+		echo $$ > escaped.pid
 		setsid sh -c "echo \$\$ > deep.pid; echo > synced; exec sleep 1000" &
-		echo $$ > escaped.pid; exec sleep 1000' &
+		exec sleep 1000' &
 		read x < synced; echo ready`
 	for mode, parent := range containments(t) {
 		dir := t.TempDir()
@@ -142,8 +143,12 @@ func TestRunFallsBackWithoutACgroup(t *testing.T) {
 
 // SweepCgroups empties and removes the job cgroups of a worker that died,
 // and leaves those of live workers alone.
+//
+// Not parallel: it starts children of its own (true, sleep) outside the
+// runner's spawn lock, which a parallel test's job end, reaping this
+// subreaper's orphans, could reap first (waitid: no child processes, in
+// CI under load).
 func TestSweepCgroupsRemovesADeadWorkersCgroups(t *testing.T) {
-	t.Parallel()
 	parent, err := JobCgroupParent()
 	if err != nil {
 		t.Skipf("no job cgroups here: %v", err)

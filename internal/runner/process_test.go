@@ -120,7 +120,7 @@ func TestSetsidDescendantDiesWithTheJob(t *testing.T) {
 	}
 	for name, spec := range map[string]Spec{
 		"exit":    {Argv: sh(`mkfifo synced; setsid sh -c 'echo $$ > escaped.pid; echo > synced; exec sleep 1000' & read x < synced; echo ready`)},
-		"timeout": {Argv: sh(`mkfifo synced; setsid sh -c 'echo $$ > escaped.pid; echo > synced; exec sleep 1000' & read x < synced; echo ready; sleep 1000`), Timeout: 300 * time.Millisecond},
+		"timeout": {Argv: sh(`mkfifo synced; setsid sh -c 'echo $$ > escaped.pid; echo > synced; exec sleep 1000' & read x < synced; echo ready; sleep 1000`), Timeout: 2 * time.Second},
 	} {
 		dir := t.TempDir()
 		spec.Dir = dir
