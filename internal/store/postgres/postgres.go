@@ -184,6 +184,8 @@ type options struct {
 	life      context.Context
 	// arrayMinRows overrides sqlstore.MinArrayRows (tests).
 	arrayMinRows int
+	// noFold sets sqlstore.Dialect.NoFold (tests).
+	noFold bool
 }
 
 // Option changes a setting of Open.
@@ -238,7 +240,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	d := dialect
-	d.ArrayMinRows = o.arrayMinRows
+	d.ArrayMinRows, d.NoFold = o.arrayMinRows, o.noFold
 	s := &Store{Core: &sqlstore.Core{D: d, Window: o.window}, opts: o, broken: make(chan struct{}), cut: make(chan struct{})}
 	if err := s.open(ctx, url); err != nil {
 		return nil, err

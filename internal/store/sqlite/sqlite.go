@@ -71,6 +71,8 @@ type options struct {
 	writerKiB   int // the writer's
 
 	checkpointEvery time.Duration
+	// noFold sets sqlstore.Dialect.NoFold (tests).
+	noFold bool
 }
 
 // Option changes a setting of Open.
@@ -130,7 +132,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o750); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	s := &Store{Core: &sqlstore.Core{D: dialect, Window: o.window}, path: abs}
+	d := dialect
+	d.NoFold = o.noFold
+	s := &Store{Core: &sqlstore.Core{D: d, Window: o.window}, path: abs}
 	if err := s.openWriter(ctx, o); err != nil {
 		return nil, err
 	}

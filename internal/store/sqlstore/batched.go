@@ -38,6 +38,9 @@ type heldTransitions struct {
 	// claims are the held claims of JobInsertFreeKey (freeClaimArgs),
 	// made with the inserts (PostgreSQL only; keyed.go).
 	claims [][]any
+	// jobs are the held inserts by job id, for foldTransition (fold.go);
+	// nil once they are flushed.
+	jobs map[string]*heldJob
 }
 
 // maxBatchedInserts bounds one multi-row job INSERT (53 columns a row).
@@ -74,6 +77,7 @@ func (w *Writer) holdInsert(ctx context.Context, j store.Job, claim func(*store.
 	}
 	hot, spec := splitJobArgs(args)
 	sh, vals := jobTable.shape(hot)
+	w.holdJob(j.ID, args, len(w.held.inserts))
 	w.held.inserts = append(w.held.inserts, shapedRow{shape: sh, args: vals})
 	sh, vals = specTable.shape(spec)
 	w.held.specs = append(w.held.specs, shapedRow{shape: sh, args: vals})
@@ -86,7 +90,7 @@ func (w *Writer) holdInsert(ctx context.Context, j store.Job, claim func(*store.
 // outcome.
 func (w *Writer) flushInserts() error {
 	jobs, specs := byShape(w.held.inserts), byShape(w.held.specs)
-	w.held.inserts, w.held.specs = nil, nil
+	w.held.inserts, w.held.specs, w.held.jobs = nil, nil, nil
 	if w.piped() {
 		w.queueFreeClaims() // before the rows that hold them
 		if w.queueJobsWithSpecs(jobs, specs) {
@@ -188,6 +192,9 @@ func (w *Writer) JobTransitionBatched(ctx context.Context, p store.JobTransition
 	}
 	if err := p.Validate(); err != nil {
 		return err
+	}
+	if w.foldTransition(&p) {
+		return nil
 	}
 	if w.held.ids[p.ID] {
 		if err := w.flushHeld(); err != nil {

@@ -37,6 +37,10 @@ type Dialect struct {
 	// ArrayMinRows, if not 0, is the fewest rows a batch passes as
 	// arrays, instead of MinArrayRows (tests: 1, every batch).
 	ArrayMinRows int
+	// NoFold: a transition of a job whose insert is held is never
+	// applied to the held row (fold.go), but flushed and UPDATEd (tests
+	// compare the two).
+	NoFold bool
 	// EventIDsReturned: multi-row event inserts read the new ids with
 	// RETURNING instead of LastInsertId.
 	EventIDsReturned bool

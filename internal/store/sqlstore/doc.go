@@ -37,6 +37,19 @@
 // the held key claims all do; a guard that misses is still a row fewer
 // changed, which the statement's count fails with ErrConflict.
 //
+// A transition of a job whose insert the Writer still holds (a job
+// submitted and leased in one transaction, when a worker waits) is
+// applied to the held row instead of an UPDATE of the row just inserted
+// (fold.go): each column the transition sets takes the value the UPDATE
+// would bind, so the row inserted is the one the INSERT and the UPDATE
+// would leave, through the same insert shapes (and arrays). Its guard is
+// checked against the held state and attempt; a miss, or a transition
+// the row cannot take alone (a held attempt's columns, a value computed
+// from the row, a move that may leave a terminal state), flushes the
+// insert and runs the UPDATE as before. Nothing changes for recovery: the
+// folded row is written by the same transaction's flush, before COMMIT,
+// or not at all.
+//
 // Times are unix microseconds (BIGINT), durations milliseconds, JSON
 // documents text: the same encoding in every driver, so a list cursor
 // means the same in each.

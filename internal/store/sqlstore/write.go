@@ -272,6 +272,19 @@ func (w *Writer) insertJob(j *store.Job, args []any) error {
 
 func (w *Writer) JobTransition(ctx context.Context, p store.JobTransitionParams) (err error) {
 	defer w.guard(&err)
+	if w.held.jobs[p.ID] != nil {
+		// The job's insert is held: the transition may apply to its row
+		// before it is written (fold.go).
+		if err := w.checkOp(ctx, opHeld); err != nil {
+			return err
+		}
+		if err := p.Validate(); err != nil {
+			return err
+		}
+		if w.foldTransition(&p) {
+			return nil
+		}
+	}
 	if err := w.check(ctx); err != nil {
 		return err
 	}

@@ -92,6 +92,7 @@ var tests = []testCase{
 	{"TransitionFenced", testTransitionFenced},
 	{"TransitionBatched", testTransitionBatched},
 	{"InsertBatched", testInsertBatched},
+	{"InsertLeasedInOneWrite", testInsertLeasedInOneWrite},
 	{"InterleavedOperationsKeepTheirOrder", testInterleavedOperationsKeepTheirOrder},
 	{"TransitionSetsEveryField", testTransitionSetsEveryField},
 	{"TransitionClears", testTransitionClears},
