@@ -84,3 +84,34 @@ func BenchmarkCompleteAndLeaseClient(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSubmitBatchClient measures the client's side of one
+// SubmitBatch of 100 specs against a transport that answers at once: its
+// allocations per call, no network.
+func BenchmarkSubmitBatchClient(b *testing.B) {
+	const n = 100
+	one := strings.TrimSuffix(submitAnswer, "\n")
+	body := `{"jobs":[` + strings.TrimSuffix(strings.Repeat(one+",", n), ",") + "]}\n"
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		return &http.Response{StatusCode: http.StatusCreated, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+	})}
+	c, err := New("http://h", WithHTTPClient(hc))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	specs := make([]api.JobSpec, n)
+	for i := range specs {
+		specs[i] = api.JobSpec{Type: "bench", Payload: []byte(`{"s":1,"t":1764150000000000000}`)}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		out, err := c.SubmitBatch(ctx, specs)
+		if err != nil || len(out.Jobs) != n {
+			b.Fatalf("%d jobs, %v", len(out.Jobs), err)
+		}
+	}
+}
