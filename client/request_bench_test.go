@@ -37,3 +37,81 @@ func BenchmarkSubmitClient(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompleteAndLeaseClient measures the client's side of one
+// CompleteAndLease reporting 20 results and taking 20 new leases, against
+// a transport that answers at once: its allocations per call, no network.
+func BenchmarkCompleteAndLeaseClient(b *testing.B) {
+	const n = 20
+	job := submitAnswer[len(`{"job":`):strings.Index(submitAnswer, `,"estimated_start"`)]
+	var answer strings.Builder
+	answer.WriteString(`{"results":[`)
+	for i := range n {
+		if i > 0 {
+			answer.WriteString(",")
+		}
+		answer.WriteString(`{"job_id":"01KB0Z6T0X4P3W6D4N1Q2R3S4T","ok":true}`)
+	}
+	answer.WriteString(`],"leases":[`)
+	for i := range n {
+		if i > 0 {
+			answer.WriteString(",")
+		}
+		answer.WriteString(`{"job":` + job + `,"attempt":1,"lease_expires_at":"2026-11-26T18:00:30.123456Z"}`)
+	}
+	answer.WriteString("]}\n")
+	body := answer.String()
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+	})}
+	c, err := New("http://h", WithHTTPClient(hc))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	results := make([]api.Completion, n)
+	for i := range results {
+		results[i] = api.Completion{JobID: "01KB0Z6T0X4P3W6D4N1Q2R3S4T", Attempt: 1, Outcome: api.OutcomeSucceeded}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		res, leases, err := c.CompleteAndLease(ctx, "w1", results, n)
+		if err != nil || len(res) != n || len(leases) != n {
+			b.Fatalf("%d results, %d leases, %v", len(res), len(leases), err)
+		}
+	}
+}
+
+// BenchmarkSubmitBatchClient measures the client's side of one
+// SubmitBatch of 100 specs against a transport that answers at once: its
+// allocations per call, no network.
+func BenchmarkSubmitBatchClient(b *testing.B) {
+	const n = 100
+	one := strings.TrimSuffix(submitAnswer, "\n")
+	body := `{"jobs":[` + strings.TrimSuffix(strings.Repeat(one+",", n), ",") + "]}\n"
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		return &http.Response{StatusCode: http.StatusCreated, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+	})}
+	c, err := New("http://h", WithHTTPClient(hc))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	specs := make([]api.JobSpec, n)
+	for i := range specs {
+		specs[i] = api.JobSpec{Type: "bench", Payload: []byte(`{"s":1,"t":1764150000000000000}`)}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		out, err := c.SubmitBatch(ctx, specs)
+		if err != nil || len(out.Jobs) != n {
+			b.Fatalf("%d jobs, %v", len(out.Jobs), err)
+		}
+	}
+}

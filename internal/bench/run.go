@@ -49,6 +49,7 @@ type runConfig struct {
 	traceFile  string
 	gcFloor    string
 	logLevel   string
+	memstats   bool
 	p          Params
 	fw         FairwayOptions
 }
@@ -92,6 +93,7 @@ func newFlagSet(name string, stderr io.Writer, c *runConfig) *flag.FlagSet {
 	fs.BoolVar(&fw.Embedded, "embedded", false, "run fairway embedded in this process (package embedded): producers and workers call the dispatcher directly, no HTTP; with --store too")
 	fs.StringVar(&c.logLevel, "log-level", "warn", "level of the server's and workers' log on stderr")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	fs.BoolVar(&c.memstats, "memstats", false, "drain: add the bytes and objects the whole process allocated per job in the insert and in the work phase (runtime.MemStats) to the summary line")
 	fs.StringVar(&c.traceFile, "trace", "", "write a Go execution trace of the whole run to this file (go tool trace): where goroutines run and wait")
 	fs.StringVar(&c.gcFloor, "gc-floor", config.DefaultGCFloor.String(),
 		"the process's GC floor, as server.gc_floor sets it for fairway server (0: off, Go's default collector pacing)")
@@ -214,7 +216,7 @@ func runAll(ctx context.Context, c *runConfig, selected []workload, sys System, 
 			logf("running %s on %s", w.name, sys.Name())
 			wctx, cancel := context.WithTimeout(ctx, c.timeout)
 			start := time.Now()
-			err = w.run(wctx, &env{sys: sys, info: info, p: &c.p, logf: logf}, l)
+			err = w.run(wctx, &env{sys: sys, info: info, p: &c.p, logf: logf, memstats: c.memstats}, l)
 			cancel()
 			l.add("run_s", time.Since(start))
 			l.add("durability", info.Durability).add("config", info.Config)

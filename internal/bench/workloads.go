@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,27 @@ type env struct {
 	info Info
 	p    *Params
 	logf func(format string, a ...any)
+	// memstats adds the drain's allocation figures per phase to its line.
+	memstats bool
+}
+
+// allocMark is the process's cumulative allocation counters at one moment.
+type allocMark struct{ bytes, mallocs uint64 }
+
+func markAllocs() allocMark {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return allocMark{bytes: ms.TotalAlloc, mallocs: ms.Mallocs}
+}
+
+// addAllocs adds prefix_alloc_mb, prefix_alloc_b_per_job and
+// prefix_mallocs_per_job: what the whole process allocated from a to b.
+func addAllocs(l *line, prefix string, a, b allocMark, jobs int64) {
+	bytes, mallocs := float64(b.bytes-a.bytes), float64(b.mallocs-a.mallocs)
+	l.add(prefix+"_alloc_mb", bytes/(1<<20))
+	if jobs > 0 {
+		l.add(prefix+"_alloc_b_per_job", bytes/float64(jobs)).add(prefix+"_mallocs_per_job", mallocs/float64(jobs))
+	}
 }
 
 type workload struct {
@@ -76,18 +98,23 @@ func runDrain(ctx context.Context, e *env, l *line) error {
 	rec := newRecorder(int(n))
 	jobs := newJobs(1, n, ClassNormal)
 
+	m0 := markAllocs()
 	t0 := time.Now()
 	if err := sys.InsertBatch(ctx, jobs); err != nil {
 		return fmt.Errorf("insert: %w", err)
 	}
 	insDur := time.Since(t0)
 	l.add("insert_s", insDur).add("insert_jobs_per_s", rate(n, insDur))
+	if e.memstats {
+		addAllocs(l, "insert", m0, markAllocs(), n)
+	}
 	if out, err := sys.Outstanding(ctx); err != nil {
 		return fmt.Errorf("outstanding: %w", err)
 	} else if out != n {
 		return fmt.Errorf("after insert the system reports %d outstanding jobs, want %d", out, n)
 	}
 
+	m1 := markAllocs()
 	t1 := time.Now()
 	stop, err := sys.StartWorkers(ctx, WorkerConfig{Concurrency: p.Concurrency, OnStart: rec.onStart})
 	if err != nil {
@@ -102,6 +129,9 @@ func runDrain(ctx context.Context, e *env, l *line) error {
 	l.add("work_s", workDur).add("work_jobs_per_s", rate(n, workDur)).
 		add("handlers_done_s", handlers).add("first_start_ms", ms(first)).
 		add("started", rec.started.Load()).add("dup_starts", rec.dups.Load())
+	if e.memstats {
+		addAllocs(l, "work", m1, markAllocs(), n)
+	}
 	switch {
 	case derr != nil:
 		return fmt.Errorf("outstanding: %w", derr)

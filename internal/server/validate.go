@@ -63,6 +63,47 @@ func checkTags(tags []string, field string) *fieldError {
 	return nil
 }
 
+// resolveSteps runs buildJob's checks and resolutions in turn and returns
+// the first error. They are called directly, not from a list of func
+// values: through those calls j would escape to the heap, one
+// allocation of a whole job per submitted job.
+func (s *Server) resolveSteps(j *store.Job, spec api.JobSpec, typ config.Type) *fieldError {
+	if err := s.resolveLane(j, spec, typ); err != nil {
+		return err
+	}
+	if err := resolvePriority(j, spec, typ); err != nil {
+		return err
+	}
+	if err := resolveResources(j, spec, typ); err != nil {
+		return err
+	}
+	if err := checkStrings(j, spec, typ); err != nil {
+		return err
+	}
+	if err := resolveShell(j, spec, typ); err != nil {
+		return err
+	}
+	if err := resolveRetry(j, spec, typ); err != nil {
+		return err
+	}
+	if err := resolveSLA(j, spec, typ); err != nil {
+		return err
+	}
+	if err := resolveDeps(j, spec, typ); err != nil {
+		return err
+	}
+	if err := s.resolveOutputLimit(j, spec, typ); err != nil {
+		return err
+	}
+	if err := s.resolveResultLocation(j, spec, typ); err != nil {
+		return err
+	}
+	if err := resolveUnique(j, spec, typ); err != nil {
+		return err
+	}
+	return s.resolveMaxSnoozes(j, spec, typ)
+}
+
 // buildJob validates a spec and resolves it against the config into the
 // job to store, everything but id, state and times. tenant is the tenant
 // the caller acts for.
@@ -82,13 +123,8 @@ func (s *Server) buildJob(spec api.JobSpec, tenant string) (store.Job, *fieldErr
 	if j.FairnessKey == "" {
 		j.FairnessKey = tenant
 	}
-	steps := []func(*store.Job, api.JobSpec, config.Type) *fieldError{
-		s.resolveLane, resolvePriority, resolveResources, checkStrings, resolveShell, resolveRetry, resolveSLA, resolveDeps, s.resolveOutputLimit, s.resolveResultLocation, resolveUnique, s.resolveMaxSnoozes,
-	}
-	for _, step := range steps {
-		if err := step(&j, spec, typ); err != nil {
-			return store.Job{}, err
-		}
+	if err := s.resolveSteps(&j, spec, typ); err != nil {
+		return store.Job{}, err
 	}
 	if spec.RunAt != nil {
 		j.RunAt = spec.RunAt.UTC()

@@ -120,9 +120,9 @@ func (r *Recorder) JobTransitionBatched(ctx context.Context, p store.JobTransiti
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	p = cloneTransition(p)
-	return r.record(ctx, func(w store.Writer) error { return w.JobTransitionBatched(bg, p) },
-		func(rows []string) []string { return append(rows, p.ID) })
+	c := cloneTransition(p) // the operation captures c, and p stays on the stack
+	return r.record(ctx, func(w store.Writer) error { return w.JobTransitionBatched(bg, *c) },
+		func(rows []string) []string { return append(rows, c.ID) })
 }
 
 func (r *Recorder) ExecutionUpsertMany(ctx context.Context, es []store.Execution) error {
@@ -263,10 +263,11 @@ func cloneJob(j store.Job) store.Job {
 	return j
 }
 
-// transitionValues holds what a recorded transition's pointers and
-// from states point at (cloneTransition): one allocation where a pointer
-// each took one, twice per drained job.
+// transitionValues holds a recorded transition's params and what their
+// pointers and from states point at (cloneTransition): one allocation
+// where a pointer each took one, twice per drained job.
 type transitionValues struct {
+	p                                                                      store.JobTransitionParams
 	from                                                                   [2]store.State
 	state                                                                  store.State
 	attempt, returned, snoozes, priority, exitCode, maxAttempts, submitPri int
@@ -280,11 +281,11 @@ type transitionValues struct {
 	heldAttempt                                                            store.Execution
 }
 
-// cloneTransition copies a transition's values, so that the caller may
-// change what its pointers and from states point at once the operation
-// returned. A held attempt is copied as a value (its own pointers are
-// shared: the dispatcher builds it for the transition).
-func cloneTransition(p store.JobTransitionParams) store.JobTransitionParams {
+// cloneTransition copies a transition's params and values, so that the
+// caller may change what its pointers and from states point at once the
+// operation returned. A held attempt is copied as a value (its own
+// pointers are shared: the dispatcher builds it for the transition).
+func cloneTransition(p store.JobTransitionParams) *store.JobTransitionParams {
 	v := new(transitionValues)
 	if len(p.FromStates) <= len(v.from) {
 		p.FromStates = v.from[:copy(v.from[:], p.FromStates):len(p.FromStates)]
@@ -306,7 +307,8 @@ func cloneTransition(p store.JobTransitionParams) store.JobTransitionParams {
 	s.LeaseEventID, s.LeasedAt = into(s.LeaseEventID, &v.leaseEvent), into(s.LeasedAt, &v.leasedAt)
 	s.StartEventID, s.StartEventAt = into(s.StartEventID, &v.startEvent), into(s.StartEventAt, &v.startAt)
 	s.SubmitPriority, s.HeldAttempt = into(s.SubmitPriority, &v.submitPri), into(s.HeldAttempt, &v.heldAttempt)
-	return p
+	v.p = p
+	return &v.p
 }
 
 // into copies *p to *dst and returns dst; nil if p is.

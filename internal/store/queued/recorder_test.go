@@ -76,4 +76,16 @@ func TestRecordedLeaseAllocations(t *testing.T) {
 	if allocs > 1 {
 		t.Errorf("cloneTransition: %.0f allocations, want 1", allocs)
 	}
+	// Recorded: the values (with the params) and the operation's closure;
+	// the params themselves do not escape apart.
+	r := newRecorder(false, nil)
+	r.ops = make([]Op, 0, 1000)
+	ctx := context.Background()
+	allocs = testing.AllocsPerRun(100, func() {
+		r.ops = r.ops[:0]
+		_ = r.JobTransitionBatched(ctx, p)
+	})
+	if allocs > 2 {
+		t.Errorf("JobTransitionBatched: %.0f allocations, want 2", allocs)
+	}
 }

@@ -61,6 +61,7 @@ func BenchmarkTransitionBatch(b *testing.B) {
 				b.Fatal(err)
 			}
 			next := 0
+			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
 				now := time.Now()
@@ -229,6 +230,7 @@ func benchInserts(b *testing.B, sizes []int, insert func(store.Writer, context.C
 		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
 			s := openTemp(b)
 			ctx := context.Background()
+			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
 				now := time.Now()

@@ -51,14 +51,24 @@ func (w *Writer) JobInsertBatched(ctx context.Context, j store.Job) error {
 		return w.JobInsert(ctx, j)
 	}
 	if j.IdempotencyKey != "" {
-		return w.holdInsert(ctx, j, w.claimFreeKey) // the answer is needed now; the row may wait
+		return w.holdInsert(ctx, j, claimFreeKey) // the answer is needed now; the row may wait
 	}
-	return w.holdInsert(ctx, j, nil)
+	return w.holdInsert(ctx, j, claimNone)
 }
 
+// insertClaim is how holdInsert claims a job's key: named rather than a
+// func value, so that the job does not escape to the heap through the call.
+type insertClaim int
+
+const (
+	claimNone     insertClaim = iota
+	claimFreeKey              // Writer.claimFreeKey
+	claimHeldFree             // Writer.holdFreeClaim
+)
+
 // holdInsert checks j and holds its row for flushInserts; claim, if not
-// nil, claims j's key after the check and before the row is held.
-func (w *Writer) holdInsert(ctx context.Context, j store.Job, claim func(*store.Job) error) (err error) {
+// claimNone, claims j's key after the check and before the row is held.
+func (w *Writer) holdInsert(ctx context.Context, j store.Job, claim insertClaim) (err error) {
 	defer w.guard(&err)
 	if err := w.checkOp(ctx, opHeld); err != nil {
 		return err
@@ -66,21 +76,32 @@ func (w *Writer) holdInsert(ctx context.Context, j store.Job, claim func(*store.
 	if err := j.Validate(); err != nil {
 		return err
 	}
-	args, err := jobArgs(&j)
+	// The values are built in the Writer's scratch (its operations run
+	// one at a time); shape copies those the held rows keep.
+	sc := &w.scratch
+	args, err := appendJobArgs(sc.job[:0], &j)
 	if err != nil {
 		return fmt.Errorf("job %s: %w", j.ID, err)
 	}
-	if claim != nil {
-		if err := claim(&j); err != nil {
-			return err
-		}
+	switch claim {
+	case claimFreeKey:
+		err = w.claimFreeKey(&j)
+	case claimHeldFree:
+		err = w.holdFreeClaim(&j)
 	}
-	hot, spec := splitJobArgs(args)
+	if err != nil {
+		return err
+	}
+	hot, spec := appendSplitJobArgs(args, sc.hot[:0], sc.spec[:0])
 	sh, vals := jobTable.shape(hot)
 	w.holdJob(j.ID, args, len(w.held.inserts))
 	w.held.inserts = append(w.held.inserts, shapedRow{shape: sh, args: vals})
 	sh, vals = specTable.shape(spec)
 	w.held.specs = append(w.held.specs, shapedRow{shape: sh, args: vals})
+	clear(args)
+	clear(hot)
+	clear(spec)
+	sc.job, sc.hot, sc.spec = args[:0], hot[:0], spec[:0]
 	return nil
 }
 
@@ -201,7 +222,8 @@ func (w *Writer) JobTransitionBatched(ctx context.Context, p store.JobTransition
 			return err
 		}
 	}
-	shape, args := transitionArgs(&p)
+	// The held list keeps args until the flush: a slice of its own.
+	shape, args := transitionArgs(&p, &w.scratch.set, make([]any, 0, 24))
 	if w.held.ids == nil {
 		w.held.ids = map[string]bool{}
 	}

@@ -114,12 +114,19 @@ func pick[T any](list []T, at []int) []T {
 // splitJobArgs cuts jobArgs' values into the row of jobs and the row of
 // job_specs (job_id first).
 func splitJobArgs(args []any) (hot, spec []any) {
-	spec = make([]any, 1, 1+len(specArgs))
-	spec[0] = args[0] // id
+	return appendSplitJobArgs(args, make([]any, 0, len(hotArgs)), make([]any, 0, 1+len(specArgs)))
+}
+
+// appendSplitJobArgs is splitJobArgs appending to hot and spec.
+func appendSplitJobArgs(args, hot, spec []any) ([]any, []any) {
+	spec = append(spec, args[0]) // id
 	for _, n := range specArgs {
 		spec = append(spec, args[n])
 	}
-	return pick(args, hotArgs), spec
+	for _, n := range hotArgs {
+		hot = append(hot, args[n])
+	}
+	return hot, spec
 }
 
 // requiredCols and zeroCols classify the insert columns (shapes.go):
@@ -206,7 +213,10 @@ func finalStateArg(s store.State) any {
 }
 
 // jobArgs returns j's values in jobInsertColumns order.
-func jobArgs(j *store.Job) ([]any, error) {
+func jobArgs(j *store.Job) ([]any, error) { return appendJobArgs(nil, j) }
+
+// appendJobArgs is jobArgs appending to args.
+func appendJobArgs(args []any, j *store.Job) ([]any, error) {
 	labels, err := jsonArg(j.Labels)
 	if err != nil {
 		return nil, err
@@ -235,7 +245,7 @@ func jobArgs(j *store.Job) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []any{
+	return append(args,
 		j.ID, j.Tenant, j.Name, j.Type, j.Lane, j.Key, j.FairnessKey, int64(j.Priority), j.OnDemand,
 		j.Resources.MilliCPU, j.Resources.MemoryMB, j.Resources.GPU, labels, command, env, j.Dir, bytesArg(j.Payload),
 		strArg(j.IdempotencyKey), string(j.State), int64(j.Attempt), int64(j.MaxAttempts),
@@ -249,7 +259,7 @@ func jobArgs(j *store.Job) ([]any, error) {
 		finishedID(j.State, j.LeaseEventID), timeArg(j.LeasedAt), finishedID(j.State, j.StartEventID), timeArg(j.StartEventAt),
 		idArg(j.SubmitEventID), submitActorArg(j), intPtrArg(j.SubmitPriority), strArg(j.SubmitToken), finalStateArg(j.State),
 		liveID(j.State, j.LeaseEventID), liveID(j.State, j.StartEventID),
-	}, nil
+	), nil
 }
 
 // finishedID and liveID are the values of a live attempt's event id
@@ -473,12 +483,14 @@ const maxShapes = 256
 
 // transitionArgs returns the shape and the arguments of p's UPDATE, in the
 // order of shape.sql's placeholders.
-func transitionArgs(p *store.JobTransitionParams) (transitionShape, []any) {
+// They are appended to args; set is where p.Set is copied for setFields'
+// calls, so that p itself does not escape to the heap through them.
+func transitionArgs(p *store.JobTransitionParams, set *store.JobSet, args []any) (transitionShape, []any) {
 	var sh transitionShape
-	args := make([]any, 0, 24)
+	*set = p.Set
 	args = append(args, timeArg(p.At))
 	for i := range setFields {
-		if v, ok := setFields[i].arg(&p.Set); ok {
+		if v, ok := setFields[i].arg(set); ok {
 			sh.fields |= 1 << i
 			if setFields[i].expr == "" {
 				args = append(args, v)

@@ -153,7 +153,7 @@ func (w *Writer) JobInsertFreeKey(ctx context.Context, j store.Job) error {
 	if !w.piped() {
 		return w.insertFreeKeyNow(ctx, j)
 	}
-	return w.holdInsert(ctx, j, w.holdFreeClaim)
+	return w.holdInsert(ctx, j, claimHeldFree)
 }
 
 // holdFreeClaim holds j's claim for queueFreeClaims, which queues it with

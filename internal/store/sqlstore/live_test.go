@@ -32,7 +32,7 @@ func TestLiveEventIDColumns(t *testing.T) {
 		{"clear", store.JobSet{State: &running, LeaseEventID: &none},
 			[]string{"lease_event_id = ?", "live_lease_event_id = ?"}, []any{nil, nil}},
 	} {
-		sh, args := transitionArgs(&store.JobTransitionParams{ID: "j", At: time.Unix(1, 0), ExpectAttempt: store.AnyAttempt, Set: c.set})
+		sh, args := transitionArgs(&store.JobTransitionParams{ID: "j", At: time.Unix(1, 0), ExpectAttempt: store.AnyAttempt, Set: c.set}, new(store.JobSet), nil)
 		q := sh.sql("state")
 		for _, want := range c.sql {
 			if !strings.Contains(q, want) {

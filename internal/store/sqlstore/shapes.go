@@ -97,10 +97,16 @@ func isDefault(v any, d colDefault) bool {
 // and their values.
 func (t *insertTable) shape(args []any) (insertShape, []any) {
 	var sh insertShape
-	out := make([]any, 0, len(args))
+	n := 0
 	for i, v := range args {
 		if !isDefault(v, t.defaults[i]) {
 			sh |= 1 << i
+			n++
+		}
+	}
+	out := make([]any, 0, n) // kept with the held row: no more than it needs
+	for i, v := range args {
+		if sh&(1<<i) != 0 {
 			out = append(out, v)
 		}
 	}

@@ -102,6 +102,15 @@ type Writer struct {
 	// transaction may meet (EventRaise) and no event with a given id was
 	// stored since, so store-numbered events need no raise again.
 	eventsRaised bool
+	// scratch is JobTransition's and holdInsert's: the transaction's
+	// operations run one at a time, and what is kept past an operation
+	// (a statement's arguments once it ran, a held row's values) is not
+	// in it.
+	scratch struct {
+		set            store.JobSet
+		args           []any
+		job, hot, spec []any
+	}
 }
 
 var _ store.Writer = (*Writer)(nil)
@@ -296,7 +305,10 @@ func (w *Writer) JobTransition(ctx context.Context, p store.JobTransitionParams)
 			return err
 		}
 	}
-	shape, args := transitionArgs(&p)
+	if w.scratch.args == nil {
+		w.scratch.args = make([]any, 0, 24)
+	}
+	shape, args := transitionArgs(&p, &w.scratch.set, w.scratch.args[:0])
 	st, closeStmt, err := w.transitionStmt(shape)
 	if err != nil {
 		return fmt.Errorf("store: transition job %s: %w", p.ID, err)
@@ -305,6 +317,8 @@ func (w *Writer) JobTransition(ctx context.Context, p store.JobTransitionParams)
 		defer closeStmt()
 	}
 	res, err := st.ExecContext(bg, args...)
+	clear(args)
+	w.scratch.args = args[:0]
 	if err != nil {
 		return fmt.Errorf("store: transition job %s: %w", p.ID, err)
 	}
