@@ -60,7 +60,9 @@ func (w *Writer) holdJob(id string, args []any, at int) {
 	if w.held.jobs[id] != nil {
 		at = -1
 	}
-	w.held.jobs[id] = &heldJob{args: args, at: at}
+	// args is the Writer's scratch (holdInsert clears and reuses it): the
+	// held job keeps a copy.
+	w.held.jobs[id] = &heldJob{args: slices.Clone(args), at: at}
 }
 
 // foldTransition applies p (validated) to its job's held insert, and
