@@ -29,25 +29,12 @@ func TestFoldedRows(t *testing.T) {
 				}
 				t.Cleanup(func() { s.Close() })
 				return s, pgtest.Open(t, url)
-			}, func(t *testing.T, db *sql.DB) func() int64 {
-				for _, q := range []string{
-					`CREATE TABLE fold_updates (n bigint NOT NULL)`,
-					`INSERT INTO fold_updates VALUES (0)`,
-					`CREATE FUNCTION fold_count() RETURNS trigger LANGUAGE plpgsql AS $$
+			}, []string{
+				`CREATE TABLE fold_updates (n bigint NOT NULL)`,
+				`INSERT INTO fold_updates VALUES (0)`,
+				`CREATE FUNCTION fold_count() RETURNS trigger LANGUAGE plpgsql AS $$
 					BEGIN UPDATE fold_updates SET n = n + 1; RETURN NULL; END $$`,
-					`CREATE TRIGGER fold_count AFTER UPDATE ON jobs FOR EACH ROW EXECUTE FUNCTION fold_count()`,
-				} {
-					if _, err := db.ExecContext(ctx, q); err != nil {
-						t.Fatal(err)
-					}
-				}
-				return func() int64 {
-					var n int64
-					if err := db.QueryRowContext(ctx, `SELECT n FROM fold_updates`).Scan(&n); err != nil {
-						t.Fatal(err)
-					}
-					return n
-				}
+				`CREATE TRIGGER fold_count AFTER UPDATE ON jobs FOR EACH ROW EXECUTE FUNCTION fold_count()`,
 			})
 		})
 	}

@@ -104,14 +104,7 @@ func TestMigrationRewritesTheChecksOfAnOlderFile(t *testing.T) {
 		('old', 't', 'x', 0, 'succeeded', 1, 'succeeded')`); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := reopen(t, db, path)
 	if found := ephemeralTables(t, ctx, s.WConn); len(found) > 0 {
 		t.Errorf("after the migration, the writer's statements build an ephemeral table: %q", found)
 	}

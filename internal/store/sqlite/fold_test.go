@@ -29,22 +29,9 @@ func TestFoldedRows(t *testing.T) {
 		}
 		t.Cleanup(func() { db.Close() })
 		return s, db
-	}, func(t *testing.T, db *sql.DB) func() int64 {
-		for _, q := range []string{
-			`CREATE TABLE fold_updates (n INTEGER NOT NULL)`,
-			`INSERT INTO fold_updates VALUES (0)`,
-			`CREATE TRIGGER fold_count AFTER UPDATE ON jobs BEGIN UPDATE fold_updates SET n = n + 1; END`,
-		} {
-			if _, err := db.ExecContext(ctx, q); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return func() int64 {
-			var n int64
-			if err := db.QueryRowContext(ctx, `SELECT n FROM fold_updates`).Scan(&n); err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
+	}, []string{
+		`CREATE TABLE fold_updates (n INTEGER NOT NULL)`,
+		`INSERT INTO fold_updates VALUES (0)`,
+		`CREATE TRIGGER fold_count AFTER UPDATE ON jobs BEGIN UPDATE fold_updates SET n = n + 1; END`,
 	})
 }

@@ -40,3 +40,18 @@ func migratedBefore(t *testing.T, name string) (*sql.DB, string) {
 	t.Fatalf("no migration named %q", name)
 	return nil, ""
 }
+
+// reopen closes db, made by migratedBefore, and Opens its file, which
+// applies the remaining migrations; the store closes with the test.
+func reopen(t *testing.T, db *sql.DB, path string) *Store {
+	t.Helper()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}

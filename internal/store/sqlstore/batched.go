@@ -208,14 +208,8 @@ func (w *Writer) JobTransitionBatched(ctx context.Context, p store.JobTransition
 		return w.JobTransition(ctx, p)
 	}
 	defer w.guard(&err)
-	if err := w.checkOp(ctx, opHeld); err != nil {
+	if folded, err := w.checkAndFold(ctx, &p); folded || err != nil {
 		return err
-	}
-	if err := p.Validate(); err != nil {
-		return err
-	}
-	if w.foldTransition(&p) {
-		return nil
 	}
 	if w.held.ids[p.ID] {
 		if err := w.flushHeld(); err != nil {

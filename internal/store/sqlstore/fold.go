@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"context"
 	"slices"
 
 	"github.com/fairwayhq/fairway/internal/store"
@@ -63,6 +64,18 @@ func (w *Writer) holdJob(id string, args []any, at int) {
 	// args is the Writer's scratch (holdInsert clears and reuses it): the
 	// held job keeps a copy.
 	w.held.jobs[id] = &heldJob{args: slices.Clone(args), at: at}
+}
+
+// checkAndFold checks the Writer and p, without flushing what it holds,
+// and folds p into its job's held insert where foldTransition can.
+func (w *Writer) checkAndFold(ctx context.Context, p *store.JobTransitionParams) (folded bool, err error) {
+	if err := w.checkOp(ctx, opHeld); err != nil {
+		return false, err
+	}
+	if err := p.Validate(); err != nil {
+		return false, err
+	}
+	return w.foldTransition(p), nil
 }
 
 // foldTransition applies p (validated) to its job's held insert, and

@@ -284,14 +284,8 @@ func (w *Writer) JobTransition(ctx context.Context, p store.JobTransitionParams)
 	if w.held.jobs[p.ID] != nil {
 		// The job's insert is held: the transition may apply to its row
 		// before it is written (fold.go).
-		if err := w.checkOp(ctx, opHeld); err != nil {
+		if folded, err := w.checkAndFold(ctx, &p); folded || err != nil {
 			return err
-		}
-		if err := p.Validate(); err != nil {
-			return err
-		}
-		if w.foldTransition(&p) {
-			return nil
 		}
 	}
 	if err := w.check(ctx); err != nil {

@@ -20,14 +20,13 @@ import (
 // later is set too), a finish with its held attempt and a finish that
 // moves the live ids (the last two are not folded); and a folded
 // transition runs no UPDATE. open opens a store that folds or not and a
-// handle on its database; updates installs a count of the job rows
-// UPDATEd in that database and returns its reader.
-func CheckFoldedRows(t *testing.T, open func(t *testing.T, fold bool) (store.Store, *sql.DB),
-	updates func(t *testing.T, db *sql.DB) func() int64) {
+// handle on its database; counter is the driver's statements that make
+// a table fold_updates, one row, whose n counts the job rows UPDATEd.
+func CheckFoldedRows(t *testing.T, open func(t *testing.T, fold bool) (store.Store, *sql.DB), counter []string) {
 	ctx := context.Background()
 	folding, fdb := open(t, true)
 	plain, pdb := open(t, false)
-	foldUpdates, plainUpdates := updates(t, fdb), updates(t, pdb)
+	foldUpdates, plainUpdates := countUpdates(t, fdb, counter), countUpdates(t, pdb, counter)
 
 	at := T0.Add(time.Minute)
 	leased, running, pendingState, succeeded := store.StateLeased, store.StateRunning, store.StatePending, store.StateSucceeded
@@ -193,4 +192,23 @@ func rowOf(t *testing.T, db *sql.DB, q, id string) []any {
 		out = append(out, c, vals[i])
 	}
 	return out
+}
+
+// countUpdates runs the counter's statements on db and returns the
+// reader of fold_updates.n.
+func countUpdates(t *testing.T, db *sql.DB, counter []string) func() int64 {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range counter {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return func() int64 {
+		var n int64
+		if err := db.QueryRowContext(ctx, `SELECT n FROM fold_updates`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
 }
