@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"testing"
 
-	"github.com/fairwayhq/fairway/internal/pgtest"
 	"github.com/fairwayhq/fairway/internal/store/sqlstore"
 )
 
@@ -12,13 +11,7 @@ import (
 // (package sqlstore, shapes.go): what they take for each column's default
 // is the schema's.
 func TestInsertDefaultsAreTheSchemas(t *testing.T) {
-	url := pgtest.URL(t)
-	s, err := Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	db := pgtest.Open(t, url)
+	_, db := openWithDB(t)
 	for _, table := range []string{"jobs", "job_specs", "executions"} {
 		rows, err := db.QueryContext(ctx, `SELECT column_name, is_nullable = 'NO', column_default
 			FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`, table)

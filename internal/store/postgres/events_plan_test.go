@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairwayhq/fairway/internal/pgtest"
 	"github.com/fairwayhq/fairway/internal/store"
 	"github.com/fairwayhq/fairway/internal/store/storetest"
 )
@@ -21,13 +20,7 @@ import (
 // events by the primary keys; no branch reads all executions or all
 // jobs.
 func TestEventListPlansUseIndexes(t *testing.T) {
-	url := pgtest.URL(t)
-	s, err := Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	db := pgtest.Open(t, url)
+	s, db := openWithDB(t)
 
 	const jobs = 3000
 	var execs []store.Execution

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairwayhq/fairway/internal/pgtest"
 	"github.com/fairwayhq/fairway/internal/store"
 	"github.com/fairwayhq/fairway/internal/store/sqlstore"
 	"github.com/fairwayhq/fairway/internal/store/storetest"
@@ -48,13 +47,7 @@ func writerJobScans(t *testing.T, s *Store, db *sql.DB) jobScans {
 // id: they neither scan the table nor walk another index, whose every
 // entry of a state they would read (doc.go, "The writer's plans").
 func TestTransitionsFindTheirJobByID(t *testing.T) {
-	url := pgtest.URL(t)
-	s, err := Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	db := pgtest.Open(t, url)
+	s, db := openWithDB(t)
 
 	const jobs, perWrite = 400, 5
 	ids := insertPendingJobs(t, s, jobs, "job-%04d")
@@ -127,13 +120,7 @@ func seedJobs(t testing.TB, db *sql.DB, n int) {
 // is used by one of them: none is kept that no plan uses (store doc.go,
 // "The hot row and its indexes").
 func TestJobIndexPlans(t *testing.T) {
-	url := pgtest.URL(t)
-	s, err := Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	db := pgtest.Open(t, url)
+	s, db := openWithDB(t)
 	seedJobs(t, db, 50000)
 
 	used := map[string]bool{}
@@ -168,13 +155,7 @@ func TestJobIndexPlans(t *testing.T) {
 // final_state and finished_at, which are indexed, and moves the ids to
 // lease_event_id and start_event_id: it is not.
 func TestStateUpdatesAreHOT(t *testing.T) {
-	url := pgtest.URL(t)
-	s, err := Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	db := pgtest.Open(t, url)
+	s, db := openWithDB(t)
 
 	const jobs, perWrite = 400, 20
 	ids := make([]string, jobs)
@@ -298,13 +279,7 @@ func seedAttempts(t testing.TB, db *sql.DB) {
 // by the events' plan test: none is kept that no plan uses (store doc.go,
 // "The hot row and its indexes").
 func TestAttemptIndexPlans(t *testing.T) {
-	url := pgtest.URL(t)
-	s, err := Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	db := pgtest.Open(t, url)
+	s, db := openWithDB(t)
 	seedJobs(t, db, 50000)
 	seedAttempts(t, db)
 	used := map[string]bool{}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"sync"
 	"testing"
@@ -21,6 +22,19 @@ func openTemp(t *testing.T) *Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// openWithDB opens a store on a new schema, and a handle of its own on
+// the same schema for the test's queries.
+func openWithDB(t *testing.T) (*Store, *sql.DB) {
+	t.Helper()
+	url := pgtest.URL(t)
+	s, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, pgtest.Open(t, url)
 }
 
 func TestConformance(t *testing.T) {

@@ -53,13 +53,7 @@ func TestOnlyJobSpecsLostItsForeignKey(t *testing.T) {
 // job (Dialect.JobDelete), by the specs' primary key: no spec is left
 // without its job, and none of the unfinished jobs' goes.
 func TestRetentionLeavesNoSpecBehind(t *testing.T) {
-	url := pgtest.URL(t)
-	s, err := Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	db := pgtest.Open(t, url)
+	s, db := openWithDB(t)
 	seedJobs(t, db, 3000)
 
 	plan := explainPlan(t, db, "JobDelete", dialect.JobDelete, []any{"job-00000001"})
