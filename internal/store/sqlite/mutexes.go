@@ -34,7 +34,10 @@ static int fairway_memstatus_off(void) { return sqlite3_config(9, 0); }
 */
 import "C"
 
-func init() { C.fairway_memstatus_off() }
+func init() {
+	C.fairway_memstatus_off()
+	walbufErr = registerWalbuf() // initialises SQLite: after the line above
+}
 
 // memoryUsed is sqlite3_memory_used(): 0 while the statistics are off.
 func memoryUsed() int64 { return int64(C.sqlite3_memory_used()) }

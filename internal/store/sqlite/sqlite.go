@@ -125,6 +125,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	if walbufErr != nil {
+		return nil, walbufErr
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -300,9 +303,7 @@ func dsn(path string, o options, q url.Values) string {
 	q.Set("_busy_timeout", strconv.FormatInt(o.busyTimeout.Milliseconds(), 10))
 	q.Set("_cache_size", strconv.Itoa(-o.cacheKiB))
 	q.Set("_mutex", "no") // multi-thread mode: mutexes.go
-	// One write per WAL commit (walbuf.go); a connection cannot open if
-	// the VFS is not registered.
-	_ = registerWalbuf()
+	// One write per WAL commit (walbuf.go; registered at init).
 	q.Set("vfs", walbufVFS)
 	// A relative path would render as "file://dir/name", whose "dir" SQLite
 	// reads as a URI authority (and refuses), so the path is made absolute.

@@ -71,29 +71,24 @@ void fairway_walbuf_fail_flushes(int n);
 */
 import "C"
 
-import (
-	"fmt"
-	"sync"
-)
+import "fmt"
 
 // walbufVFS is the shim's VFS name; every connection's DSN names it (dsn).
 const walbufVFS = "fairway-walbuf"
 
-var (
-	walbufOnce sync.Once
-	walbufErr  error
-)
+// walbufErr is the registration's failure, if any: Open returns it rather
+// than the "no such vfs" every connection would then fail with.
+var walbufErr error
 
-// registerWalbuf registers the VFS once, before the first connection
-// (dsn). Should it fail, opening a connection fails: "no such vfs".
+// registerWalbuf registers the VFS, once, at package init (mutexes.go's,
+// after the memory statistics are off: registering initialises SQLite),
+// before any DSN names it (dsn).
 func registerWalbuf() error {
-	walbufOnce.Do(func() {
-		name := C.CString(walbufVFS) // kept: SQLite holds the pointer
-		if rc := C.fairway_walbuf_register(name); rc != 0 {
-			walbufErr = fmt.Errorf("sqlite: register the %s VFS: result code %d", walbufVFS, int(rc))
-		}
-	})
-	return walbufErr
+	name := C.CString(walbufVFS) // kept: SQLite holds the pointer
+	if rc := C.fairway_walbuf_register(name); rc != 0 {
+		return fmt.Errorf("sqlite: register the %s VFS: result code %d", walbufVFS, int(rc))
+	}
+	return nil
 }
 
 // walbufStats are the shim's counters, over the whole process.
