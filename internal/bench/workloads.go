@@ -30,7 +30,12 @@ type env struct {
 // allocMark is the process's cumulative allocation counters at one moment.
 type allocMark struct{ bytes, mallocs uint64 }
 
-func markAllocs() allocMark {
+// markAllocs reads the counters with --memstats (ReadMemStats stops the
+// world), and is the zero mark without.
+func (e *env) markAllocs() allocMark {
+	if !e.memstats {
+		return allocMark{}
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return allocMark{bytes: ms.TotalAlloc, mallocs: ms.Mallocs}
@@ -98,7 +103,7 @@ func runDrain(ctx context.Context, e *env, l *line) error {
 	rec := newRecorder(int(n))
 	jobs := newJobs(1, n, ClassNormal)
 
-	m0 := markAllocs()
+	m0 := e.markAllocs()
 	t0 := time.Now()
 	if err := sys.InsertBatch(ctx, jobs); err != nil {
 		return fmt.Errorf("insert: %w", err)
@@ -106,7 +111,7 @@ func runDrain(ctx context.Context, e *env, l *line) error {
 	insDur := time.Since(t0)
 	l.add("insert_s", insDur).add("insert_jobs_per_s", rate(n, insDur))
 	if e.memstats {
-		addAllocs(l, "insert", m0, markAllocs(), n)
+		addAllocs(l, "insert", m0, e.markAllocs(), n)
 	}
 	if out, err := sys.Outstanding(ctx); err != nil {
 		return fmt.Errorf("outstanding: %w", err)
@@ -114,7 +119,7 @@ func runDrain(ctx context.Context, e *env, l *line) error {
 		return fmt.Errorf("after insert the system reports %d outstanding jobs, want %d", out, n)
 	}
 
-	m1 := markAllocs()
+	m1 := e.markAllocs()
 	t1 := time.Now()
 	stop, err := sys.StartWorkers(ctx, WorkerConfig{Concurrency: p.Concurrency, OnStart: rec.onStart})
 	if err != nil {
@@ -130,7 +135,7 @@ func runDrain(ctx context.Context, e *env, l *line) error {
 		add("handlers_done_s", handlers).add("first_start_ms", ms(first)).
 		add("started", rec.started.Load()).add("dup_starts", rec.dups.Load())
 	if e.memstats {
-		addAllocs(l, "work", m1, markAllocs(), n)
+		addAllocs(l, "work", m1, e.markAllocs(), n)
 	}
 	switch {
 	case derr != nil:
