@@ -261,7 +261,7 @@ func TestDrainOnPostgresIsFenced(t *testing.T) {
 	}
 	pg := pgtest.URL(t)
 	var stdout, stderr bytes.Buffer
-	code := Main(context.Background(), []string{"drain", "--store", pg,
+	code := Main(context.Background(), []string{"drain", "--store", pg, "--leader-ttl", "20s",
 		"--jobs", "200", "--concurrency", "20", "--batch", "100", "--settle", "0",
 		"--timeout", "40s", "--drain-timeout", "30s", "--max-runtime", "2m", "--data-dir", t.TempDir(),
 	}, &stdout, &stderr)

@@ -51,7 +51,12 @@ func (f *fairwaySystem) startEmbedded(ctx context.Context, dir string) (r *fairw
 			return r, err
 		}
 	}
-	if r.fw, err = embedded.Open(ctx, embedded.Options{Store: store, Logger: f.log}); err != nil {
+	opts := embedded.Options{Store: store, Logger: f.log}
+	if f.opts.LeaderTTL > 0 {
+		// Only what config.Default() differs in from an empty file, and the TTL.
+		opts.Config = fmt.Appendf(nil, "server:\n  allow_unknown_types: true\n  leader_ttl: %s\n", f.opts.LeaderTTL)
+	}
+	if r.fw, err = embedded.Open(ctx, opts); err != nil {
 		return r, err
 	}
 	deadline := time.Now().Add(leadTimeout)

@@ -89,6 +89,9 @@ type FairwayOptions struct {
 	// with a "p" string of random hex (0: no pad): the handler ignores it,
 	// the store keeps it (a job spec of a realistic size).
 	PayloadBytes int
+	// LeaderTTL is the leadership lease's length on PostgreSQL (0: the
+	// configuration's default, server.leader_ttl).
+	LeaderTTL time.Duration
 }
 
 // defaultWorkers is how many worker instances share the concurrency when
@@ -252,6 +255,9 @@ func (f *fairwaySystem) startRun(ctx context.Context) (r *fairwayRun, err error)
 	}()
 	cfg := config.Default()
 	cfg.Server.DataDir = dir
+	if f.opts.LeaderTTL > 0 {
+		cfg.Server.LeaderTTL = config.Duration(f.opts.LeaderTTL)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return r, err

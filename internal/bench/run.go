@@ -88,6 +88,7 @@ func newFlagSet(name string, stderr io.Writer, c *runConfig) *flag.FlagSet {
 	fs.DurationVar(&fw.BatchWindow, "batch-window", -1, "worker start/complete report batching window (negative: none, send at once; 0: the worker's default, 2ms)")
 	fs.StringVar(&fw.DataDir, "data-dir", "", "parent of the per-run data directories (default: the temp directory)")
 	fs.StringVar(&fw.Store, "store", "", "a postgres:// `URL`: run the server on PostgreSQL instead of SQLite, as one instance that leads (every write fenced by its term); schema fairway_bench, or the URL's search_path, reset every run")
+	fs.DurationVar(&fw.LeaderTTL, "leader-ttl", 0, "with --store: the leadership lease's length (0: server.leader_ttl's default); a leader that cannot renew within it steps down")
 	fs.BoolVar(&fw.NoKeys, "no-keys", false, "the producers' client sends submits without the submit token it draws for each by default (client.WithoutGeneratedKeys), as the peers' inserts; a submit whose answer is lost is then not retried")
 	fs.IntVar(&fw.PayloadBytes, "payload-bytes", 0, "pad every job's payload to about `N` bytes with random hex the handler ignores (0: the 30-byte payload)")
 	fs.BoolVar(&fw.Embedded, "embedded", false, "run fairway embedded in this process (package embedded): producers and workers call the dispatcher directly, no HTTP; with --store too")
