@@ -19,14 +19,34 @@ type heldStore struct {
 	mu         sync.Mutex
 	open       chan struct{} // closed while durability flows
 	insertTxns int           // transactions that inserted jobs
-	txns       int           // transactions committed
+	finishTxns int           // transactions that made a job terminal
 	gates      []func()      // openers of the gates made by gate
 }
 
-// insertCounter is a Writer that notes whether jobs were inserted.
+// insertCounter is a Writer that notes whether jobs were inserted, and
+// whether a job was made terminal (a worker's report), so that a test can
+// wait for the transaction it caused, whatever background transaction
+// (a sweep under a slow clock, say) commits beside it.
 type insertCounter struct {
 	store.Writer
 	inserted bool
+	finished bool
+}
+
+func (w *insertCounter) JobTransition(ctx context.Context, p store.JobTransitionParams) error {
+	w.noteFinish(p)
+	return w.Writer.JobTransition(ctx, p)
+}
+
+func (w *insertCounter) JobTransitionBatched(ctx context.Context, p store.JobTransitionParams) error {
+	w.noteFinish(p)
+	return w.Writer.JobTransitionBatched(ctx, p)
+}
+
+func (w *insertCounter) noteFinish(p store.JobTransitionParams) {
+	if p.Set.State != nil && p.Set.State.Terminal() {
+		w.finished = true
+	}
 }
 
 func (w *insertCounter) JobInsert(ctx context.Context, j store.Job) error {
@@ -50,6 +70,12 @@ func (s *heldStore) insertTransactions() int {
 	return s.insertTxns
 }
 
+func (s *heldStore) finishTransactions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.finishTxns
+}
+
 func (s *heldStore) hold() {
 	s.mu.Lock()
 	s.open = make(chan struct{})
@@ -69,12 +95,6 @@ func (s *heldStore) gate() (open func()) {
 	return open
 }
 
-func (s *heldStore) transactions() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.txns
-}
-
 // release lets durability flow again, also through the gates made by
 // gate; releasing twice is harmless.
 func (s *heldStore) release() {
@@ -91,11 +111,11 @@ func (s *heldStore) release() {
 }
 
 func (s *heldStore) WriteDeferred(ctx context.Context, fn func(w store.Writer) error) (<-chan error, error) {
-	inserted := false
+	inserted, finished := false, false
 	inner, err := s.Store.WriteDeferred(ctx, func(w store.Writer) error {
 		cw := &insertCounter{Writer: w}
 		err := fn(cw)
-		inserted = cw.inserted
+		inserted, finished = cw.inserted, cw.finished
 		return err
 	})
 	if err != nil {
@@ -106,7 +126,9 @@ func (s *heldStore) WriteDeferred(ctx context.Context, fn func(w store.Writer) e
 	if inserted {
 		s.insertTxns++
 	}
-	s.txns++
+	if finished {
+		s.finishTxns++
+	}
 	s.mu.Unlock()
 	out := make(chan error, 1)
 	go func() {

@@ -155,14 +155,14 @@ func await[T any](t *testing.T, ch <-chan answer[T]) T {
 func TestHigherSubmitIsAppliedBeforeTheDiskCatchesUp(t *testing.T) {
 	h, st, _ := startHeld(t)
 	w := h.register(api.RegisterRequest{Name: "w", Slots: 1})
-	base := st.transactions()
+	base := st.insertTransactions()
 
 	openLow := st.gate()
 	lowAnswer := post[api.SubmitResponse](h, "/jobs", api.JobSpec{Type: "t", Priority: intp(100)})
-	waitCond(t, "the low submit committed", func() bool { return st.transactions() == base+1 })
+	waitCond(t, "the low submit committed", func() bool { return st.insertTransactions() == base+1 })
 	openHigh := st.gate()
 	highAnswer := post[api.SubmitResponse](h, "/jobs", api.JobSpec{Type: "t", Priority: intp(900)})
-	waitCond(t, "the high submit committed while the low one is not durable", func() bool { return st.transactions() == base+2 })
+	waitCond(t, "the high submit committed while the low one is not durable", func() bool { return st.insertTransactions() == base+2 })
 
 	openLow()
 	low := await(t, lowAnswer).Job
@@ -193,14 +193,14 @@ func TestLeasesWaitForAHigherOneOnItsWay(t *testing.T) {
 	}
 	next := h.submit(api.JobSpec{Type: "t", Priority: intp(100)})
 	h.submit(api.JobSpec{Type: "t", Priority: intp(100)})
-	base := st.transactions()
+	reports, submits := st.finishTransactions(), st.insertTransactions()
 
 	openReport := st.gate()
 	answer := post[api.ItemResults](h, "/workers/"+w+"/complete", api.CompleteRequest{Results: running, LeaseMax: 2})
-	waitCond(t, "the report committed", func() bool { return st.transactions() == base+1 })
+	waitCond(t, "the report committed", func() bool { return st.finishTransactions() == reports+1 })
 	openHigh := st.gate()
 	high := post[api.SubmitResponse](h, "/jobs", api.JobSpec{Type: "t", Priority: intp(900)})
-	waitCond(t, "the high submit committed", func() bool { return st.transactions() == base+2 })
+	waitCond(t, "the high submit committed", func() bool { return st.insertTransactions() == submits+1 })
 
 	openReport()
 	select {
@@ -231,15 +231,15 @@ func TestAnswerWaitsForTheLeaseThatTookItsSlot(t *testing.T) {
 		t.Fatalf("leases = %+v", leases)
 	}
 	second := h.submit(api.JobSpec{Type: "t", Priority: intp(100)})
-	base := st.transactions()
+	reports, submits := st.finishTransactions(), st.insertTransactions()
 
 	openReport := st.gate()
 	done := api.Completion{JobID: first.ID, Attempt: 1, Outcome: api.OutcomeSucceeded}
 	answer := post[api.ItemResults](h, "/workers/"+w+"/complete", api.CompleteRequest{Results: []api.Completion{done}, LeaseMax: 1})
-	waitCond(t, "the report committed", func() bool { return st.transactions() == base+1 })
+	waitCond(t, "the report committed", func() bool { return st.finishTransactions() == reports+1 })
 	openHigh := st.gate()
 	high := post[api.SubmitResponse](h, "/jobs", api.JobSpec{Type: "t", Priority: intp(900)})
-	waitCond(t, "the high submit committed", func() bool { return st.transactions() == base+2 })
+	waitCond(t, "the high submit committed", func() bool { return st.insertTransactions() == submits+1 })
 
 	openReport()
 	openHigh()
