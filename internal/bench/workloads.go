@@ -41,10 +41,14 @@ func (e *env) markAllocs() allocMark {
 	return allocMark{bytes: ms.TotalAlloc, mallocs: ms.Mallocs}
 }
 
-// addAllocs adds prefix_alloc_mb, prefix_alloc_b_per_job and
-// prefix_mallocs_per_job: what the whole process allocated from a to b.
-func addAllocs(l *line, prefix string, a, b allocMark, jobs int64) {
-	bytes, mallocs := float64(b.bytes-a.bytes), float64(b.mallocs-a.mallocs)
+// addAllocs adds, with --memstats, prefix_alloc_mb, prefix_alloc_b_per_job
+// and prefix_mallocs_per_job: what the whole process allocated since from.
+func (e *env) addAllocs(l *line, prefix string, from allocMark, jobs int64) {
+	if !e.memstats {
+		return
+	}
+	to := e.markAllocs()
+	bytes, mallocs := float64(to.bytes-from.bytes), float64(to.mallocs-from.mallocs)
 	l.add(prefix+"_alloc_mb", bytes/(1<<20))
 	if jobs > 0 {
 		l.add(prefix+"_alloc_b_per_job", bytes/float64(jobs)).add(prefix+"_mallocs_per_job", mallocs/float64(jobs))
@@ -110,9 +114,7 @@ func runDrain(ctx context.Context, e *env, l *line) error {
 	}
 	insDur := time.Since(t0)
 	l.add("insert_s", insDur).add("insert_jobs_per_s", rate(n, insDur))
-	if e.memstats {
-		addAllocs(l, "insert", m0, e.markAllocs(), n)
-	}
+	e.addAllocs(l, "insert", m0, n)
 	if out, err := sys.Outstanding(ctx); err != nil {
 		return fmt.Errorf("outstanding: %w", err)
 	} else if out != n {
@@ -134,9 +136,7 @@ func runDrain(ctx context.Context, e *env, l *line) error {
 	l.add("work_s", workDur).add("work_jobs_per_s", rate(n, workDur)).
 		add("handlers_done_s", handlers).add("first_start_ms", ms(first)).
 		add("started", rec.started.Load()).add("dup_starts", rec.dups.Load())
-	if e.memstats {
-		addAllocs(l, "work", m1, e.markAllocs(), n)
-	}
+	e.addAllocs(l, "work", m1, n)
 	switch {
 	case derr != nil:
 		return fmt.Errorf("outstanding: %w", derr)

@@ -299,7 +299,7 @@ func (w *Writer) JobTransition(ctx context.Context, p store.JobTransitionParams)
 			return err
 		}
 	}
-	if w.scratch.args == nil {
+	if w.scratch.args == nil { // a Writer is one transaction's: sized once for it
 		w.scratch.args = make([]any, 0, 24)
 	}
 	shape, args := transitionArgs(&p, &w.scratch.set, w.scratch.args[:0])
