@@ -205,6 +205,11 @@ func resetBenchSchema(ctx context.Context, storeURL string) (string, error) {
 	if _, err := db.ExecContext(ctx, "DROP SCHEMA IF EXISTS "+id+" CASCADE; CREATE SCHEMA "+id); err != nil {
 		return "", fmt.Errorf("reset schema %s: %w", schema, err)
 	}
+	// Start every run from a fresh checkpoint, as peerbench does for River
+	// after its reset, so that the previous run's writes (this system's or
+	// a peer's) are less likely to be checkpointed inside the measurement.
+	// Best effort: CHECKPOINT needs a superuser or pg_checkpoint.
+	_, _ = db.ExecContext(ctx, "CHECKPOINT")
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String(), nil
