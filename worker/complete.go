@@ -27,7 +27,14 @@ const bulkReport = 32
 var errNotAccepted = errors.New("some completions were not accepted, retrying")
 
 // completeLoop sends completions. Each report waits up to BatchWindow for
-// others to share its request, less when no job is left running. The job's output
+// others to share its request, less when no job is left running, and not
+// at all while the worker is saturated (every slot taken, the lease loop
+// waiting for one): then the report is what brings the next jobs (it asks
+// for as many leases as it frees slots), and reports sent at once batch
+// by themselves, the completions that end while one is in flight going
+// in the next. A worker with free slots has a lease request waiting at
+// the server already, so its reports can wait for the window without
+// delaying any job. The job's output
 // is flushed first, so that the server has it before the job ends. A
 // completion is retried until the server acknowledges it or refuses it
 // (stale attempt); it is dropped without a word only when its attempt was
@@ -36,7 +43,7 @@ func (w *Worker) completeLoop(ctx context.Context) {
 	fails := 0
 	for w.completes.wait(ctx) {
 		gather(ctx, w.opts.BatchWindow, w, func() bool {
-			return w.completes.len() >= maxCompleteBatch || w.runningCount() == 0
+			return w.completes.len() >= maxCompleteBatch || w.runningCount() == 0 || w.slots.saturated()
 		})
 		if ctx.Err() != nil {
 			if n := w.completes.len(); n > 0 {

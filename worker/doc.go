@@ -47,7 +47,11 @@
 //     Options.LogFlushInterval (default 100ms) after it fills, or at once
 //     when it holds 64 KiB, and always before the job's completion;
 //   - reports the completion: completions within Options.BatchWindow share
-//     one request, sent early when no job is left running. CommandHandler's
+//     one request, sent early when no job is left running, and at once
+//     while every slot is taken (the lease loop waits for a slot, and the
+//     report, which asks for as many leases as it frees slots, is what
+//     brings the next jobs; reports sent at once still batch what ends
+//     while one is in flight). CommandHandler's
 //     completions carry the command's measured usage (CPU user and system,
 //     peak RSS, from the job's cgroup or rusage: package runner) as
 //     Completion.Usage; other handlers' carry none. A handler that

@@ -20,13 +20,15 @@ const maxLeaseBatch = 1000
 // worker's slots, and the lease loop's surplus goes back when its answer
 // brings fewer jobs than it asked for.
 type slotPool struct {
-	mu   sync.Mutex
-	free int
-	more chan struct{} // closed (and replaced) when free grows
+	mu      sync.Mutex
+	free    int
+	more    chan struct{} // closed (and replaced) when free grows
+	waiting bool          // acquire is blocked: every slot is taken
+	onWait  func()        // called, without mu, when acquire begins to wait
 }
 
 func newSlotPool(n int) *slotPool {
-	return &slotPool{free: n, more: make(chan struct{})}
+	return &slotPool{free: n, more: make(chan struct{}), onWait: func() {}}
 }
 
 // acquire waits for a free slot, then takes up to max in all.
@@ -36,17 +38,34 @@ func (p *slotPool) acquire(ctx context.Context, max int) (int, bool) {
 		if p.free > 0 {
 			n := min(p.free, max)
 			p.free -= n
+			p.waiting = false
 			p.mu.Unlock()
 			return n, true
 		}
+		began := !p.waiting
+		p.waiting = true
 		more := p.more
 		p.mu.Unlock()
+		if began {
+			p.onWait()
+		}
 		select {
 		case <-more:
 		case <-ctx.Done():
+			p.mu.Lock()
+			p.waiting = false
+			p.mu.Unlock()
 			return 0, false
 		}
 	}
+}
+
+// saturated reports whether the lease loop waits for a slot: every slot
+// is taken, and only a completion report can bring the next jobs.
+func (p *slotPool) saturated() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.waiting
 }
 
 // take counts n slots used by leases that arrived unasked.

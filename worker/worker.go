@@ -64,7 +64,7 @@ func New(opts Options) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Worker{
+	w := &Worker{
 		opts:      opts,
 		client:    opts.transport(),
 		log:       opts.Logger,
@@ -80,7 +80,15 @@ func New(opts Options) (*Worker, error) {
 		abortCh:   make(chan struct{}),
 		failCh:    make(chan struct{}),
 		done:      make(chan struct{}),
-	}, nil
+	}
+	// A saturated worker ends the completion report's batching window
+	// (completeLoop), which waits on the worker's counters.
+	w.slots.onWait = func() {
+		w.mu.Lock()
+		w.broadcastLocked()
+		w.mu.Unlock()
+	}
+	return w, nil
 }
 
 // ID returns the worker's current identity on the server, "" when it is

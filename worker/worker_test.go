@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -145,7 +146,7 @@ func TestStartsAndCompletionsBatched(t *testing.T) {
 	f := newFakeServer(t)
 	h := newBlockingHandler(n)
 	opts := testOptions(t, f, map[string]Handler{"*": h})
-	opts.Slots = n
+	opts.Slots = n + 1       // a free slot: saturated, the worker would report at once
 	opts.BatchWindow = guard // only a full batch or no job left running ends the wait
 	startWorker(t, opts)
 	ids := make([]string, n)
@@ -168,6 +169,47 @@ func TestStartsAndCompletionsBatched(t *testing.T) {
 	defer f.mu.Unlock()
 	if got := len(f.callsOf("complete")); got != 1 {
 		t.Errorf("%d complete calls for %d jobs finishing together, want 1", got, n)
+	}
+}
+
+// TestSaturatedWorkerReportsAtOnce: with every slot taken, a completion
+// is what brings the next job, so it does not wait for the batching
+// window (an hour here) or for the other running job; with a slot free,
+// the same completion waits for the other job to end and both share a
+// request.
+func TestSaturatedWorkerReportsAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		slots     int
+		wantCalls int
+	}{{slots: 2, wantCalls: 2}, {slots: 3, wantCalls: 1}} {
+		t.Run(fmt.Sprintf("slots=%d", tc.slots), func(t *testing.T) {
+			f := newFakeServer(t)
+			first, second := newBlockingHandler(1), newBlockingHandler(1)
+			opts := testOptions(t, f, map[string]Handler{"first": first, "second": second})
+			opts.Slots = tc.slots
+			opts.BatchWindow = time.Hour
+			w, _ := startWorker(t, opts)
+			a := f.addJob(api.Job{Type: "first"})
+			recv(t, first.started, "first handler")
+			b := f.addJob(api.Job{Type: "second"})
+			recv(t, second.started, "second handler")
+			if tc.slots == 2 {
+				waitUntil(t, "the lease loop waiting for a slot", w.slots.saturated)
+			}
+			close(first.release)
+			if tc.slots == 2 {
+				f.waitFor("the first completion, the second job still running", func() bool { return len(f.completions(a)) == 1 })
+			} else {
+				waitUntil(t, "the first completion queued", func() bool { return w.completes.len() == 1 })
+			}
+			close(second.release)
+			f.waitFor("both completions", func() bool { return len(f.completions(a)) == 1 && len(f.completions(b)) == 1 })
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if got := len(f.callsOf("complete")); got != tc.wantCalls {
+				t.Errorf("%d complete calls, want %d: %s", got, tc.wantCalls, f.describeLocked())
+			}
+		})
 	}
 }
 

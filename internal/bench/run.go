@@ -85,7 +85,7 @@ func newFlagSet(name string, stderr io.Writer, c *runConfig) *flag.FlagSet {
 	fs.IntVar(&fw.InsertParallel, "insert-parallel", 2, "batch-insert requests in flight at once")
 	fs.IntVar(&fw.Workers, "workers", 0, fmt.Sprintf("worker instances sharing the concurrency (0: %d)", defaultWorkers))
 	fs.DurationVar(&fw.PollWait, "poll-wait", 0, "worker lease long-poll wait (0: the worker's default, 30s)")
-	fs.DurationVar(&fw.BatchWindow, "batch-window", -1, "worker start/complete report batching window (negative: none, send at once; 0: the worker's default, 2ms)")
+	fs.DurationVar(&fw.BatchWindow, "batch-window", 0, "worker completion report batching window (0: the worker's default, 2ms, not waited for while every slot is taken; negative: none, send at once)")
 	fs.StringVar(&fw.DataDir, "data-dir", "", "parent of the per-run data directories (default: the temp directory)")
 	fs.StringVar(&fw.Store, "store", "", "a postgres:// `URL`: run the server on PostgreSQL instead of SQLite, as one instance that leads (every write fenced by its term); schema fairway_bench, or the URL's search_path, reset every run")
 	fs.DurationVar(&fw.LeaderTTL, "leader-ttl", 0, "with --store: the leadership lease's length (0: server.leader_ttl's default); a leader that cannot renew within it steps down")
