@@ -132,7 +132,27 @@ func openHA(ctx context.Context, opts Options, tracer *tracing.Tracer) (*Instanc
 		defer close(i.nodeDone)
 		node.Run(runCtx)
 	}()
+	go warnMaintenance(runCtx, cfg.Server.Store, opts.Logger)
 	return i, nil
+}
+
+// warnMaintenance logs what, in the PostgreSQL server's settings, leaves
+// the store's tables to grow without bound (autovacuum off). It only
+// logs: a database that cannot be read now is the node's to report.
+func warnMaintenance(ctx context.Context, url string, log *slog.Logger) {
+	if log == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	warnings, err := postgres.MaintenanceWarnings(ctx, url)
+	if err != nil {
+		log.Debug("could not read the PostgreSQL server's maintenance settings", "err", err)
+		return
+	}
+	for _, w := range warnings {
+		log.Warn(w)
+	}
 }
 
 // Where says where the state is kept, for people: "data in DIR" or the
