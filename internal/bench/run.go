@@ -46,6 +46,7 @@ type runConfig struct {
 	maxRuntime time.Duration
 	settle     time.Duration
 	cpuProfile string
+	memProfile string
 	traceFile  string
 	gcFloor    string
 	logLevel   string
@@ -94,6 +95,7 @@ func newFlagSet(name string, stderr io.Writer, c *runConfig) *flag.FlagSet {
 	fs.BoolVar(&fw.Embedded, "embedded", false, "run fairway embedded in this process (package embedded): producers and workers call the dispatcher directly, no HTTP; with --store too")
 	fs.StringVar(&c.logLevel, "log-level", "warn", "level of the server's and workers' log on stderr")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	fs.StringVar(&c.memProfile, "memprofile", "", "write the whole run's allocation profile (go tool pprof -sample_index=alloc_space) to this file at its end")
 	fs.BoolVar(&c.memstats, "memstats", false, "drain: add the bytes and objects the whole process allocated per job in the insert and in the work phase (runtime.MemStats) to the summary line")
 	fs.StringVar(&c.traceFile, "trace", "", "write a Go execution trace of the whole run to this file (go tool trace): where goroutines run and wait")
 	fs.StringVar(&c.gcFloor, "gc-floor", config.DefaultGCFloor.String(),
@@ -190,7 +192,28 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		defer stop()
 	}
-	return runAll(ctx, &c, selected, NewFairway(c.fw), stdout, logf)
+	status := runAll(ctx, &c, selected, NewFairway(c.fw), stdout, logf)
+	if c.memProfile != "" {
+		if err := writeAllocProfile(c.memProfile); err != nil {
+			fmt.Fprintf(stderr, "fairway bench: --memprofile: %v\n", err)
+			return 2
+		}
+	}
+	return status
+}
+
+// writeAllocProfile writes the allocations sampled since the process
+// started (every allocation site, with bytes and objects) to path.
+func writeAllocProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("create: %w", err)
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("write: %w", err)
+	}
+	return f.Close()
 }
 
 // runAll runs the selected workloads on sys in turn and prints one line
