@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/fairwayhq/fairway/api"
 	"github.com/fairwayhq/fairway/internal/config"
@@ -35,9 +36,13 @@ type submitted struct {
 // has a handler for its type.
 func (d *Dispatcher) checkRunnable(j store.Job, idx int, batch bool) (string, error) {
 	mode := d.cfg.Server.UnrunnablePolicy()
-	prefix := ""
-	if batch {
-		prefix = fmt.Sprintf("jobs[%d]: ", idx)
+	// prefix names the job in a batch's answer; formatted only for one,
+	// as most jobs of a batch need none.
+	prefix := func() string {
+		if !batch {
+			return ""
+		}
+		return "jobs[" + strconv.Itoa(idx) + "]: "
 	}
 	if len(j.Command) == 0 && !d.cfg.Server.AcceptUnrunnable && !d.someWorkerRunsWithoutCommand(j.Type) {
 		if mode == config.UnrunnableRefuse || !d.seenRunsWithoutCommand(j.Type) {
@@ -48,7 +53,7 @@ func (d *Dispatcher) checkRunnable(j store.Job, idx int, batch bool) (string, er
 			}
 			return "", e
 		}
-		return prefix + fmt.Sprintf("no registered worker has a handler for type %q now; one that had registered before (it may be restarting): "+
+		return prefix() + fmt.Sprintf("no registered worker has a handler for type %q now; one that had registered before (it may be restarting): "+
 			"the job is queued (reason no_compatible_worker) and starts once such a worker registers", j.Type), nil
 	}
 	ok, why := d.eng.Feasible(policyJob(j))
@@ -57,13 +62,13 @@ func (d *Dispatcher) checkRunnable(j store.Job, idx int, batch bool) (string, er
 	}
 	seen := d.seenCouldRun(j)
 	if mode == config.UnrunnableRefuse || (mode == config.UnrunnableRefuseUnseen && !seen) {
-		return "", &UnrunnableError{prefix + why + "; start a worker that can run it, or change the job's type, labels or resources (server.unrunnable: accept queues such jobs)"}
+		return "", &UnrunnableError{prefix() + why + "; start a worker that can run it, or change the job's type, labels or resources (server.unrunnable: accept queues such jobs)"}
 	}
 	warning := why + " now; the job is queued (reason no_compatible_worker) and starts once a worker that can run it registers"
 	if seen {
 		warning += " (one that could registered before: it may be restarting)"
 	}
-	return prefix + warning, nil
+	return prefix() + warning, nil
 }
 
 // someWorkerRunsWithoutCommand says whether a job of typ without a
