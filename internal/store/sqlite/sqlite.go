@@ -43,6 +43,9 @@ var dialect = sqlstore.Dialect{
 	// Multi-row job inserts: one statement of 256 rows costs less than 256
 	// (BenchmarkInsertBatched).
 	BatchInserts: true,
+	// The writer's hot statements skip database/sql's per-call work
+	// (sqlstore, rawexec.go).
+	RawExec: true,
 	TagFilter: func(table string) string {
 		return "EXISTS (SELECT 1 FROM json_each(" + table + ".tags) WHERE json_each.value = ?)"
 	},

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 
@@ -31,14 +30,14 @@ type batchKey struct {
 // statement unprepared.
 const maxBatchStmts = 256
 
-func (w *Writer) batchStmt(key batchKey, render func() string) (*sql.Stmt, error) {
+func (w *Writer) batchStmt(key batchKey, render func() string) (*writerStmt, error) {
 	if st, ok := w.s.batches[key]; ok {
 		return st, nil
 	}
 	if len(w.s.batches) >= maxBatchStmts {
 		return nil, nil
 	}
-	st, err := w.s.prepareOn(render())
+	st, err := w.s.prepareWriter(w.s.D.rebind(render()))
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +143,7 @@ func (w *Writer) upsertExecChunk(rows []shapedRow) error {
 		return fmt.Errorf("store: prepare executions: %w", err)
 	}
 	if st != nil {
-		_, err = st.ExecContext(bg, rowArgs(rows)...)
+		_, err = w.execStmt(st, rowArgs(rows))
 	} else { // too many shapes prepared: this one runs unprepared
 		_, err = w.s.WConn.ExecContext(bg, w.s.D.rebind(execBatchSQL(sh, len(rows))), rowArgs(rows)...)
 	}

@@ -174,11 +174,21 @@ func checkInserted(res sql.Result, err error) func(n int) error {
 		if err != nil {
 			return fmt.Errorf("store: insert jobs: %w", err)
 		}
-		if got, err := res.RowsAffected(); err != nil || int(got) != n {
-			return fmt.Errorf("%w: %d of %d batched jobs inserted: an id was taken (%v)", store.ErrExists, got, n, err)
-		}
-		return nil
+		got, err := res.RowsAffected()
+		return checkInsertedRows(got, err, n)
 	}
+}
+
+// checkInsertedRows is checkInserted of a statement that inserted got
+// rows (err: its failure).
+func checkInsertedRows(got int64, err error, n int) error {
+	if err != nil {
+		return fmt.Errorf("store: insert jobs: %w", err)
+	}
+	if int(got) != n {
+		return fmt.Errorf("%w: %d of %d batched jobs inserted: an id was taken", store.ErrExists, got, n)
+	}
+	return nil
 }
 
 // insertPrepared inserts held rows of one shape into t in chunks of
@@ -197,7 +207,8 @@ func (w *Writer) insertPrepared(t *insertTable, rows []shapedRow) error {
 		if st == nil { // too many shapes prepared: this one runs unprepared
 			return checkInserted(w.s.WConn.ExecContext(bg, w.s.D.rebind(render()), rowArgs(chunk)...))(n)
 		}
-		return checkInserted(st.ExecContext(bg, rowArgs(chunk)...))(n)
+		got, err := w.execStmt(st, rowArgs(chunk))
+		return checkInsertedRows(got, err, n)
 	})
 }
 

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strconv"
@@ -29,6 +30,9 @@ type Dialect struct {
 	// inserts them with multi-row statements before the transaction's next
 	// operation (implied by BatchTransitions).
 	BatchInserts bool
+	// RawExec: the writer's prepared transition and batch statements run
+	// on the driver's statement, not through database/sql (rawexec.go).
+	RawExec bool
 	// ArrayBatches: the pipelined batches (inserts, transitions,
 	// executions, events) pass each column as one array parameter and read
 	// their rows with unnest, instead of a multi-row VALUES list of
@@ -124,9 +128,12 @@ type Core struct {
 	ReadBarrier func(ctx context.Context) error
 
 	stmts  [numStmts]*sql.Stmt
-	shapes map[transitionShape]*sql.Stmt // JobTransition statements by shape
+	shapes map[transitionShape]*writerStmt // JobTransition statements by shape
 	// batches are the multi-row statements of batch.go.
-	batches map[batchKey]*sql.Stmt
+	batches map[batchKey]*writerStmt
+	// rawArgs is the argument slice a RawExec statement is run with,
+	// reused: one Writer at a time runs on the writer connection.
+	rawArgs []driver.NamedValue
 	// eventStmts are multi-row event inserts by row count (1..eventChunk).
 	eventStmts [eventChunk + 1]*sql.Stmt
 	// eventIDStmts are the same with the events' ids given.
@@ -136,8 +143,8 @@ type Core struct {
 // Prepare prepares the fixed statements on WConn; call it once WConn and
 // the schema are in place.
 func (c *Core) Prepare(ctx context.Context) error {
-	c.shapes = map[transitionShape]*sql.Stmt{}
-	c.batches = map[batchKey]*sql.Stmt{}
+	c.shapes = map[transitionShape]*writerStmt{}
+	c.batches = map[batchKey]*writerStmt{}
 	for id, q := range stmtSQL {
 		if stmtID(id) == stmtJobDelete && c.D.JobDelete != "" {
 			q = c.D.JobDelete
@@ -178,10 +185,10 @@ func (c *Core) closeStatements() error {
 		}
 	}
 	for _, st := range c.shapes {
-		errs = append(errs, st.Close())
+		errs = append(errs, c.closeWriterStmt(st))
 	}
 	for _, st := range c.batches {
-		errs = append(errs, st.Close())
+		errs = append(errs, c.closeWriterStmt(st))
 	}
 	for _, st := range append(c.eventStmts[:], c.eventIDStmts[:]...) {
 		if st != nil {

@@ -310,13 +310,9 @@ func (w *Writer) JobTransition(ctx context.Context, p store.JobTransitionParams)
 	if closeStmt != nil {
 		defer closeStmt()
 	}
-	res, err := st.ExecContext(bg, args...)
+	n, err := w.execStmt(st, args)
 	clear(args)
 	w.scratch.args = args[:0]
-	if err != nil {
-		return fmt.Errorf("store: transition job %s: %w", p.ID, err)
-	}
-	n, err := res.RowsAffected()
 	if err != nil {
 		return fmt.Errorf("store: transition job %s: %w", p.ID, err)
 	}
@@ -329,16 +325,16 @@ func (w *Writer) JobTransition(ctx context.Context, p store.JobTransitionParams)
 // transitionStmt returns the statement for shape, preparing it on the
 // writer connection the first time the shape is seen. Past maxShapes
 // shapes, the statement is prepared for this use only and close is non-nil.
-func (w *Writer) transitionStmt(shape transitionShape) (st *sql.Stmt, close func(), err error) {
+func (w *Writer) transitionStmt(shape transitionShape) (st *writerStmt, close func(), err error) {
 	if st, ok := w.s.shapes[shape]; ok {
 		return st, nil, nil
 	}
-	st, err = w.s.prepareOn(shape.sql(w.s.D.StateGuard))
+	st, err = w.s.prepareWriter(w.s.D.rebind(shape.sql(w.s.D.StateGuard)))
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(w.s.shapes) >= maxShapes {
-		return st, func() { _ = st.Close() }, nil
+		return st, func() { _ = w.s.closeWriterStmt(st) }, nil
 	}
 	w.s.shapes[shape] = st
 	return st, nil, nil
