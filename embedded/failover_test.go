@@ -75,7 +75,18 @@ func runChild(name, url, witness string) int {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1
 	}
-	w, err := fw.NewWorker(worker.Options{Name: name, Slots: 4, Handlers: map[string]worker.Handler{
+	// The first child's worker has one slot. Placement breaks a tie
+	// between two equal workers by the lower worker id (package policy,
+	// placementBefore), a draw: when a's worker won it, its four slots
+	// kept up with both children's submits and the standby's worker,
+	// which the kill waits for, got no job (two runs in three under
+	// -race on a slow machine). One slot at 20 ms a job is saturated by
+	// the two children's submits, so b's worker gets jobs either way.
+	slots := 4
+	if name == "a" {
+		slots = 1
+	}
+	w, err := fw.NewWorker(worker.Options{Name: name, Slots: slots, Handlers: map[string]worker.Handler{
 		"witnessed": worker.HandlerFunc(func(ctx context.Context, job worker.Job) (json.RawMessage, error) {
 			_, _ = fmt.Fprintf(wf, "start %s %d\n", job.IdempotencyKey, pid)
 			time.Sleep(20 * time.Millisecond)
