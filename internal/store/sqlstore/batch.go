@@ -37,7 +37,7 @@ func (w *Writer) batchStmt(key batchKey, render func() string) (*writerStmt, err
 	if len(w.s.batches) >= maxBatchStmts {
 		return nil, nil
 	}
-	st, err := w.s.prepareWriter(w.s.D.rebind(render()))
+	st, err := w.s.prepareWriter(render())
 	if err != nil {
 		return nil, err
 	}

@@ -113,51 +113,49 @@ func (c *Core) classifyPiped(err error) error {
 	return fmt.Errorf("%w: pipelined statements: %w", sentinel, err)
 }
 
-// pipedSQL caches the statement texts of the pipeline by what they
-// depend on (shape and row count), rebound for the dialect.
+// pipedSQL caches the statements of the pipeline by what they depend on
+// (shape and row count), rebound for the dialect.
 type pipedSQL struct {
 	mu    sync.Mutex
-	texts map[any]string
-	// arrayTypes holds, by transition shape, the column types of its
-	// statement from arrays (texts holds the statement under
-	// transitionArrayKey): a batch needs them for its arrays, and
-	// rendering the statement again for them cost 2.5% of an embedded
-	// PostgreSQL drain's samples.
-	arrayTypes map[transitionShape][]string
+	stmts map[any]pipedStmt
 }
 
-// transitionArray returns the statement of sh from column arrays and its
-// columns' types, rendering them on the shape's first use.
-func (p *pipedSQL) transitionArray(sh transitionShape, render func() (string, []string)) (string, []string) {
+// pipedStmt is a cached statement: its text and, for a statement from
+// column arrays whose caller needs them (getTyped), its columns' types.
+type pipedStmt struct {
+	text  string
+	types []string
+}
+
+// lookup returns key's statement, rendering it on the key's first use.
+func (p *pipedSQL) lookup(key any, render func() pipedStmt) pipedStmt {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if types, ok := p.arrayTypes[sh]; ok {
-		return p.texts[transitionArrayKey{sh}], types
+	if st, ok := p.stmts[key]; ok {
+		return st
 	}
-	if p.texts == nil {
-		p.texts = map[any]string{}
+	if p.stmts == nil {
+		p.stmts = map[any]pipedStmt{}
 	}
-	if p.arrayTypes == nil {
-		p.arrayTypes = map[transitionShape][]string{}
-	}
-	q, types := render()
-	p.texts[transitionArrayKey{sh}] = q
-	p.arrayTypes[sh] = types
-	return q, types
+	st := render()
+	p.stmts[key] = st
+	return st
 }
 
 func (p *pipedSQL) get(key any, render func() string) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if q, ok := p.texts[key]; ok {
-		return q
-	}
-	if p.texts == nil {
-		p.texts = map[any]string{}
-	}
-	q := render()
-	p.texts[key] = q
-	return q
+	return p.lookup(key, func() pipedStmt { return pipedStmt{text: render()} }).text
+}
+
+// getTyped is get of a statement that comes with its columns' types: a
+// batch of transitions needs them for its arrays, and rendering the
+// statement again for them cost 2.5% of an embedded PostgreSQL drain's
+// samples.
+func (p *pipedSQL) getTyped(key any, render func() (string, []string)) (string, []string) {
+	st := p.lookup(key, func() pipedStmt {
+		q, types := render()
+		return pipedStmt{text: q, types: types}
+	})
+	return st.text, st.types
 }
 
 type (
@@ -272,7 +270,7 @@ func (w *Writer) queueTransitions(sh transitionShape, rows [][]any) {
 // are at most maxBatchedRows, flushHeld); false, and nothing queued, if a
 // value does not fit its column's type.
 func (w *Writer) queueArrayTransitions(sh transitionShape, rows [][]any) bool {
-	q, types := w.s.piped.transitionArray(sh, func() (string, []string) {
+	q, types := w.s.piped.getTyped(transitionArrayKey{sh}, func() (string, []string) {
 		update, types := sh.arraySQL(w.s.D.StateGuard)
 		return w.s.D.rebind("WITH changed AS (" + update + " RETURNING 1) " +
 			"SELECT " + w.s.D.ExpectRows + "(count(*), ?) FROM changed"), types

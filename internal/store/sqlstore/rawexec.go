@@ -17,10 +17,11 @@ import (
 // and building the []driver.NamedValue of every call (its own allocation,
 // about a tenth of the bytes an embedded SQLite drain allocated). A
 // writerStmt of a RawExec dialect is prepared on the driver connection
-// (sql.Conn.Raw) and run there with the Writer's reused argument slice;
-// the arguments are converted as database/sql converts them for a driver
-// without a NamedValueChecker (driver.DefaultParameterConverter), and their
-// count is checked against the statement's, as database/sql does. The
+// (sql.Conn.Raw) and run there with one reused argument slice
+// (Core.rawArgs); the arguments are converted as database/sql converts
+// them for a driver without a NamedValueChecker
+// (driver.DefaultParameterConverter), and their count is checked against
+// the statement's, as database/sql does. The
 // writer connection is the Writer's alone for the transaction, so running
 // on it directly changes nothing else.
 
@@ -31,16 +32,17 @@ type writerStmt struct {
 	inputs int         // raw's placeholder count; -1 when the driver does not say
 }
 
-// prepareWriter prepares q (placeholders already rebound) on the writer
+// prepareWriter prepares q (with ? placeholders) on the writer
 // connection.
 func (c *Core) prepareWriter(q string) (*writerStmt, error) {
 	if !c.D.RawExec {
-		st, err := c.WConn.PrepareContext(bg, q)
+		st, err := c.prepareOn(q)
 		if err != nil {
 			return nil, err
 		}
 		return &writerStmt{st: st}, nil
 	}
+	q = c.D.rebind(q)
 	var ws *writerStmt
 	err := c.WConn.Raw(func(dc any) error {
 		prep, ok := dc.(driver.ConnPrepareContext)
@@ -61,7 +63,7 @@ func (c *Core) prepareWriter(q string) (*writerStmt, error) {
 	return ws, err
 }
 
-// close closes the statement.
+// closeWriterStmt closes ws.
 func (c *Core) closeWriterStmt(ws *writerStmt) error {
 	if ws.st != nil {
 		return ws.st.Close()

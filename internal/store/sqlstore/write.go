@@ -329,7 +329,7 @@ func (w *Writer) transitionStmt(shape transitionShape) (st *writerStmt, close fu
 	if st, ok := w.s.shapes[shape]; ok {
 		return st, nil, nil
 	}
-	st, err = w.s.prepareWriter(w.s.D.rebind(shape.sql(w.s.D.StateGuard)))
+	st, err = w.s.prepareWriter(shape.sql(w.s.D.StateGuard))
 	if err != nil {
 		return nil, nil, err
 	}
