@@ -51,6 +51,7 @@ type runConfig struct {
 	gcFloor    string
 	logLevel   string
 	memstats   bool
+	cpustats   bool
 	p          Params
 	fw         FairwayOptions
 }
@@ -97,6 +98,7 @@ func newFlagSet(name string, stderr io.Writer, c *runConfig) *flag.FlagSet {
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.StringVar(&c.memProfile, "memprofile", "", "write the whole run's allocation profile (go tool pprof -sample_index=alloc_space) to this file at its end")
 	fs.BoolVar(&c.memstats, "memstats", false, "drain: add the bytes and objects the whole process allocated per job in the insert and in the work phase (runtime.MemStats) to the summary line")
+	fs.BoolVar(&c.cpustats, "cpustats", false, "drain: add the CPU per job of this process, of the whole machine (the database server's included) and of the rest, and the machine's busy share, in the insert and in the work phase (getrusage, /proc/stat; Linux only) to the summary line")
 	fs.StringVar(&c.traceFile, "trace", "", "write a Go execution trace of the whole run to this file (go tool trace): where goroutines run and wait")
 	fs.StringVar(&c.gcFloor, "gc-floor", config.DefaultGCFloor.String(),
 		"the process's GC floor, as server.gc_floor sets it for fairway server (0: off, Go's default collector pacing)")
@@ -240,7 +242,7 @@ func runAll(ctx context.Context, c *runConfig, selected []workload, sys System, 
 			logf("running %s on %s", w.name, sys.Name())
 			wctx, cancel := context.WithTimeout(ctx, c.timeout)
 			start := time.Now()
-			err = w.run(wctx, &env{sys: sys, info: info, p: &c.p, logf: logf, memstats: c.memstats}, l)
+			err = w.run(wctx, &env{sys: sys, info: info, p: &c.p, logf: logf, memstats: c.memstats, cpustats: c.cpustats}, l)
 			cancel()
 			l.add("run_s", time.Since(start))
 			l.add("durability", info.Durability).add("config", info.Config)

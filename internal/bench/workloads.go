@@ -25,6 +25,9 @@ type env struct {
 	logf func(format string, a ...any)
 	// memstats adds the drain's allocation figures per phase to its line.
 	memstats bool
+	// cpustats adds the drain's CPU figures per phase to its line
+	// (cpustats.go).
+	cpustats bool
 }
 
 // allocMark is the process's cumulative allocation counters at one moment.
@@ -107,7 +110,7 @@ func runDrain(ctx context.Context, e *env, l *line) error {
 	rec := newRecorder(int(n))
 	jobs := newJobs(1, n, ClassNormal)
 
-	m0 := e.markAllocs()
+	m0, c0 := e.markAllocs(), e.markCPU()
 	t0 := time.Now()
 	if err := sys.InsertBatch(ctx, jobs); err != nil {
 		return fmt.Errorf("insert: %w", err)
@@ -115,13 +118,14 @@ func runDrain(ctx context.Context, e *env, l *line) error {
 	insDur := time.Since(t0)
 	l.add("insert_s", insDur).add("insert_jobs_per_s", rate(n, insDur))
 	e.addAllocs(l, "insert", m0, n)
+	e.addCPU(l, "insert", c0, n)
 	if out, err := sys.Outstanding(ctx); err != nil {
 		return fmt.Errorf("outstanding: %w", err)
 	} else if out != n {
 		return fmt.Errorf("after insert the system reports %d outstanding jobs, want %d", out, n)
 	}
 
-	m1 := e.markAllocs()
+	m1, c1 := e.markAllocs(), e.markCPU()
 	t1 := time.Now()
 	stop, err := sys.StartWorkers(ctx, WorkerConfig{Concurrency: p.Concurrency, OnStart: rec.onStart})
 	if err != nil {
@@ -137,6 +141,7 @@ func runDrain(ctx context.Context, e *env, l *line) error {
 		add("handlers_done_s", handlers).add("first_start_ms", ms(first)).
 		add("started", rec.started.Load()).add("dup_starts", rec.dups.Load())
 	e.addAllocs(l, "work", m1, n)
+	e.addCPU(l, "work", c1, n)
 	switch {
 	case derr != nil:
 		return fmt.Errorf("outstanding: %w", derr)
