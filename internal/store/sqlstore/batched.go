@@ -146,7 +146,8 @@ func (w *Writer) insertUnprepared(t *insertTable, rows []shapedRow) error {
 	for len(rows) > 0 {
 		n := min(len(rows), maxBatchedInserts)
 		q := t.insertShapeSQL(rows[0].shape, n, t.onConflict)
-		if err := checkInserted(w.s.WConn.ExecContext(bg, w.s.D.rebind(q), rowArgs(rows[:n])...))(n); err != nil {
+		got, err := rowsChanged(w.s.WConn.ExecContext(bg, w.s.D.rebind(q), rowArgs(rows[:n])...))
+		if err := checkInserted(got, err, n); err != nil {
 			return err
 		}
 		rows = rows[n:]
@@ -167,21 +168,18 @@ func rowArgs(rows []shapedRow) []any {
 	return args
 }
 
-// checkInserted fails a job insert of n rows that inserted fewer: an id
-// was taken.
-func checkInserted(res sql.Result, err error) func(n int) error {
-	return func(n int) error {
-		if err != nil {
-			return fmt.Errorf("store: insert jobs: %w", err)
-		}
-		got, err := res.RowsAffected()
-		return checkInsertedRows(got, err, n)
+// rowsChanged is the rows a statement run through database/sql changed,
+// or its failure.
+func rowsChanged(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
 	}
+	return res.RowsAffected()
 }
 
-// checkInsertedRows is checkInserted of a statement that inserted got
-// rows (err: its failure).
-func checkInsertedRows(got int64, err error, n int) error {
+// checkInserted fails a job insert of n rows that inserted got rows
+// (err: the statement's failure): fewer means an id was taken.
+func checkInserted(got int64, err error, n int) error {
 	if err != nil {
 		return fmt.Errorf("store: insert jobs: %w", err)
 	}
@@ -205,10 +203,11 @@ func (w *Writer) insertPrepared(t *insertTable, rows []shapedRow) error {
 			return fmt.Errorf("store: prepare inserts into %s: %w", t.name, err)
 		}
 		if st == nil { // too many shapes prepared: this one runs unprepared
-			return checkInserted(w.s.WConn.ExecContext(bg, w.s.D.rebind(render()), rowArgs(chunk)...))(n)
+			got, err := rowsChanged(w.s.WConn.ExecContext(bg, w.s.D.rebind(render()), rowArgs(chunk)...))
+			return checkInserted(got, err, n)
 		}
 		got, err := w.execStmt(st, rowArgs(chunk))
-		return checkInsertedRows(got, err, n)
+		return checkInserted(got, err, n)
 	})
 }
 
@@ -280,11 +279,7 @@ func (w *Writer) applyBatch(sh transitionShape, rows [][]any) error {
 	for _, r := range rows {
 		args = append(args, r...)
 	}
-	res, err := w.s.WConn.ExecContext(bg, w.s.D.rebind(q), args...)
-	if err != nil {
-		return fmt.Errorf("store: transitions: %w", err)
-	}
-	n, err := res.RowsAffected()
+	n, err := rowsChanged(w.s.WConn.ExecContext(bg, w.s.D.rebind(q), args...))
 	if err != nil {
 		return fmt.Errorf("store: transitions: %w", err)
 	}

@@ -74,11 +74,7 @@ func (c *Core) closeWriterStmt(ws *writerStmt) error {
 // execStmt runs ws with args and returns the rows it changed.
 func (w *Writer) execStmt(ws *writerStmt, args []any) (int64, error) {
 	if ws.st != nil {
-		res, err := ws.st.ExecContext(bg, args...)
-		if err != nil {
-			return 0, err
-		}
-		return res.RowsAffected()
+		return rowsChanged(ws.st.ExecContext(bg, args...))
 	}
 	if ws.inputs >= 0 && ws.inputs != len(args) {
 		return 0, fmt.Errorf("sql: expected %d arguments, got %d", ws.inputs, len(args))

@@ -201,11 +201,7 @@ func (w *Writer) exec(id stmtID, args ...any) (sql.Result, error) {
 }
 
 func (w *Writer) affected(id stmtID, args ...any) (int64, error) {
-	res, err := w.exec(id, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
+	return rowsChanged(w.exec(id, args...))
 }
 
 // atomically runs fn inside a savepoint so that an operation made of
