@@ -23,15 +23,24 @@ func workerSysProcAttr() *syscall.SysProcAttr {
 type cpuSample struct{ self, worker, jobs time.Duration }
 
 func takeCPUSample(workerPid int) (cpuSample, error) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return cpuSample{}, fmt.Errorf("getrusage: %w", err)
+	self, err := selfCPU()
+	if err != nil {
+		return cpuSample{}, err
 	}
 	own, children, err := procCPU(workerPid)
 	if err != nil {
 		return cpuSample{}, err
 	}
-	return cpuSample{self: tvDuration(ru.Utime) + tvDuration(ru.Stime), worker: own, jobs: children}, nil
+	return cpuSample{self: self, worker: own, jobs: children}, nil
+}
+
+// selfCPU is this process's CPU time so far (user and system).
+func selfCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	return tvDuration(ru.Utime) + tvDuration(ru.Stime), nil
 }
 
 func tvDuration(tv syscall.Timeval) time.Duration {

@@ -6,7 +6,7 @@ import (
 )
 
 // cpuMark is what --cpustats reads at the edge of a drain phase: this
-// process's CPU time (getrusage), the machine's busy and total CPU time
+// process's CPU time (getrusage), the machine's busy CPU time
 // (/proc/stat's first line: every CPU, every process, the database
 // server's included), and the wall clock.
 type cpuMark struct {

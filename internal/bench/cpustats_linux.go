@@ -8,16 +8,14 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
 // readCPU returns this process's CPU time so far and the machine's busy
 // CPU time so far, summed over its CPUs.
 func readCPU() (self, machineBusy time.Duration, err error) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, 0, fmt.Errorf("getrusage: %w", err)
+	if self, err = selfCPU(); err != nil {
+		return 0, 0, err
 	}
 	data, err := os.ReadFile("/proc/stat")
 	if err != nil {
@@ -27,7 +25,7 @@ func readCPU() (self, machineBusy time.Duration, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	return tvDuration(ru.Utime) + tvDuration(ru.Stime), busy, nil
+	return self, busy, nil
 }
 
 // procStatBusy reads the busy time from /proc/stat's first line, "cpu

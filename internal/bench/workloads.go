@@ -44,6 +44,24 @@ func (e *env) markAllocs() allocMark {
 	return allocMark{bytes: ms.TotalAlloc, mallocs: ms.Mallocs}
 }
 
+// phaseMark is what --memstats and --cpustats read at the start of a
+// drain phase.
+type phaseMark struct {
+	allocs allocMark
+	cpu    cpuMark
+}
+
+func (e *env) markPhase() phaseMark {
+	return phaseMark{allocs: e.markAllocs(), cpu: e.markCPU()}
+}
+
+// addPhase adds the phase's --memstats and --cpustats figures since from,
+// prefixed with the phase's name.
+func (e *env) addPhase(l *line, prefix string, from phaseMark, jobs int64) {
+	e.addAllocs(l, prefix, from.allocs, jobs)
+	e.addCPU(l, prefix, from.cpu, jobs)
+}
+
 // addAllocs adds, with --memstats, prefix_alloc_mb, prefix_alloc_b_per_job
 // and prefix_mallocs_per_job: what the whole process allocated since from.
 func (e *env) addAllocs(l *line, prefix string, from allocMark, jobs int64) {
@@ -110,22 +128,21 @@ func runDrain(ctx context.Context, e *env, l *line) error {
 	rec := newRecorder(int(n))
 	jobs := newJobs(1, n, ClassNormal)
 
-	m0, c0 := e.markAllocs(), e.markCPU()
+	m0 := e.markPhase()
 	t0 := time.Now()
 	if err := sys.InsertBatch(ctx, jobs); err != nil {
 		return fmt.Errorf("insert: %w", err)
 	}
 	insDur := time.Since(t0)
 	l.add("insert_s", insDur).add("insert_jobs_per_s", rate(n, insDur))
-	e.addAllocs(l, "insert", m0, n)
-	e.addCPU(l, "insert", c0, n)
+	e.addPhase(l, "insert", m0, n)
 	if out, err := sys.Outstanding(ctx); err != nil {
 		return fmt.Errorf("outstanding: %w", err)
 	} else if out != n {
 		return fmt.Errorf("after insert the system reports %d outstanding jobs, want %d", out, n)
 	}
 
-	m1, c1 := e.markAllocs(), e.markCPU()
+	m1 := e.markPhase()
 	t1 := time.Now()
 	stop, err := sys.StartWorkers(ctx, WorkerConfig{Concurrency: p.Concurrency, OnStart: rec.onStart})
 	if err != nil {
@@ -140,8 +157,7 @@ func runDrain(ctx context.Context, e *env, l *line) error {
 	l.add("work_s", workDur).add("work_jobs_per_s", rate(n, workDur)).
 		add("handlers_done_s", handlers).add("first_start_ms", ms(first)).
 		add("started", rec.started.Load()).add("dup_starts", rec.dups.Load())
-	e.addAllocs(l, "work", m1, n)
-	e.addCPU(l, "work", c1, n)
+	e.addPhase(l, "work", m1, n)
 	switch {
 	case derr != nil:
 		return fmt.Errorf("outstanding: %w", derr)
