@@ -250,7 +250,8 @@
 //	jobs_tenant_final    (tenant, final_state, created_at, id)  WHERE final_state IS NOT NULL
 //	jobs_finished        (finished_at)              WHERE finished_at IS NOT NULL (retention)
 //	jobs_live_events     (lease_event_id)           WHERE lease_event_id IS NOT NULL (held attempts: below)
-//	jobs_start_event     (start_event_id)           WHERE start_event_id IS NOT NULL (held attempts: below)
+//	jobs_start_event     (start_event_id)           WHERE start_event_id IS NOT NULL, and not a late start
+//	                                                one id before end_event_id (held attempts: below)
 //	jobs_end_event       (end_event_id)             WHERE end_event_id IS NOT NULL (below)
 //	jobs_submit_event    (submit_event_id)          WHERE submit_event_id IS NOT NULL (events)
 //
@@ -276,7 +277,13 @@
 // attempt's first id would miss the start or outcome events after n of
 // an attempt leased before n; one on its last id gives every attempt with
 // an event after n, but not in the order of the page: a feed read from
-// its start would read every attempt for each page. idempotency_keys has
+// its start would read every attempt for each page. One exception: a
+// held attempt whose start was reported with its completion, when the
+// finishing transition drew the started event's id just before the
+// outcome's (every drained job), is found through jobs_end_event, its
+// id one below (sqlstore's lateStartSource), so jobs_start_event leaves
+// it out and its finish writes one entry fewer; the feed walks both and
+// merges them like any other branch. idempotency_keys has
 // its primary key (tenant, key) and a created_at index for the purge of
 // expired claims; a job submitted without a key writes neither.
 //

@@ -76,6 +76,13 @@ func TestEventListPlansUseIndexes(t *testing.T) {
 				t.Errorf("%s: the submitted events are not read through jobs_submit_event:\n%s", name, text)
 			}
 		}
+		// The held attempts' started events: those reported on their own
+		// through jobs_start_event, the late ones through jobs_end_event
+		// (sqlstore's lateStartSource), which both branches above check.
+		if p.JobID == "" && (len(p.Types) == 0 || slices.Contains(p.Types, store.EventStarted)) &&
+			!strings.Contains(text, " using jobs_start_event on jobs") {
+			t.Errorf("%s: the held attempts' started events are not read through jobs_start_event:\n%s", name, text)
+		}
 		// The live attempts' events (store doc.go, "The hot row and its
 		// indexes"): in no index, so the store alone walks
 		// jobs_unfinished; the leader's read (NoLive) does not.
@@ -87,5 +94,12 @@ func TestEventListPlansUseIndexes(t *testing.T) {
 		if (p.JobID != "" || p.NoLive) && unfinished {
 			t.Errorf("%s: reads jobs_unfinished:\n%s", name, text)
 		}
+	}
+	// The largest event id: one end of each id index, the late starts'
+	// through jobs_end_event (their id is below their outcome's).
+	text := explainPlan(t, db, "last event id", s.D.EventLastID, nil)
+	if strings.Contains(text, "Seq Scan on jobs") || strings.Contains(text, "Seq Scan on executions") ||
+		!strings.Contains(text, "jobs_start_event on jobs") {
+		t.Errorf("the last event id reads a whole table or not jobs_start_event:\n%s", text)
 	}
 }

@@ -65,4 +65,11 @@ func TestEventListPlansUseIndexes(t *testing.T) {
 			t.Errorf("%s: reads jobs_unfinished:\n%s", name, text)
 		}
 	}
+	// The largest event id: one end of each id index, the late starts'
+	// through jobs_end_event (their id is below their outcome's).
+	text := queryPlan(t, s, "last event id", s.D.EventLastID, nil)
+	if strings.Contains(text, "SCAN jobs\n") || strings.Contains(text, "SCAN j\n") || strings.Contains(text, "SCAN executions\n") ||
+		!strings.Contains(text, "jobs_start_event") {
+		t.Errorf("the last event id reads a whole table or not jobs_start_event:\n%s", text)
+	}
 }

@@ -30,6 +30,12 @@ type eventSource struct {
 	// the completion), exitCode, class, errText and outcome feed the
 	// synthesised events.
 	worker, late, exitCode, class, errText, outcome string
+
+	// key is the indexed column the branch walks in id order, when it
+	// is not id itself: key = id + keyShift in every row of the branch
+	// (lateStartSource).
+	key      string
+	keyShift int64
 }
 
 const (
@@ -43,6 +49,7 @@ const (
 	eventJobEnd
 	eventJobLiveLeased
 	eventJobLiveStarted
+	eventJobLateStarted
 )
 
 const (
@@ -90,8 +97,10 @@ var eventSources = []eventSource{
 	// Held attempts (store doc.go, "The finished attempt in the job
 	// row"), through jobs_start_event. A held attempt's start
 	// reported with its completion has no start_event_at, as in an
-	// execution row.
+	// execution row; when its id is the one before its outcome event's,
+	// jobs_start_event leaves it out and jobs_end_event finds it.
 	jobStartedSource,
+	lateStartSource,
 	// The outcome event of a held attempt, through jobs_end_event.
 	{kind: eventJobEnd, from: "jobs j", base: "j.end_event_id IS NOT NULL",
 		typ: "CASE j.attempt_outcome WHEN 'succeeded' THEN 'succeeded' WHEN 'cancelled' THEN 'cancelled' ELSE 'failed' END",
@@ -115,11 +124,33 @@ var (
 		id: "j.lease_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant, at: "j.leased_at",
 		actor: "'system'", detail: nullText, scheduleID: nullText, worker: "j.worker_id", late: nullBigint,
 		exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText}
-	jobStartedSource = eventSource{kind: eventJobStarted, from: "jobs j", base: "j.start_event_id IS NOT NULL",
+	jobStartedSource = eventSource{kind: eventJobStarted, from: "jobs j", base: "j.start_event_id IS NOT NULL AND " + heldStartIndexed,
 		constType: store.EventStarted, id: "j.start_event_id", jobID: "j.id", attempt: "j.attempt", tenant: jobTenant,
 		at: "COALESCE(j.start_event_at, j.finished_at)", actor: jobWorker, detail: nullText, scheduleID: nullText,
 		worker: "j.worker_id", late: "CASE WHEN j.start_event_at IS NULL THEN j.started_at END",
 		exitCode: nullBigint, class: nullText, errText: nullText, outcome: nullText}
+)
+
+// lateStartSource is the started events of held attempts that
+// jobs_start_event leaves out (heldStartIndexed): reported with the
+// completion, and one id before the outcome event, which the same
+// transition drew. jobs_end_event gives them in id order, one apart.
+var lateStartSource = func() eventSource {
+	src := jobStartedSource
+	src.kind, src.base = eventJobLateStarted, "j.start_event_id IS NOT NULL AND "+heldStartLate
+	src.key, src.keyShift = "j.end_event_id", 1
+	return src
+}()
+
+// heldStartIndexed is jobs_start_event's condition beyond a started
+// event (both drivers' migrations, "jobs_start_event"), and
+// heldStartLate the rest of the started events a job row holds: a start
+// reported with the completion whose id is the one before the outcome
+// event's. The finish of a drained job writes no entry for its started
+// event: jobs_end_event, written anyway, serves both.
+const (
+	heldStartIndexed = "(j.start_event_at IS NOT NULL OR j.end_event_id IS NULL OR j.end_event_id <> j.start_event_id + 1)"
+	heldStartLate    = "j.start_event_at IS NULL AND j.end_event_id = j.start_event_id + 1"
 )
 
 // fromLiveColumn is src read from the live column of c instead of its
@@ -127,6 +158,14 @@ var (
 func (src eventSource) fromLiveColumn(kind int, c liveEventCol) eventSource {
 	src.kind, src.id, src.base = kind, "j."+c.live, "j."+c.live+" IS NOT NULL"
 	return src
+}
+
+// orderKey is the column the branch walks, in the order of its ids.
+func (src *eventSource) orderKey() string {
+	if src.key != "" {
+		return src.key
+	}
+	return src.id
 }
 
 // typeExpr is the branch's type column.
@@ -174,9 +213,10 @@ func (src *eventSource) filter(p *store.EventListParams) where {
 	if src.live() && p.JobID == "" {
 		w.add("j.final_state IS NULL") // the live columns are NULL in other rows
 	}
-	w.add(src.id+" > ?", p.AfterID)
+	key := src.orderKey()
+	w.add(key+" > ?", p.AfterID+src.keyShift)
 	if p.UpToID > 0 {
-		w.add(src.id+" <= ?", p.UpToID)
+		w.add(key+" <= ?", p.UpToID+src.keyShift)
 	}
 	if p.JobID != "" {
 		w.add(src.jobID+" = ?", p.JobID)
@@ -215,7 +255,7 @@ func (src *eventSource) branchSQL(w where, order string) string {
 		cols[i] += " AS " + name
 	}
 	return "SELECT * FROM (SELECT " + strings.Join(cols, ", ") + " FROM " + src.from + w.sql() +
-		" ORDER BY " + src.id + order + " LIMIT ?) AS b" + fmt.Sprint(src.kind)
+		" ORDER BY " + src.orderKey() + order + " LIMIT ?) AS b" + fmt.Sprint(src.kind)
 }
 
 var eventColumns = []string{"id", "kind", "job_id", "attempt", "tenant", "type", "at", "actor", "detail", "schedule_id",
@@ -289,7 +329,7 @@ func scanEvent(sc scanner) (store.Event, error) {
 	switch kind {
 	case eventExecLeased, eventJobLeased, eventJobLiveLeased:
 		return store.LeasedEvent(e.ID, e.JobID, e.Attempt, e.Tenant, e.At, x.WorkerID), nil
-	case eventExecStarted, eventJobStarted, eventJobLiveStarted:
+	case eventExecStarted, eventJobStarted, eventJobLiveStarted, eventJobLateStarted:
 		return store.StartedEvent(e.ID, e.JobID, e.Attempt, e.Tenant, e.At, x.WorkerID, x.StartedAt), nil
 	case eventExecEnd, eventJobEnd:
 		x.JobID, x.Attempt, x.FinishedAt = e.JobID, e.Attempt, e.At
@@ -306,7 +346,9 @@ func scanEvent(sc scanner) (store.Event, error) {
 
 // EventIDMaxima lists, comma-separated, the largest event id of each
 // place an event lives: the events table, the attempt rows' id columns
-// and the jobs' submitted ids, each one end of an index, and the live
+// and the jobs' submitted ids, each one end of an index (a held late
+// start that jobs_start_event leaves out is one below its outcome event's
+// id, in jobs_end_event), and the live
 // attempts' ids (liveEventMaxima). With the events' sequence, which
 // covers ids deleted by retention, it gives EventLastID.
 const EventIDMaxima = `COALESCE((SELECT max(id) FROM events), 0),
@@ -314,7 +356,7 @@ const EventIDMaxima = `COALESCE((SELECT max(id) FROM events), 0),
 	COALESCE((SELECT max(start_event_id) FROM executions WHERE start_event_id IS NOT NULL), 0),
 	COALESCE((SELECT max(end_event_id) FROM executions WHERE end_event_id IS NOT NULL), 0),
 	COALESCE((SELECT max(lease_event_id) FROM jobs WHERE lease_event_id IS NOT NULL), 0),
-	COALESCE((SELECT max(start_event_id) FROM jobs WHERE start_event_id IS NOT NULL), 0),
+	COALESCE((SELECT max(start_event_id) FROM jobs j WHERE start_event_id IS NOT NULL AND ` + heldStartIndexed + `), 0),
 	COALESCE((SELECT max(end_event_id) FROM jobs WHERE end_event_id IS NOT NULL), 0),
 	COALESCE((SELECT max(submit_event_id) FROM jobs WHERE submit_event_id IS NOT NULL), 0),
 	` + liveEventMaxima

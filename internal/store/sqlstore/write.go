@@ -513,18 +513,33 @@ func (w *Writer) EventDeleteBefore(ctx context.Context, before time.Time, limit 
 	// The events the job and execution rows hold go up to the same id.
 	// Held attempts' too (store doc.go, "The finished attempt in the job
 	// row"), not a live attempt's.
-	for _, tc := range [][3]string{{"executions", "lease_event_id"}, {"executions", "start_event_id"},
-		{"executions", "end_event_id"}, {"jobs", "submit_event_id"}, {"jobs", "lease_event_id", heldMarker},
-		{"jobs", "start_event_id", heldMarker}, {"jobs", "end_event_id"}} {
-		q := `UPDATE ` + tc[0] + ` SET ` + tc[1] + ` = NULL WHERE ` + tc[1] + ` <= ?`
-		if tc[2] != "" {
-			q += " AND " + tc[2]
-		}
-		if _, err := w.s.WConn.ExecContext(bg, w.s.D.rebind(q), last); err != nil {
-			return store.Purged{}, fmt.Errorf("store: delete old %s: %w", tc[1], err)
+	for _, c := range heldEventClears {
+		if _, err := w.s.WConn.ExecContext(bg, w.s.D.rebind(c.sql), last+c.shift); err != nil {
+			return store.Purged{}, fmt.Errorf("store: delete old %s: %w", c.col, err)
 		}
 	}
 	return p, nil
+}
+
+// heldEventClears clear the event ids up to an id (the argument, less
+// shift) from the job and execution rows, each through the index of its
+// column, as the feed reads them. A late start one id before its outcome
+// event (lateStartSource) is found by its outcome's id, before that is
+// cleared.
+var heldEventClears = []struct {
+	col, sql string
+	shift    int64
+}{
+	{col: "lease_event_id", sql: `UPDATE executions SET lease_event_id = NULL WHERE lease_event_id <= ?`},
+	{col: "start_event_id", sql: `UPDATE executions SET start_event_id = NULL WHERE start_event_id <= ?`},
+	{col: "end_event_id", sql: `UPDATE executions SET end_event_id = NULL WHERE end_event_id <= ?`},
+	{col: "submit_event_id", sql: `UPDATE jobs SET submit_event_id = NULL WHERE submit_event_id <= ?`},
+	{col: "lease_event_id", sql: `UPDATE jobs SET lease_event_id = NULL WHERE lease_event_id <= ? AND ` + heldMarker},
+	{col: "start_event_id", sql: `UPDATE jobs AS j SET start_event_id = NULL
+		WHERE j.start_event_id <= ? AND j.` + heldMarker + ` AND ` + heldStartIndexed},
+	{col: "start_event_id", shift: 1, sql: `UPDATE jobs AS j SET start_event_id = NULL
+		WHERE j.end_event_id <= ? AND j.start_event_id IS NOT NULL AND j.` + heldMarker + ` AND ` + heldStartLate},
+	{col: "end_event_id", sql: `UPDATE jobs SET end_event_id = NULL WHERE end_event_id <= ?`},
 }
 
 // idemExpiredSQL selects the oldest claims, through idempotency_keys_created.

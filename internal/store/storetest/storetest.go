@@ -58,6 +58,7 @@ var tests = []testCase{
 	{"SubmittedEvents", testSubmittedEvents},
 	{"RetentionOfRowlessEvents", testRetentionOfRowlessEvents},
 	{"HeldAttempts", testHeldAttempts},
+	{"LateStartEvents", testLateStartEvents},
 	{"SubmitTokens", testSubmitTokens},
 
 	{"IdempotencyDuplicateWithinWindow", testIdempotencyDuplicate},
