@@ -243,7 +243,8 @@
 // job is unfinished:
 //
 //	jobs_pkey            (id)                       every write, JobGet
-//	jobs_tenant_created  (tenant, created_at, id)   a tenant's listing, no state filter
+//	jobs_tenant_created  (tenant, created_at, id)   a tenant's listing, no state filter (SQLite)
+//	jobs_tenant_unfinished (tenant, created_at, id) WHERE final_state IS NULL: the same (PostgreSQL, below)
 //	jobs_schedule        (schedule_id, created_at)  WHERE schedule_id IS NOT NULL: a schedule's jobs
 //	jobs_unfinished      (created_at, id)           WHERE final_state IS NULL: the rebuild at lead
 //	jobs_final           (final_state, created_at, id)          WHERE final_state IS NOT NULL
@@ -266,7 +267,12 @@
 // terminal state in jobs_final (one index range each, 1+3 pages of at
 // most limit+1 rows), which costs a read a little wider and saves an
 // entry at every insert (on PostgreSQL, at every new row version that is
-// not HOT). Of the executions, executions_pkey (job_id, attempt) finds a
+// not HOT). On PostgreSQL a tenant's listing with no state does the same
+// with jobs_tenant_unfinished and jobs_tenant_final (sqlstore's
+// Dialect.TenantUnfinished): the finish, not HOT, would otherwise give
+// jobs_tenant_created an entry for every finished job. SQLite rewrites
+// an index entry only when its columns change, so there the finish never
+// writes jobs_tenant_created, and it stays. Of the executions, executions_pkey (job_id, attempt) finds a
 // job's attempts, executions_finished (finished_at) lists and summarises
 // finished attempts and serves retention, executions_leased (leased_at,
 // wait_ms) the wait series, executions_results_due the result uploads

@@ -126,6 +126,7 @@ var dialect = sqlstore.Dialect{
 	EventIDsReturned:       true,
 	BatchTransitions:       true,
 	ArrayBatches:           true,
+	TenantUnfinished:       true,
 	StateGuard:             "(state || '')", // an expression: a transition finds its row by id, never by a state index
 	TagFilter: func(table string) string {
 		return "EXISTS (SELECT 1 FROM jsonb_array_elements_text(" + table + ".tags::jsonb) AS t(tag) WHERE t.tag = ?)"

@@ -82,6 +82,14 @@ type Dialect struct {
 	// job_specs has no foreign key (its migration 0023; store doc.go,
 	// "The job's spec lives beside the hot row").
 	JobDelete string
+	// TenantUnfinished: a tenant's jobs are indexed by creation while
+	// they are unfinished (jobs_tenant_unfinished) and by terminal state
+	// once finished (jobs_tenant_final), so a tenant's listing with no
+	// state merges the two, as the listing of every job does (store
+	// doc.go, "The hot row and its indexes"). PostgreSQL: the finish, not
+	// HOT, would give jobs_tenant_created an entry. SQLite keeps
+	// jobs_tenant_created, which no update writes.
+	TenantUnfinished bool
 	// Unindexed is the form (%s: a column) in which a filter on the
 	// synthesised events' tenant is written: SQLite's planner, which has
 	// no statistics, would otherwise read every job of the tenant rather

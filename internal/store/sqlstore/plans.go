@@ -44,7 +44,8 @@ func (c *Core) PlannedQueries() []PlannedQuery {
 		list("list all", "jobs_unfinished", store.JobListParams{}, "jobs_final"),
 		list("list all, second page", "jobs_unfinished", store.JobListParams{
 			Cursor: store.JobCursor{CreatedAt: time.UnixMicro(1_030_000).UTC(), ID: "job-00030000"}.Encode()}, "jobs_final"),
-		list("list a tenant", "jobs_tenant_created", store.JobListParams{Tenant: "t1"}),
+		c.tenantListing(list),
+		c.tenantCount(),
 		list("list cancelled", "jobs_final", store.JobListParams{States: []store.State{store.StateCancelled}}),
 		list("list a tenant's failed", "jobs_tenant_final",
 			store.JobListParams{Tenant: "t1", States: []store.State{store.StateFailed}}),
@@ -89,4 +90,26 @@ func (c *Core) PlannedAttemptQueries() []PlannedQuery {
 		q("result uploads due", "executions_results_due", resultsDueSQL, []any{int64(3_000_000), 50}),
 		q("purge of idempotency claims", "idempotency_keys_created", idemExpiredSQL, []any{int64(1_000_100), 101}),
 	}
+}
+
+// tenantListing is the planned listing of a tenant's jobs: one range of
+// jobs_tenant_created, or with Dialect.TenantUnfinished the merge of
+// jobs_tenant_unfinished and jobs_tenant_final's terminal states.
+func (c *Core) tenantListing(list func(name, index string, p store.JobListParams, also ...string) PlannedQuery) PlannedQuery {
+	p := store.JobListParams{Tenant: "t1"}
+	if c.D.TenantUnfinished {
+		return list("list a tenant", "jobs_tenant_unfinished", p, "jobs_tenant_final")
+	}
+	return list("list a tenant", "jobs_tenant_created", p)
+}
+
+// tenantCount is the planned count of a tenant's jobs, through the same
+// indexes as its listing.
+func (c *Core) tenantCount() PlannedQuery {
+	q, args := c.jobCountQuery(store.JobListParams{Tenant: "t1"})
+	pq := PlannedQuery{Name: "count a tenant's jobs", Index: "jobs_tenant_created", SQL: c.D.rebind(q), Args: args}
+	if c.D.TenantUnfinished {
+		pq.Index, pq.Also = "jobs_tenant_unfinished", []string{"jobs_tenant_final"}
+	}
+	return pq
 }

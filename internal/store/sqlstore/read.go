@@ -261,10 +261,12 @@ func (s *Core) jobListQuery(p store.JobListParams, limit int) (string, []any, er
 	states := slices.Compact(slices.Sorted(slices.Values(p.States)))
 	var branches []func(*where)
 	switch {
-	case len(states) == 0 && p.Tenant == "" && p.ScheduleID == "":
-		// Every job: no index holds them all in (created_at, id) order
-		// (store doc.go, "The hot row and its indexes"), so the page
-		// merges the unfinished ones with each terminal state's.
+	case len(states) == 0 && p.ScheduleID == "" && (p.Tenant == "" || s.D.TenantUnfinished):
+		// Every job, or a tenant's: no index holds them all in
+		// (created_at, id) order (store doc.go, "The hot row and its
+		// indexes"), so the page merges the unfinished ones
+		// (jobs_unfinished, jobs_tenant_unfinished) with each terminal
+		// state's (jobs_final, jobs_tenant_final).
 		branches = append(branches, func(w *where) { w.add("final_state IS NULL") })
 		for _, st := range store.TerminalStates() {
 			branches = append(branches, func(w *where) { w.add("final_state = ?", string(st)) })
@@ -472,7 +474,27 @@ func (s *Core) JobCount(ctx context.Context, p store.JobListParams) (int64, erro
 	if err := s.readCheck(ctx); err != nil {
 		return 0, err
 	}
+	q, args := s.jobCountQuery(p)
+	var n int64
+	if err := s.RDB.QueryRowContext(ctx, s.D.rebind(q), args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count jobs: %w", err)
+	}
+	return n, nil
+}
+
+// jobCountQuery is JobCount's statement (? placeholders).
+func (s *Core) jobCountQuery(p store.JobListParams) (string, []any) {
 	w := s.jobFilter(p)
+	from := "jobs"
+	if p.Tag != "" { // the tags are the spec's
+		from = s.jobFrom()
+	}
+	if len(p.States) == 0 && p.Tenant != "" && p.ScheduleID == "" && s.D.TenantUnfinished {
+		// A tenant's unfinished jobs and finished ones: one index each.
+		count := func(cond string) string { return "(SELECT COUNT(*) FROM " + from + w.sql() + " AND " + cond + ")" }
+		return "SELECT " + count("final_state IS NULL") + " + " + count("final_state IS NOT NULL"),
+			append(slices.Clone(w.args), w.args...)
+	}
 	var final, unfinished []string
 	for _, st := range slices.Compact(slices.Sorted(slices.Values(p.States))) {
 		if st.Terminal() {
@@ -491,15 +513,7 @@ func (s *Core) JobCount(ctx context.Context, p store.JobListParams) (int64, erro
 		w.add("final_state IS NULL")
 		in(&w, "state", unfinished)
 	}
-	from := "jobs"
-	if p.Tag != "" { // the tags are the spec's
-		from = s.jobFrom()
-	}
-	var n int64
-	if err := s.RDB.QueryRowContext(ctx, s.D.rebind("SELECT COUNT(*) FROM "+from+w.sql()), w.args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("store: count jobs: %w", err)
-	}
-	return n, nil
+	return "SELECT COUNT(*) FROM " + from + w.sql(), w.args
 }
 
 // ExecutionSummary implements store.Reader. Its queries run in one read
