@@ -191,6 +191,14 @@
 // they are HOT too; the finish moves them to lease_event_id and
 // start_event_id (jobs_live_events, jobs_start_event) in its own UPDATE,
 // which is not HOT anyway (store doc.go, "The hot row and its indexes").
+// That update gives every index whose predicate the finished row meets an
+// entry, so the finished row meets as few as the reads allow: a drained
+// job's late start is found through jobs_end_event (jobs_start_event
+// leaves it out: migration 0024), and a tenant's jobs by creation are
+// indexed only while unfinished (jobs_tenant_unfinished, migration 0025;
+// a finished job is in jobs_tenant_final). A drained job's finish writes
+// seven entries: the key, jobs_final, jobs_tenant_final, jobs_finished,
+// jobs_live_events, jobs_end_event and jobs_submit_event.
 //
 // Durability: synchronous_commit stays on; a Write's channel reports once
 // COMMIT has returned, so acknowledged means committed and durable.

@@ -246,8 +246,10 @@
 //	                  A terminal job's row may hold its last attempt
 //	                  instead of an execution row (attempt_outcome set,
 //	                  attempt_* columns, end_event_id; partial indexes
-//	                  jobs_start_event, jobs_end_event; store doc, "The
-//	                  finished attempt in the job row").
+//	                  jobs_start_event, jobs_end_event; a start reported
+//	                  with the completion one id before the outcome is
+//	                  found through jobs_end_event, migration 0029; store
+//	                  doc, "The finished attempt in the job row").
 //	                  The job row also holds its submitted event
 //	                  (submit_event_id, submit_actor, submit_priority;
 //	                  partial index jobs_submit_event; store doc, "The
