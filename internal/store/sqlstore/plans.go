@@ -40,12 +40,20 @@ func (c *Core) PlannedQueries() []PlannedQuery {
 		return PlannedQuery{Name: name, Index: index, Also: also, SQL: c.D.rebind(q), Args: args}
 	}
 	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// A tenant's jobs: one range of jobs_tenant_created, or with
+	// Dialect.TenantUnfinished jobs_tenant_unfinished and
+	// jobs_tenant_final's terminal states.
+	tenantIndex, tenantAlso := "jobs_tenant_created", []string(nil)
+	if c.D.TenantUnfinished {
+		tenantIndex, tenantAlso = "jobs_tenant_unfinished", []string{"jobs_tenant_final"}
+	}
+	tenantCount, tenantCountArgs := c.jobCountQuery(store.JobListParams{Tenant: "t1"})
 	return []PlannedQuery{
 		list("list all", "jobs_unfinished", store.JobListParams{}, "jobs_final"),
 		list("list all, second page", "jobs_unfinished", store.JobListParams{
 			Cursor: store.JobCursor{CreatedAt: time.UnixMicro(1_030_000).UTC(), ID: "job-00030000"}.Encode()}, "jobs_final"),
-		c.tenantListing(list),
-		c.tenantCount(),
+		list("list a tenant", tenantIndex, store.JobListParams{Tenant: "t1"}, tenantAlso...),
+		{Name: "count a tenant's jobs", Index: tenantIndex, Also: tenantAlso, SQL: c.D.rebind(tenantCount), Args: tenantCountArgs},
 		list("list cancelled", "jobs_final", store.JobListParams{States: []store.State{store.StateCancelled}}),
 		list("list a tenant's failed", "jobs_tenant_final",
 			store.JobListParams{Tenant: "t1", States: []store.State{store.StateFailed}}),
@@ -90,26 +98,4 @@ func (c *Core) PlannedAttemptQueries() []PlannedQuery {
 		q("result uploads due", "executions_results_due", resultsDueSQL, []any{int64(3_000_000), 50}),
 		q("purge of idempotency claims", "idempotency_keys_created", idemExpiredSQL, []any{int64(1_000_100), 101}),
 	}
-}
-
-// tenantListing is the planned listing of a tenant's jobs: one range of
-// jobs_tenant_created, or with Dialect.TenantUnfinished the merge of
-// jobs_tenant_unfinished and jobs_tenant_final's terminal states.
-func (c *Core) tenantListing(list func(name, index string, p store.JobListParams, also ...string) PlannedQuery) PlannedQuery {
-	p := store.JobListParams{Tenant: "t1"}
-	if c.D.TenantUnfinished {
-		return list("list a tenant", "jobs_tenant_unfinished", p, "jobs_tenant_final")
-	}
-	return list("list a tenant", "jobs_tenant_created", p)
-}
-
-// tenantCount is the planned count of a tenant's jobs, through the same
-// indexes as its listing.
-func (c *Core) tenantCount() PlannedQuery {
-	q, args := c.jobCountQuery(store.JobListParams{Tenant: "t1"})
-	pq := PlannedQuery{Name: "count a tenant's jobs", Index: "jobs_tenant_created", SQL: c.D.rebind(q), Args: args}
-	if c.D.TenantUnfinished {
-		pq.Index, pq.Also = "jobs_tenant_unfinished", []string{"jobs_tenant_final"}
-	}
-	return pq
 }

@@ -44,6 +44,11 @@ func withOne(vals []string, one string) []string {
 	return append(slices.Clone(vals), one)
 }
 
+// clone is a copy of w that conditions can be added to, w unchanged.
+func (w *where) clone() where {
+	return where{conds: slices.Clone(w.conds), args: slices.Clone(w.args)}
+}
+
 func (w *where) sql() string {
 	if len(w.conds) == 0 {
 		return ""
@@ -261,7 +266,7 @@ func (s *Core) jobListQuery(p store.JobListParams, limit int) (string, []any, er
 	states := slices.Compact(slices.Sorted(slices.Values(p.States)))
 	var branches []func(*where)
 	switch {
-	case len(states) == 0 && p.ScheduleID == "" && (p.Tenant == "" || s.D.TenantUnfinished):
+	case len(states) == 0 && p.ScheduleID == "" && p.Tenant == "", s.tenantMerged(p):
 		// Every job, or a tenant's: no index holds them all in
 		// (created_at, id) order (store doc.go, "The hot row and its
 		// indexes"), so the page merges the unfinished ones
@@ -287,7 +292,7 @@ func (s *Core) jobListQuery(p store.JobListParams, limit int) (string, []any, er
 	parts := make([]string, len(branches))
 	var args []any
 	for i, cond := range branches {
-		b := where{conds: slices.Clone(w.conds), args: slices.Clone(w.args)}
+		b := w.clone()
 		cond(&b)
 		parts[i] = "SELECT * FROM (" + s.jobSelect() + b.sql() + order + ") AS s" + strconv.Itoa(i)
 		args = append(append(args, b.args...), limit+1)
@@ -482,6 +487,13 @@ func (s *Core) JobCount(ctx context.Context, p store.JobListParams) (int64, erro
 	return n, nil
 }
 
+// tenantMerged reports whether a tenant's jobs, with no state or
+// schedule, are read as their unfinished ones and their finished ones,
+// one index each (Dialect.TenantUnfinished).
+func (s *Core) tenantMerged(p store.JobListParams) bool {
+	return s.D.TenantUnfinished && p.Tenant != "" && len(p.States) == 0 && p.ScheduleID == ""
+}
+
 // jobCountQuery is JobCount's statement (? placeholders).
 func (s *Core) jobCountQuery(p store.JobListParams) (string, []any) {
 	w := s.jobFilter(p)
@@ -489,11 +501,13 @@ func (s *Core) jobCountQuery(p store.JobListParams) (string, []any) {
 	if p.Tag != "" { // the tags are the spec's
 		from = s.jobFrom()
 	}
-	if len(p.States) == 0 && p.Tenant != "" && p.ScheduleID == "" && s.D.TenantUnfinished {
+	if s.tenantMerged(p) {
 		// A tenant's unfinished jobs and finished ones: one index each.
-		count := func(cond string) string { return "(SELECT COUNT(*) FROM " + from + w.sql() + " AND " + cond + ")" }
-		return "SELECT " + count("final_state IS NULL") + " + " + count("final_state IS NOT NULL"),
-			append(slices.Clone(w.args), w.args...)
+		unfinished, finished := w.clone(), w.clone()
+		unfinished.add("final_state IS NULL")
+		finished.add("final_state IS NOT NULL")
+		return "SELECT (SELECT COUNT(*) FROM " + from + unfinished.sql() + ") + (SELECT COUNT(*) FROM " + from + finished.sql() + ")",
+			append(unfinished.args, finished.args...)
 	}
 	var final, unfinished []string
 	for _, st := range slices.Compact(slices.Sorted(slices.Values(p.States))) {

@@ -521,25 +521,33 @@ func (w *Writer) EventDeleteBefore(ctx context.Context, before time.Time, limit 
 	return p, nil
 }
 
-// heldEventClears clear the event ids up to an id (the argument, less
-// shift) from the job and execution rows, each through the index of its
-// column, as the feed reads them. A late start one id before its outcome
-// event (lateStartSource) is found by its outcome's id, before that is
-// cleared.
-var heldEventClears = []struct {
+// eventClear clears the event ids of col up to an id (the argument, less
+// shift) through the index the feed reads them by.
+type eventClear struct {
 	col, sql string
 	shift    int64
-}{
+}
+
+// heldEventClears clear the event ids the job and execution rows hold.
+// A job row's held starts are cleared as the feed reads them
+// (jobStartedSource, lateStartSource): a late start by its outcome's id,
+// before that is cleared.
+var heldEventClears = []eventClear{
 	{col: "lease_event_id", sql: `UPDATE executions SET lease_event_id = NULL WHERE lease_event_id <= ?`},
 	{col: "start_event_id", sql: `UPDATE executions SET start_event_id = NULL WHERE start_event_id <= ?`},
 	{col: "end_event_id", sql: `UPDATE executions SET end_event_id = NULL WHERE end_event_id <= ?`},
 	{col: "submit_event_id", sql: `UPDATE jobs SET submit_event_id = NULL WHERE submit_event_id <= ?`},
 	{col: "lease_event_id", sql: `UPDATE jobs SET lease_event_id = NULL WHERE lease_event_id <= ? AND ` + heldMarker},
-	{col: "start_event_id", sql: `UPDATE jobs AS j SET start_event_id = NULL
-		WHERE j.start_event_id <= ? AND j.` + heldMarker + ` AND ` + heldStartIndexed},
-	{col: "start_event_id", shift: 1, sql: `UPDATE jobs AS j SET start_event_id = NULL
-		WHERE j.end_event_id <= ? AND j.start_event_id IS NOT NULL AND j.` + heldMarker + ` AND ` + heldStartLate},
+	jobStartedSource.heldClear("start_event_id"),
+	lateStartSource.heldClear("start_event_id"),
 	{col: "end_event_id", sql: `UPDATE jobs SET end_event_id = NULL WHERE end_event_id <= ?`},
+}
+
+// heldClear is the clear of col in the job rows that hold an attempt
+// whose event src reads, walked as src walks them.
+func (src eventSource) heldClear(col string) eventClear {
+	return eventClear{col: col, shift: src.keyShift, sql: `UPDATE jobs AS j SET ` + col + ` = NULL
+		WHERE ` + src.orderKey() + ` <= ? AND ` + src.base + ` AND j.` + heldMarker}
 }
 
 // idemExpiredSQL selects the oldest claims, through idempotency_keys_created.
