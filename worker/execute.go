@@ -26,7 +26,6 @@ func (w *Worker) execute(t *task) {
 		err, cause error
 	)
 	if h := w.handlerFor(t.job.Type); h != nil {
-		t.gate.started()
 		res, err, cause = w.invoke(t, h)
 	} else {
 		t.gate.started()
@@ -65,7 +64,12 @@ func (w *Worker) invoke(t *task, h Handler) (res json.RawMessage, err, cause err
 		}
 		cause = context.Cause(ctx)
 	}()
-	res, err = h.Run(ctx, w.jobView(t))
+	view := w.jobView(t)
+	// The gate opens last, just before the handler runs: the attempts of
+	// lower priority behind it have their own set-up to do before theirs
+	// does, so the handlers begin in the order of the answer.
+	t.gate.started()
+	res, err = h.Run(ctx, view)
 	return res, err, nil
 }
 

@@ -73,7 +73,8 @@ func (g startGate) await(t *task) {
 
 // started counts this attempt as started; once its whole level has, the
 // attempts behind the gate go on. The caller calls it after the attempt's
-// start is recorded, so a later level never starts before it.
+// start is recorded, with nothing left to do but call the handler (invoke),
+// so that a later level neither starts nor begins its handler before it.
 func (g startGate) started() {
 	if g.done != nil {
 		g.done()
