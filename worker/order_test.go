@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -76,5 +78,41 @@ func TestStartGatesCancelled(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("a cancelled attempt stayed at its gate")
+	}
+}
+
+// TestWorkerStartsOneAnswerHighestPriorityFirst: the jobs of one lease
+// answer, listed highest priority first as the server lists them, begin
+// their handlers in that order, whatever order their goroutines run in.
+func TestWorkerStartsOneAnswerHighestPriorityFirst(t *testing.T) {
+	f := newFakeServer(t)
+	prios := []int{900, 900, 500, 100, 100, 100}
+	ids := make([]string, len(prios))
+	for i, p := range prios {
+		ids[i] = f.addJob(api.Job{Type: "report", Priority: p})
+	}
+	var mu sync.Mutex
+	var order []int
+	h := HandlerFunc(func(_ context.Context, j Job) (json.RawMessage, error) {
+		mu.Lock()
+		order = append(order, j.Priority)
+		mu.Unlock()
+		return nil, nil
+	})
+	opts := testOptions(t, f, map[string]Handler{"*": h})
+	opts.Slots = len(prios) // one answer leases them all
+	startWorker(t, opts)
+	f.waitFor("all completions", func() bool {
+		for _, id := range ids {
+			if len(f.completions(id)) != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.IsSortedFunc(order, func(a, b int) int { return b - a }) {
+		t.Fatalf("handlers began in priority order %v, want highest first", order)
 	}
 }
