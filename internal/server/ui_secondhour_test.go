@@ -75,10 +75,27 @@ func waitForText(t *testing.T, ctx context.Context, sel, want string) {
 			return
 		}
 		if time.Now().After(deadline) {
+			t.Logf("the page when the wait ended: %s", pageState(ctx))
 			t.Fatalf("%s never showed %q; it shows %q", sel, want, s)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// pageState describes the page for a failed wait: the route, the visible
+// headings and the start of main's HTML, read with Runtime.evaluate rather
+// than through chromedp's view of the DOM (TestTheWebUIInABrowser once
+// waited 15 s for an h1 it never saw, under load).
+func pageState(ctx context.Context) string {
+	var s string
+	look, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := chromedp.Run(look, chromedp.Evaluate(`location.hash + " | h1: " +
+		[...document.querySelectorAll("h1")].map((h) => JSON.stringify(h.textContent) + (h.checkVisibility() ? "" : " (hidden)")).join(", ") +
+		" | main: " + (document.querySelector("main") || { innerHTML: "(none)" }).innerHTML.slice(0, 800)`, &s)); err != nil {
+		return "unreadable: " + err.Error()
+	}
+	return s
 }
 
 func (p *uiPage) eval(js string, out any) {
