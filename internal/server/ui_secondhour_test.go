@@ -61,17 +61,26 @@ func (p *uiPage) waitText(sel, want string) {
 	waitForText(p.t, p.ctx, sel, want)
 }
 
-// waitForText waits up to 15 s until the page's sel shows want, failing
-// the test with what it shows otherwise.
+// waitForText waits up to 15 s until the page's sel shows want, read
+// through chromedp's DOM or, failing that, in the page itself, failing the
+// test with what it shows otherwise.
 func waitForText(t *testing.T, ctx context.Context, sel, want string) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		var s string
+		var s, direct string
 		look, cancel := context.WithTimeout(ctx, 2*time.Second) // a replaced node must not hold the wait
 		_ = chromedp.Run(look, chromedp.Text(sel, &s, chromedp.NodeVisible))
 		cancel()
 		if strings.Contains(s, want) {
+			return
+		}
+		// The same text read in the page, not through chromedp's view of
+		// the DOM, which can lag behind a page that replaced its nodes.
+		look, cancel = context.WithTimeout(ctx, 2*time.Second)
+		_ = chromedp.Run(look, chromedp.Evaluate(fmt.Sprintf(`(() => { const n = document.querySelector(%q); return n && n.checkVisibility() ? n.innerText : ""; })()`, sel), &direct))
+		cancel()
+		if strings.Contains(direct, want) {
 			return
 		}
 		if time.Now().After(deadline) {
