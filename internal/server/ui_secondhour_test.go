@@ -85,7 +85,7 @@ func waitForText(t *testing.T, ctx context.Context, sel, want string) {
 		}
 		if time.Now().After(deadline) {
 			t.Logf("the page when the wait ended: %s", pageState(ctx))
-			t.Fatalf("%s never showed %q; it shows %q", sel, want, s)
+			t.Fatalf("%s never showed %q; it shows %q (read in the page: %q)", sel, want, s, direct)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
