@@ -349,14 +349,15 @@ func scanEvent(sc scanner) (store.Event, error) {
 // and the jobs' submitted ids, each one end of an index (a held late
 // start that jobs_start_event leaves out is one below its outcome event's
 // id, in jobs_end_event), and the live
-// attempts' ids (liveEventMaxima). With the events' sequence, which
-// covers ids deleted by retention, it gives EventLastID.
-const EventIDMaxima = `COALESCE((SELECT max(id) FROM events), 0),
+// attempts' ids (liveEventMaxima). The job rows' held starts are read
+// as the feed's branch reads them (jobStartedSource). With the events'
+// sequence, which covers ids deleted by retention, it gives EventLastID.
+var EventIDMaxima = `COALESCE((SELECT max(id) FROM events), 0),
 	COALESCE((SELECT max(lease_event_id) FROM executions WHERE lease_event_id IS NOT NULL), 0),
 	COALESCE((SELECT max(start_event_id) FROM executions WHERE start_event_id IS NOT NULL), 0),
 	COALESCE((SELECT max(end_event_id) FROM executions WHERE end_event_id IS NOT NULL), 0),
 	COALESCE((SELECT max(lease_event_id) FROM jobs WHERE lease_event_id IS NOT NULL), 0),
-	COALESCE((SELECT max(start_event_id) FROM jobs j WHERE start_event_id IS NOT NULL AND ` + heldStartIndexed + `), 0),
+	COALESCE((SELECT max(j.start_event_id) FROM jobs j WHERE ` + jobStartedSource.base + `), 0),
 	COALESCE((SELECT max(end_event_id) FROM jobs WHERE end_event_id IS NOT NULL), 0),
 	COALESCE((SELECT max(submit_event_id) FROM jobs WHERE submit_event_id IS NOT NULL), 0),
 	` + liveEventMaxima
