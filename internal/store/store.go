@@ -113,7 +113,8 @@ type Store interface {
 // transaction and return before it ran (package queued, used by both
 // drivers; reads still see every Write whose WriteDeferred returned).
 // Ready is closed when the store is ready for the next Write (no queued
-// Write waits for its transaction, and on SQLite no fsync runs): a caller
+// Write waits for its transaction; on SQLite no fsync runs; on
+// PostgreSQL a transaction slot is free): a caller
 // with Writes in flight forms its next batch until then, rather than
 // until they are durable, so that its own work overlaps the store's.
 //

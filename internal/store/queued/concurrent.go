@@ -60,6 +60,7 @@ func (a *Applier) runConcurrent() {
 		a.mu.Lock()
 		for {
 			a.retireFinished()
+			a.ready.setFull(len(a.flying) >= Slots)
 			if len(a.queue) > 0 && len(a.flying) < Slots {
 				break
 			}
@@ -82,6 +83,7 @@ func (a *Applier) runConcurrent() {
 			pred = g
 		}
 		a.flying = append(a.flying, f)
+		a.ready.setFull(len(a.flying) >= Slots)
 		a.cond.Broadcast()
 		a.mu.Unlock()
 

@@ -234,3 +234,42 @@ func TestAFailedCommitFailsEverythingAfterIt(t *testing.T) {
 	db.let(2)
 	durableOK(t, insert(t, a, "d"))
 }
+
+// The store is ready for the next batch (store.Queueing) only while a
+// transaction slot is free: with both taken, a batch formed now would
+// wait in the queue for a slot, and the commands that arrive meanwhile
+// would wait a round more in the batch after it.
+func TestReadyOnlyWhileASlotIsFree(t *testing.T) {
+	db := newFakeDB()
+	ready := NewReadiness()
+	a := StartConcurrent(db.stage, ready)
+	t.Cleanup(a.Close)
+	isReady := func() bool {
+		select {
+		case <-ready.Channel():
+			return true
+		default:
+			return false
+		}
+	}
+
+	first := insert(t, a, "a")
+	db.expectBegan(t, 0)
+	if !isReady() {
+		t.Fatal("not ready with one slot free")
+	}
+	second := insert(t, a, "b")
+	db.expectBegan(t, 1)
+	if isReady() {
+		t.Error("ready while both slots are taken")
+	}
+	db.let(0)
+	durableOK(t, first)
+	select {
+	case <-ready.Channel():
+	case <-time.After(10 * time.Second): // bounded: the slot frees at once
+		t.Error("not ready after the first batch committed")
+	}
+	db.let(1)
+	durableOK(t, second)
+}

@@ -51,7 +51,13 @@
 // and idempotency keys each Write inserts or changes, for this Applier
 // only), and a failure fails every
 // batch after it. The rules and why they suffice are in package
-// postgres's doc.go ("Concurrent transactions").
+// postgres's doc.go ("Concurrent transactions"). Its Ready is open only
+// while a slot is free as well: with both taken, a batch handed over
+// would wait in the queue for a slot while the commands that arrive
+// meanwhile wait for the batch after it; held back, the caller gathers
+// them into this one (bench steady on PostgreSQL, alternating pairs:
+// completed/s 1.14× served, 1.07× embedded, at the median; the drain
+// 1.01×).
 //
 // The design and its crash argument are in package sqlite's doc.go
 // ("Queued writes"), where it was first built; PostgreSQL's part is in

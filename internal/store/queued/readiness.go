@@ -3,17 +3,20 @@ package queued
 import "sync"
 
 // Readiness is a store's Ready channel (store.Queueing): closed while no
-// recorded Write waits for the Applier and the disk is not syncing. A
-// batch formed while the disk works would wait for the next fsync anyway,
-// and gathering more commands into it costs their answers nothing and
-// saves a commit; a batch formed while the Applier runs the previous one
-// overlaps the caller's work with the store's. The Applier and the
-// driver's syncer (SQLite's) report their state changes.
+// recorded Write waits for the Applier, the disk is not syncing and a
+// concurrent Applier has a transaction slot free. A batch formed while
+// the disk works, or while every slot is taken, would wait for the next
+// fsync or the next free slot anyway, and gathering more commands into
+// it costs their answers nothing and saves a commit; a batch formed
+// while the Applier runs the previous one overlaps the caller's work
+// with the store's. The Applier and the driver's syncer (SQLite's)
+// report their state changes.
 type Readiness struct {
 	mu      sync.Mutex
 	ch      chan struct{}
 	waiting int  // recorded Writes waiting for the Applier
 	syncing bool // an fsync runs
+	full    bool // every transaction slot of a concurrent Applier is taken
 }
 
 // NewReadiness returns a Readiness that is ready.
@@ -45,9 +48,21 @@ func (r *Readiness) SetSyncing(on bool) {
 	r.update()
 }
 
+// setFull reports that every slot of a concurrent Applier is taken (on),
+// or that one is free.
+func (r *Readiness) setFull(on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.full == on {
+		return
+	}
+	r.full = on
+	r.update()
+}
+
 // update opens or closes ch to match the state; the caller holds mu.
 func (r *Readiness) update() {
-	ready := r.waiting == 0 && !r.syncing
+	ready := r.waiting == 0 && !r.syncing && !r.full
 	closed := false
 	select {
 	case <-r.ch:
