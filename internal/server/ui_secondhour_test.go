@@ -69,17 +69,13 @@ func waitForText(t *testing.T, ctx context.Context, sel, want string) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		var s, direct string
-		look, cancel := context.WithTimeout(ctx, 2*time.Second) // a replaced node must not hold the wait
-		_ = chromedp.Run(look, chromedp.Text(sel, &s, chromedp.NodeVisible))
-		cancel()
+		_ = runBriefly(ctx, chromedp.Text(sel, &s, chromedp.NodeVisible))
 		if strings.Contains(s, want) {
 			return
 		}
 		// The same text read in the page, not through chromedp's view of
 		// the DOM, which can lag behind a page that replaced its nodes.
-		look, cancel = context.WithTimeout(ctx, 2*time.Second)
-		_ = chromedp.Run(look, chromedp.Evaluate(fmt.Sprintf(`(() => { const n = document.querySelector(%q); return n && n.checkVisibility() ? n.innerText : ""; })()`, sel), &direct))
-		cancel()
+		_ = runBriefly(ctx, chromedp.Evaluate(fmt.Sprintf(`(() => { const n = document.querySelector(%q); return n && n.checkVisibility() ? n.innerText : ""; })()`, sel), &direct))
 		if strings.Contains(direct, want) {
 			return
 		}
@@ -97,14 +93,20 @@ func waitForText(t *testing.T, ctx context.Context, sel, want string) {
 // waited 15 s for an h1 it never saw, under load).
 func pageState(ctx context.Context) string {
 	var s string
-	look, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if err := chromedp.Run(look, chromedp.Evaluate(`location.hash + " | h1: " +
+	if err := runBriefly(ctx, chromedp.Evaluate(`location.hash + " | h1: " +
 		[...document.querySelectorAll("h1")].map((h) => JSON.stringify(h.textContent) + (h.checkVisibility() ? "" : " (hidden)")).join(", ") +
 		" | main: " + (document.querySelector("main") || { innerHTML: "(none)" }).innerHTML.slice(0, 800)`, &s)); err != nil {
 		return "unreadable: " + err.Error()
 	}
 	return s
+}
+
+// runBriefly runs action for at most 2 s: a replaced node must not hold
+// a wait.
+func runBriefly(ctx context.Context, action chromedp.Action) error {
+	look, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return chromedp.Run(look, action)
 }
 
 func (p *uiPage) eval(js string, out any) {

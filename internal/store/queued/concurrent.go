@@ -60,7 +60,6 @@ func (a *Applier) runConcurrent() {
 		a.mu.Lock()
 		for {
 			a.retireFinished()
-			a.ready.setFull(len(a.flying) >= Slots)
 			if len(a.queue) > 0 && len(a.flying) < Slots {
 				break
 			}
@@ -83,7 +82,7 @@ func (a *Applier) runConcurrent() {
 			pred = g
 		}
 		a.flying = append(a.flying, f)
-		a.ready.setFull(len(a.flying) >= Slots)
+		a.noteSlots()
 		a.cond.Broadcast()
 		a.mu.Unlock()
 
@@ -141,15 +140,24 @@ func finishedWell(f *flight) bool {
 // flying; a failed one fails its Writes and everything queued. The caller
 // holds mu.
 func (a *Applier) retireFinished() {
+	retired := false
 	for len(a.flying) > 0 && a.flying[0].done {
 		f := a.flying[0]
 		a.flying = a.flying[1:]
+		retired = true
 		if f.err != nil {
 			a.failLocked(f.batch, f.err)
 		}
 		a.cond.Broadcast()
 	}
+	if retired {
+		a.noteSlots()
+	}
 }
+
+// noteSlots tells the Readiness whether every slot is taken; called
+// where flying changes. The caller holds mu.
+func (a *Applier) noteSlots() { a.ready.setFull(len(a.flying) >= Slots) }
 
 // touchesAny reports whether a Write of batch touches one of rows.
 func touchesAny(batch []*item, rows map[string]struct{}) bool {
