@@ -162,7 +162,9 @@ func (w *Worker) startLoops(pollCtx, hbCtx context.Context, polls *sync.WaitGrou
 	polls.Go(func() { w.pollLoop(pollCtx) })
 	w.bg.Go(func() { w.heartbeatLoop(hbCtx) })
 	w.bg.Go(func() { w.completeLoop(w.netCtx) })
-	w.bg.Go(func() { w.bulkCompleteLoop(w.netCtx) })
+	for range reportsInFlight - 1 {
+		w.bg.Go(func() { w.bulkCompleteLoop(w.netCtx) })
+	}
 	w.bg.Go(func() { w.logLoop(w.netCtx) })
 }
 

@@ -664,6 +664,61 @@ func TestBulkReportWhileOneIsInFlight(t *testing.T) {
 	}
 }
 
+// TestReportsInFlightAreBounded: while reports wait on the server, each
+// new backlog of bulkReport completions goes out in a report of its own
+// until reportsInFlight are in flight; the next backlog waits for one of
+// them to come back, and every completion is reported once.
+func TestReportsInFlightAreBounded(t *testing.T) {
+	f := newFakeServer(t)
+	hold := make(chan struct{})
+	f.mu.Lock()
+	f.holdCompletes = hold
+	f.mu.Unlock()
+	noop := HandlerFunc(func(context.Context, Job) (json.RawMessage, error) { return nil, nil })
+	opts := testOptions(t, f, map[string]Handler{"*": noop})
+	opts.Slots = (reportsInFlight + 1) * bulkReport
+	w, _ := startWorker(t, opts)
+	first := f.addJob(api.Job{})
+	f.waitFor("the first report held", func() bool { return f.completesIn == 1 })
+	for n := 2; n <= reportsInFlight; n++ {
+		for range bulkReport {
+			f.addJob(api.Job{})
+		}
+		f.waitFor(fmt.Sprintf("report %d in flight", n), func() bool { return f.completesIn == n })
+	}
+	for range bulkReport {
+		f.addJob(api.Job{})
+	}
+	waitUntil(t, "the last backlog queued", func() bool { return w.completes.len() == bulkReport })
+	f.mu.Lock()
+	if f.completesIn != reportsInFlight {
+		t.Errorf("%d reports in flight with %d held and a backlog of %d, want %d", f.completesIn, reportsInFlight, bulkReport, reportsInFlight)
+	}
+	f.mu.Unlock()
+	close(hold)
+	total := 1 + reportsInFlight*bulkReport
+	f.waitFor("every completion", func() bool {
+		n := 0
+		for _, j := range f.jobs {
+			n += len(j.completed)
+		}
+		return n == total
+	})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.maxCompletesIn != reportsInFlight {
+		t.Errorf("at most %d reports in flight at once, want %d", f.maxCompletesIn, reportsInFlight)
+	}
+	for id, j := range f.jobs {
+		if len(j.completed) != 1 {
+			t.Errorf("job %s completed %d times", id, len(j.completed))
+		}
+	}
+	if len(f.completions(first)) != 1 {
+		t.Errorf("first job completed %d times", len(f.completions(first)))
+	}
+}
+
 // waitUntil polls cond (guarded by the test's bound) for state the fake
 // server does not see.
 func waitUntil(t *testing.T, what string, cond func() bool) {
