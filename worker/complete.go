@@ -30,9 +30,9 @@ const bulkReport = 32
 // transaction, the fsync — and each stage can hold a report of its own
 // only while three are in flight: with two, one stage idles in every
 // cycle (fairway bench drain, alternating pairs, three against two: work
-// jobs/s 1.10x served on SQLite, 1.07x embedded, seven pairs each; on
+// jobs/s 1.09x served on SQLite, 12 pairs, and 1.07x embedded, 7; on
 // PostgreSQL, whose drain is bound by the CPUs, 1.03x served and 0.99x
-// embedded, five pairs each). A fourth measured 0.95x against three.
+// embedded, 5 pairs each). A fourth measured 0.95x against three.
 const reportsInFlight = 3
 
 // errNotAccepted stands for completions the server asked to send again.

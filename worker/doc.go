@@ -51,7 +51,9 @@
 //     while every slot is taken (the lease loop waits for a slot, and the
 //     report, which asks for as many leases as it frees slots, is what
 //     brings the next jobs; reports sent at once still batch what ends
-//     while one is in flight). CommandHandler's
+//     while one is in flight). Up to three reports are in flight at once:
+//     a second and a third leave only while 32 completions or more wait
+//     behind the ones on the server (reportsInFlight). CommandHandler's
 //     completions carry the command's measured usage (CPU user and system,
 //     peak RSS, from the job's cgroup or rusage: package runner) as
 //     Completion.Usage; other handlers' carry none. A handler that
