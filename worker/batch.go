@@ -71,10 +71,16 @@ func (q *queue) len() int {
 }
 
 // take removes up to maxItems tasks from the head, and no more than
-// maxBytes by size (at least one) when size is not nil. It pokes the queue
-// again if some are left.
-func (q *queue) take(maxItems, maxBytes int, size func(*task) int) []*task {
+// maxBytes by size (at least one) when size is not nil, but nothing unless
+// at least min tasks wait: checked under the lock that takes them, so that
+// two consumers that both saw a backlog of min cannot split it into two
+// smaller batches. It pokes the queue again if some are left.
+func (q *queue) take(min, maxItems, maxBytes int, size func(*task) int) []*task {
 	q.mu.Lock()
+	if len(q.items) < min {
+		q.mu.Unlock()
+		return nil
+	}
 	n, total := 0, 0
 	for n < len(q.items) && n < maxItems {
 		if size != nil {

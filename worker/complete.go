@@ -63,7 +63,7 @@ func (w *Worker) completeLoop(ctx context.Context) {
 			}
 			return
 		}
-		failed := w.reportNext(ctx)
+		failed := w.reportNext(ctx, 1)
 		if failed == nil {
 			fails = 0
 			continue
@@ -87,15 +87,15 @@ func (w *Worker) bulkCompleteLoop(ctx context.Context) {
 		}
 		// A failed report is back in the queue for completeLoop, which
 		// owns the retry back-off.
-		_ = w.reportNext(ctx)
+		_ = w.reportNext(ctx, bulkReport)
 	}
 }
 
-// reportNext takes the next batch of completions, flushes the output
-// first, and reports it, one request per session. It returns the error of
+// reportNext takes the next batch of completions, if atLeast or more
+// wait, flushes the output first, and reports it, one request per session. It returns the error of
 // a report whose completions are back in the queue to be retried.
-func (w *Worker) reportNext(ctx context.Context) error {
-	batch := w.pruneDropped(w.completes.take(maxCompleteBatch, maxCompleteBytes, completionSize))
+func (w *Worker) reportNext(ctx context.Context, atLeast int) error {
+	batch := w.pruneDropped(w.completes.take(atLeast, maxCompleteBatch, maxCompleteBytes, completionSize))
 	if len(batch) == 0 {
 		return nil
 	}
