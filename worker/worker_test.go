@@ -617,19 +617,27 @@ func TestRefusedBatchIsRetriedOneByOne(t *testing.T) {
 	}
 }
 
-// TestBulkReportWhileOneIsInFlight: while a completion report waits on the
-// server, a backlog of bulkReport completions or more goes out in a second
-// report; a smaller one waits for the first.
-func TestBulkReportWhileOneIsInFlight(t *testing.T) {
-	f := newFakeServer(t)
-	hold := make(chan struct{})
+// startHeldReports starts a worker of no-op handlers with slots slots on
+// a fake server that keeps every complete call waiting until hold is
+// closed.
+func startHeldReports(t *testing.T, slots int) (f *fakeServer, w *Worker, hold chan struct{}) {
+	f = newFakeServer(t)
+	hold = make(chan struct{})
 	f.mu.Lock()
 	f.holdCompletes = hold
 	f.mu.Unlock()
 	noop := HandlerFunc(func(context.Context, Job) (json.RawMessage, error) { return nil, nil })
 	opts := testOptions(t, f, map[string]Handler{"*": noop})
-	opts.Slots = 2 * bulkReport
-	w, _ := startWorker(t, opts)
+	opts.Slots = slots
+	w, _ = startWorker(t, opts)
+	return f, w, hold
+}
+
+// TestBulkReportWhileOneIsInFlight: while a completion report waits on the
+// server, a backlog of bulkReport completions or more goes out in a second
+// report; a smaller one waits for the first.
+func TestBulkReportWhileOneIsInFlight(t *testing.T) {
+	f, w, hold := startHeldReports(t, 2*bulkReport)
 	first := f.addJob(api.Job{})
 	f.waitFor("the first report held", func() bool { return f.completesIn == 1 })
 	few := make([]string, bulkReport-1)
@@ -669,15 +677,7 @@ func TestBulkReportWhileOneIsInFlight(t *testing.T) {
 // until reportsInFlight are in flight; the next backlog waits for one of
 // them to come back, and every completion is reported once.
 func TestReportsInFlightAreBounded(t *testing.T) {
-	f := newFakeServer(t)
-	hold := make(chan struct{})
-	f.mu.Lock()
-	f.holdCompletes = hold
-	f.mu.Unlock()
-	noop := HandlerFunc(func(context.Context, Job) (json.RawMessage, error) { return nil, nil })
-	opts := testOptions(t, f, map[string]Handler{"*": noop})
-	opts.Slots = (reportsInFlight + 1) * bulkReport
-	w, _ := startWorker(t, opts)
+	f, w, hold := startHeldReports(t, (reportsInFlight+1)*bulkReport)
 	first := f.addJob(api.Job{})
 	f.waitFor("the first report held", func() bool { return f.completesIn == 1 })
 	for n := 2; n <= reportsInFlight; n++ {
