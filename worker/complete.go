@@ -82,18 +82,20 @@ func (w *Worker) completeLoop(ctx context.Context) {
 // worker runs reportsInFlight-1 of them beside completeLoop.
 func (w *Worker) bulkCompleteLoop(ctx context.Context) {
 	for w.completes.waitBulk(ctx) {
-		if w.reporting.Load() == 0 || w.completes.len() < bulkReport {
-			continue
+		if w.reporting.Load() == 0 {
+			continue // completeLoop sends the first report
 		}
-		// A failed report is back in the queue for completeLoop, which
-		// owns the retry back-off.
+		// Nothing is taken unless bulkReport wait (take checks it under
+		// the queue's lock). A failed report is back in the queue for
+		// completeLoop, which owns the retry back-off.
 		_ = w.reportNext(ctx, bulkReport)
 	}
 }
 
 // reportNext takes the next batch of completions, if atLeast or more
-// wait, flushes the output first, and reports it, one request per session. It returns the error of
-// a report whose completions are back in the queue to be retried.
+// wait, flushes the output first, and reports it, one request per
+// session. It returns the error of a report whose completions are back in
+// the queue to be retried.
 func (w *Worker) reportNext(ctx context.Context, atLeast int) error {
 	batch := w.pruneDropped(w.completes.take(atLeast, maxCompleteBatch, maxCompleteBytes, completionSize))
 	if len(batch) == 0 {
