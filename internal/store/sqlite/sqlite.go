@@ -46,6 +46,8 @@ var dialect = sqlstore.Dialect{
 	// The writer's hot statements skip database/sql's per-call work
 	// (sqlstore, rawexec.go).
 	RawExec: true,
+	// ... and bind their arguments and step in one cgo call (boundexec.go).
+	BoundExec: newBoundExec,
 	TagFilter: func(table string) string {
 		return "EXISTS (SELECT 1 FROM json_each(" + table + ".tags) WHERE json_each.value = ?)"
 	},

@@ -33,6 +33,10 @@ type Dialect struct {
 	// RawExec: the writer's prepared transition and batch statements run
 	// on the driver's statement, not through database/sql (rawexec.go).
 	RawExec bool
+	// BoundExec, if set, returns a function that runs a RawExec statement
+	// raw, prepared from q, with all its arguments in one call into the
+	// driver, or nil when it does not recognise raw (rawexec.go).
+	BoundExec func(raw driver.Stmt, q string) func(args []any) (int64, error)
 	// ArrayBatches: the pipelined batches (inserts, transitions,
 	// executions, events) pass each column as one array parameter and read
 	// their rows with unnest, instead of a multi-row VALUES list of

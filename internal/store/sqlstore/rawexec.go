@@ -23,13 +23,16 @@ import (
 // (driver.DefaultParameterConverter), and their count is checked against
 // the statement's, as database/sql does. The
 // writer connection is the Writer's alone for the transaction, so running
-// on it directly changes nothing else.
+// on it directly changes nothing else. A dialect with a BoundExec runs
+// the statement with all its arguments in one call into the driver
+// instead (SQLite: boundexec.go), when BoundExec recognises it.
 
 // writerStmt is a statement prepared on the writer connection.
 type writerStmt struct {
-	st     *sql.Stmt   // through database/sql; nil when raw is set
-	raw    driver.Stmt // on the driver connection (Dialect.RawExec)
-	inputs int         // raw's placeholder count; -1 when the driver does not say
+	st     *sql.Stmt                       // through database/sql; nil when raw is set
+	raw    driver.Stmt                     // on the driver connection (Dialect.RawExec)
+	inputs int                             // raw's placeholder count; -1 when the driver does not say
+	bound  func(args []any) (int64, error) // raw in one call (Dialect.BoundExec); nil if none
 }
 
 // prepareWriter prepares q (with ? placeholders) on the writer
@@ -58,6 +61,9 @@ func (c *Core) prepareWriter(q string) (*writerStmt, error) {
 			return errors.New("driver statement cannot execute with a context")
 		}
 		ws = &writerStmt{raw: raw, inputs: raw.NumInput()}
+		if c.D.BoundExec != nil {
+			ws.bound = c.D.BoundExec(raw, q)
+		}
 		return nil
 	})
 	return ws, err
@@ -78,6 +84,15 @@ func (w *Writer) execStmt(ws *writerStmt, args []any) (int64, error) {
 	}
 	if ws.inputs >= 0 && ws.inputs != len(args) {
 		return 0, fmt.Errorf("sql: expected %d arguments, got %d", ws.inputs, len(args))
+	}
+	if ws.bound != nil {
+		var n int64
+		err := w.s.WConn.Raw(func(any) error {
+			var err error
+			n, err = ws.bound(args)
+			return err
+		})
+		return n, err
 	}
 	named := w.s.rawArgs[:0]
 	for i, arg := range args {
