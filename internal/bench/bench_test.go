@@ -164,7 +164,8 @@ var keys = map[string][]string{
 		"p50_ms", "p95_ms", "p99_ms", "max_ms", "mean_ms", "insert_p50_ms", "insert_p99_ms", "missing",
 		"dup_starts", "insert_errors", "run_s", "durability", "config", "status"},
 	"priority": {"system", "workload", "low", "high", "concurrency", "high_after_low_started", "low_insert_s",
-		"high_wait_p50_ms", "high_wait_p99_ms", "high_wait_max_ms", "high_insert_s",
+		"high_wait_p50_ms", "high_wait_p99_ms", "high_wait_max_ms", "high_insert_p50_ms", "high_insert_p99_ms",
+		"high_ack_to_start_p50_ms", "high_ack_to_start_p99_ms", "high_insert_s",
 		"low_started_before_first_high", "low_started_after_first_high", "low_started_while_high_waiting", "low_leased_while_high_waiting",
 		"all_high_started_s", "dup_starts", "run_s", "durability", "config", "status"},
 }

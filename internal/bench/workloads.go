@@ -457,6 +457,17 @@ func runPriority(ctx context.Context, e *env, l *line) error {
 		}
 	}
 	addLatencies(l, "high_wait_", waits, int(high-hs), 0.50, 0.99, 1)
+	// The wait's two parts: the insert call (until it returned, the job
+	// committed) and from then to the start.
+	inserts, afterAck := make([]int64, 0, high), make([]int64, 0, high)
+	for i := int64(0); i < high; i++ {
+		inserts = append(inserts, ack[i]-enq[i])
+		if st := rec.start[low+1+i].Load(); st != 0 {
+			afterAck = append(afterAck, max(0, st-ack[i]))
+		}
+	}
+	addLatencies(l, "high_insert_", inserts, 0, 0.50, 0.99)
+	addLatencies(l, "high_ack_to_start_", afterAck, int(high-hs), 0.50, 0.99)
 	l.add("high_insert_s", insHighDur).
 		add("low_started_before_first_high", lowStartedBefore).
 		add("low_started_after_first_high", lowAfterFirst).
