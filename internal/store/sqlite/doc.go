@@ -32,6 +32,14 @@
 // connection, so what a reader, a checkpoint, the syncer or a crash sees
 // is what SQLite wrote (walbuf.go has the argument).
 //
+// The writer's prepared statements (transitions, batched inserts) run
+// through boundexec.c: one cgo call binds every argument from one
+// pointer-free buffer (SQLITE_STATIC), steps and resets the statement,
+// so SQLite holds no pointer into Go memory after it returns; go-sqlite3
+// would cross into C once per argument. It uses go-sqlite3's own
+// statement, found and checked by its SQL text and parameter count, or
+// leaves the statement to the driver (boundexec.go).
+//
 // Pragmas: journal_mode=WAL, synchronous=NORMAL (COMMIT appends to the WAL
 // without an fsync) with the store's own syncer fsyncing the WAL behind the
 // writer: Write returns, and WriteDeferred's channel reports, only once an
