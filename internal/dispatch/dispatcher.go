@@ -204,6 +204,10 @@ type Dispatcher struct {
 	// allocates and copies each event about twice over.
 	eventsCap int
 	queueing  store.Queueing // st, when it queues transactions; nil otherwise
+	// syncGathering is st's store.SyncGathering, or nil; syncWait decides
+	// whether a gathering waits for the fsync (gather.go).
+	syncGathering store.SyncGathering
+	syncWait      syncWait
 	// claimsInPlace: st claims idempotency keys in place
 	// (store.ClaimsInPlace), so an idle batch need not read them first.
 	claimsInPlace bool
@@ -355,9 +359,10 @@ func (d *Dispatcher) Done() <-chan struct{} { return d.done }
 
 func newDispatcher(st store.Store, cfg config.Config, log *slog.Logger, clock Clock, maxBatch int) (*Dispatcher, error) {
 	q, _ := st.(store.Queueing)
+	g, _ := st.(store.SyncGathering)
 	inPlace, _ := st.(store.ClaimsInPlace)
 	d := &Dispatcher{
-		st: st, queueing: q, claimsInPlace: inPlace != nil && inPlace.ClaimsInPlace(), cfg: cfg, log: log, clock: clock, done: make(chan struct{}),
+		st: st, queueing: q, syncGathering: g, syncWait: newSyncWait(), claimsInPlace: inPlace != nil && inPlace.ClaimsInPlace(), cfg: cfg, log: log, clock: clock, done: make(chan struct{}),
 		cmds: make(chan command, maxBatch), maxBatch: maxBatch,
 		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5eed)),
 	}
@@ -505,21 +510,46 @@ func (d *Dispatcher) wakeForSlot(slot *time.Timer) {
 // With a store that queues transactions (store.Queueing) the gathering
 // also ends once the store is ready to take the next one at once: the
 // dispatcher then forms batch n+1 while the store runs batch n and the
-// disk syncs batch n-1.
+// disk syncs batch n-1. On a store whose readiness waits for an fsync
+// (store.SyncGathering), it ends when only the fsync is left to wait
+// for, if recent waits for it gathered nothing (gather.go).
 func (d *Dispatcher) coalesce(ctx context.Context, batch []command) []command {
 	if d.urgent(batch[len(batch)-1]) {
 		return batch
 	}
-	var ready <-chan struct{}
+	var ready, unsynced <-chan struct{}
 	if d.queueing != nil {
 		ready = d.queueing.Ready()
 	}
+	if d.syncGathering != nil {
+		unsynced = d.syncGathering.ReadyUnlessSyncing()
+	}
+	syncOnly, arrived := false, 0 // waiting for the fsync alone; commands since
+	defer func() {
+		if syncOnly {
+			d.syncWait.observe(arrived)
+		}
+	}()
 	for len(batch) < d.maxBatch && len(d.inflight) > 0 {
+		if isClosed(unsynced) { // before any command: this wait's arrivals count
+			unsynced = nil
+			if isClosed(ready) {
+				return batch // ready: not an fsync wait
+			}
+			if d.syncWait.skip() {
+				return batch
+			}
+			syncOnly = true
+		}
 		select {
 		case <-ready:
 			return batch
+		case <-unsynced: // handled above
 		case c := <-d.cmds:
 			batch = append(batch, c)
+			if syncOnly {
+				arrived++
+			}
 			if d.urgent(c) {
 				return batch
 			}

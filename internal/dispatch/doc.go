@@ -23,7 +23,8 @@
 // instance.OpenedStore must keep it) the gathering ends as soon as the
 // store can take the next transaction (Ready): the dispatcher forms batch
 // n+1 while the store runs batch n (SQLite's Ready also waits out a
-// running fsync, whose batch would wait for the next one anyway). Every
+// running fsync, whose batch would wait for the next one anyway, unless
+// recent waits for the fsync gathered almost nothing: gather.go). Every
 // gathering ends early for a submit bringing a job that
 // outranks a lease still in a mailbox: it is applied at once, so that the
 // job can take that lease's slot before it leaves. An answer that would

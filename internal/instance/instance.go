@@ -247,6 +247,16 @@ func (o *OpenedStore) ClaimsInPlace() bool {
 	return ok && c.ClaimsInPlace()
 }
 
+// ReadyUnlessSyncing passes on the driver's store.SyncGathering
+// (SQLite's); a driver without one has no fsync of its own to wait for,
+// and the channel is nil.
+func (o *OpenedStore) ReadyUnlessSyncing() <-chan struct{} {
+	if g, ok := o.queueingStore.(store.SyncGathering); ok {
+		return g.ReadyUnlessSyncing()
+	}
+	return nil
+}
+
 // Close closes the store and releases what guarded it.
 func (o *OpenedStore) Close() error {
 	err := o.queueingStore.Close()

@@ -127,6 +127,17 @@ type Queueing interface {
 	Resume()
 }
 
+// SyncGathering is implemented by a Queueing store whose Ready also
+// waits for a running fsync (SQLite): ReadyUnlessSyncing is closed while
+// the store would be ready but for the fsync. Waiting for the fsync pays
+// only when more commands arrive meanwhile; a caller that finds none do
+// may hand over its batch when ReadyUnlessSyncing closes, and its
+// transaction then runs while the disk syncs the one before (package
+// dispatch, gather.go).
+type SyncGathering interface {
+	ReadyUnlessSyncing() <-chan struct{}
+}
+
 // ClaimsInPlace is implemented by a store whose keyed JobInsertBatched
 // claims the key with a statement of its own process, no round trip
 // (SQLite: on the writer connection, under the write lock). A caller with

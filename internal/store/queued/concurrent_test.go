@@ -273,3 +273,42 @@ func TestReadyOnlyWhileASlotIsFree(t *testing.T) {
 	db.let(1)
 	durableOK(t, second)
 }
+
+// ChannelUnlessSyncing is Channel without the fsync: closed while the
+// store would be ready but for the fsync, and open whenever a recorded
+// Write waits or every slot is taken, syncing or not.
+func TestReadyUnlessSyncingIgnoresOnlyTheFsync(t *testing.T) {
+	r := NewReadiness()
+	check := func(what string, ready, unsynced bool) {
+		t.Helper()
+		if got := isClosedCh(r.Channel()); got != ready {
+			t.Errorf("%s: ready %v, want %v", what, got, ready)
+		}
+		if got := isClosedCh(r.ChannelUnlessSyncing()); got != unsynced {
+			t.Errorf("%s: ready unless syncing %v, want %v", what, got, unsynced)
+		}
+	}
+	check("new", true, true)
+	r.SetSyncing(true)
+	check("syncing", false, true)
+	r.setWaiting(1)
+	check("syncing, a Write waiting", false, false)
+	r.setWaiting(0)
+	r.setFull(true)
+	check("syncing, every slot taken", false, false)
+	r.setFull(false)
+	check("syncing again", false, true)
+	r.SetSyncing(false)
+	check("idle", true, true)
+	r.setWaiting(1)
+	check("a Write waiting", false, false)
+}
+
+func isClosedCh(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

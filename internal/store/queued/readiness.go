@@ -10,19 +10,22 @@ import "sync"
 // it costs their answers nothing and saves a commit; a batch formed
 // while the Applier runs the previous one overlaps the caller's work
 // with the store's. The Applier and the driver's syncer (SQLite's)
-// report their state changes.
+// report their state changes. ChannelUnlessSyncing is the same without
+// the fsync (store.SyncGathering).
 type Readiness struct {
-	mu      sync.Mutex
-	ch      chan struct{}
-	waiting int  // recorded Writes waiting for the Applier
-	syncing bool // an fsync runs
-	full    bool // every transaction slot of a concurrent Applier is taken
+	mu       sync.Mutex
+	ch       chan struct{}
+	unsynced chan struct{} // as ch, but for the fsync (ChannelUnlessSyncing)
+	waiting  int           // recorded Writes waiting for the Applier
+	syncing  bool          // an fsync runs
+	full     bool          // every transaction slot of a concurrent Applier is taken
 }
 
 // NewReadiness returns a Readiness that is ready.
 func NewReadiness() *Readiness {
-	r := &Readiness{ch: make(chan struct{})}
+	r := &Readiness{ch: make(chan struct{}), unsynced: make(chan struct{})}
 	close(r.ch)
+	close(r.unsynced)
 	return r
 }
 
@@ -31,6 +34,15 @@ func (r *Readiness) Channel() <-chan struct{} {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.ch
+}
+
+// ChannelUnlessSyncing is closed while the store would be ready for the
+// next Write but for an fsync running: no recorded Write waits for the
+// Applier and a transaction slot is free.
+func (r *Readiness) ChannelUnlessSyncing() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.unsynced
 }
 
 func (r *Readiness) setWaiting(n int) {
@@ -60,19 +72,28 @@ func (r *Readiness) setFull(on bool) {
 	r.update()
 }
 
-// update opens or closes ch to match the state; the caller holds mu.
+// update opens or closes the channels to match the state; the caller
+// holds mu.
 func (r *Readiness) update() {
-	ready := r.waiting == 0 && !r.syncing && !r.full
+	unsynced := r.waiting == 0 && !r.full
+	r.ch = match(r.ch, unsynced && !r.syncing)
+	r.unsynced = match(r.unsynced, unsynced)
+}
+
+// match returns a channel that is closed if ready is set and open if
+// not: ch itself when it already is, else ch closed or a new channel.
+func match(ch chan struct{}, ready bool) chan struct{} {
 	closed := false
 	select {
-	case <-r.ch:
+	case <-ch:
 		closed = true
 	default:
 	}
 	switch {
 	case ready && !closed:
-		close(r.ch)
+		close(ch)
 	case !ready && closed:
-		r.ch = make(chan struct{})
+		return make(chan struct{})
 	}
+	return ch
 }

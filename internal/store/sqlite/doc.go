@@ -164,7 +164,14 @@
 // with work in flight forms batch n+1 while the applier runs batch n and
 // the disk syncs batch n-1, and while the disk works it gathers commands
 // whose answers would wait for the next fsync anyway, in one transaction
-// rather than many small ones. Ready and Resume are store.Queueing's: a
+// rather than many small ones — when commands do arrive meanwhile. The
+// store also says when it would be ready but for the fsync
+// (store.SyncGathering, ReadyUnlessSyncing), and a dispatcher whose recent
+// waits for the fsync gathered less than one command each on average hands
+// its batch over then (package dispatch, gather.go): in a drain the
+// workers' reports are all on their way already, and waiting only kept
+// the dispatcher's step and the next transaction behind the fsync.
+// Ready and Resume are store.Queueing's: a
 // wrapper of this store that hides them (as instance.OpenedStore did
 // until 2026-11-26) leaves the dispatcher forming each batch only once
 // the previous one is durable, so that step, transaction and fsync run

@@ -65,6 +65,7 @@ var bg = context.Background()
 var (
 	_ store.Store         = (*Store)(nil)
 	_ store.ClaimsInPlace = (*Store)(nil)
+	_ store.SyncGathering = (*Store)(nil)
 )
 
 // options are Open's settings.
@@ -472,6 +473,9 @@ func (s *Store) ClaimsInPlace() bool { return true }
 // fsync runs: a caller with Writes in flight forms its next batch until
 // then (store.Queueing; queued.Readiness says why).
 func (s *Store) Ready() <-chan struct{} { return s.ready.Channel() }
+
+// ReadyUnlessSyncing implements store.SyncGathering.
+func (s *Store) ReadyUnlessSyncing() <-chan struct{} { return s.ready.ChannelUnlessSyncing() }
 
 // Resume accepts writes again after a queued transaction failed; the
 // caller has rebuilt its state from the store (store.Queueing). A failed
