@@ -244,14 +244,7 @@ func TestReadyOnlyWhileASlotIsFree(t *testing.T) {
 	ready := NewReadiness()
 	a := StartConcurrent(db.stage, ready)
 	t.Cleanup(a.Close)
-	isReady := func() bool {
-		select {
-		case <-ready.Channel():
-			return true
-		default:
-			return false
-		}
-	}
+	isReady := func() bool { return isClosedCh(ready.Channel()) }
 
 	first := insert(t, a, "a")
 	db.expectBegan(t, 0)
