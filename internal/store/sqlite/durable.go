@@ -28,6 +28,13 @@ import (
 // syncer's fsync loses only commits nobody was told about: recovery drops
 // the WAL frames whose checksums or salts do not match.
 //
+// On Linux the syncer's "fsync" is fdatasync(2) (syncdata_linux.go): it
+// writes the file's data and the metadata needed to read it back, the
+// size when a commit grew the WAL, and skips the timestamps, which no
+// recovery reads. What a crash can lose is unchanged: frames whose commit
+// nobody was told of. The directory entry of a new WAL file is still made
+// durable with an fsync of the directory (syncWAL).
+//
 // The syncer fsyncs its own descriptor of the WAL, so it covers what the
 // writer had handed to the kernel when COMMIT returned. The writer's WAL
 // writes go through the fairway-walbuf VFS (walbuf.go), which gathers a
@@ -199,7 +206,7 @@ func (y *syncer) syncWAL() error {
 		}
 		y.wal = f
 	}
-	return y.wal.Sync()
+	return syncData(y.wal)
 }
 
 func syncDir(dir string) error {
