@@ -244,7 +244,7 @@ func TestReadyOnlyWhileASlotIsFree(t *testing.T) {
 	ready := NewReadiness()
 	a := StartConcurrent(db.stage, ready)
 	t.Cleanup(a.Close)
-	isReady := func() bool { return isClosedCh(ready.Channel()) }
+	isReady := func() bool { return isClosed(ready.Channel()) }
 
 	first := insert(t, a, "a")
 	db.expectBegan(t, 0)
@@ -274,10 +274,10 @@ func TestReadyUnlessSyncingIgnoresOnlyTheFsync(t *testing.T) {
 	r := NewReadiness()
 	check := func(what string, ready, unsynced bool) {
 		t.Helper()
-		if got := isClosedCh(r.Channel()); got != ready {
+		if got := isClosed(r.Channel()); got != ready {
 			t.Errorf("%s: ready %v, want %v", what, got, ready)
 		}
-		if got := isClosedCh(r.ChannelUnlessSyncing()); got != unsynced {
+		if got := isClosed(r.ChannelUnlessSyncing()); got != unsynced {
 			t.Errorf("%s: ready unless syncing %v, want %v", what, got, unsynced)
 		}
 	}
@@ -297,7 +297,7 @@ func TestReadyUnlessSyncingIgnoresOnlyTheFsync(t *testing.T) {
 	check("a Write waiting", false, false)
 }
 
-func isClosedCh(ch <-chan struct{}) bool {
+func isClosed(ch <-chan struct{}) bool {
 	select {
 	case <-ch:
 		return true

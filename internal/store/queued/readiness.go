@@ -75,9 +75,9 @@ func (r *Readiness) setFull(on bool) {
 // update opens or closes the channels to match the state; the caller
 // holds mu.
 func (r *Readiness) update() {
-	unsynced := r.waiting == 0 && !r.full
-	r.ch = match(r.ch, unsynced && !r.syncing)
-	r.unsynced = match(r.unsynced, unsynced)
+	free := r.waiting == 0 && !r.full // ready, but for a running fsync
+	r.ch = match(r.ch, free && !r.syncing)
+	r.unsynced = match(r.unsynced, free)
 }
 
 // match returns a channel that is closed if ready is set and open if

@@ -31,8 +31,8 @@ int fairway_bound_exec(sqlite3_stmt *st, int n, const unsigned char *kinds,
   sqlite3 *db = sqlite3_db_handle(st);
   int rc = SQLITE_OK;
   int i;
-  sqlite3_reset(st);
-  sqlite3_clear_bindings(st);
+  /* st is reset with no bindings: fresh from prepare, or as the last call
+     left it (below); nothing else runs it. */
   for (i = 0; i < n && rc == SQLITE_OK; i++) {
     switch (kinds[i]) {
     case K_NULL:
