@@ -32,6 +32,13 @@
 // connection, so what a reader, a checkpoint, the syncer or a crash sees
 // is what SQLite wrote (walbuf.go has the argument).
 //
+// A database opened without a WAL file gets one before the writer opens
+// it: walPreallocBytes of zeros (about 64 MiB, the size the WAL reaches
+// under continuous writes before it restarts), written and synced, so that
+// the commits of the WAL's first pass overwrite blocks the file has and
+// their fdatasync writes no new size; SQLite reads a log of zeros as empty
+// (walprealloc.go has the argument).
+//
 // The writer's prepared statements (transitions, batched inserts) run
 // through boundexec.c: one cgo call binds every argument from one
 // pointer-free buffer (SQLITE_STATIC), steps and resets the statement,

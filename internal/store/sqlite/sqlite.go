@@ -77,6 +77,7 @@ type options struct {
 	writerKiB   int // the writer's
 
 	checkpointEvery time.Duration
+	walPrealloc     int64 // bytes of zeros a new WAL file starts with (walprealloc.go)
 	// noFold sets sqlstore.Dialect.NoFold (tests).
 	noFold bool
 }
@@ -101,6 +102,11 @@ func WithIdempotencyWindow(d time.Duration) Option { return func(o *options) { o
 func WithCheckpointInterval(d time.Duration) Option {
 	return func(o *options) { o.checkpointEvery = d }
 }
+
+// WithWALPreallocation sets how many bytes of zeros a new WAL file is
+// created with (walprealloc.go; default walPreallocBytes, about 64 MiB);
+// 0 leaves the file to SQLite, which creates it empty.
+func WithWALPreallocation(bytes int64) Option { return func(o *options) { o.walPrealloc = bytes } }
 
 // WithCacheSize sets each reader connection's page cache in KiB (default
 // 32 MiB).
@@ -127,6 +133,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		writerKiB:   writerCacheKiB,
 
 		checkpointEvery: 100 * time.Millisecond,
+		walPrealloc:     walPreallocBytes,
 	}
 	for _, opt := range opts {
 		opt(&o)
@@ -218,6 +225,11 @@ func createWithPageSize(ctx context.Context, path string, o options) error {
 func (s *Store) openWriter(ctx context.Context, o options) error {
 	if err := createWithPageSize(ctx, s.path, o); err != nil {
 		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
+	}
+	if o.walPrealloc > 0 {
+		// Best effort (walprealloc.go): on failure SQLite creates the
+		// WAL itself, as it would without.
+		_, _ = preallocateWAL(s.path, s.path+"-wal", o.walPrealloc)
 	}
 	wo := o
 	wo.cacheKiB = o.writerKiB
