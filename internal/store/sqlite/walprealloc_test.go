@@ -12,7 +12,8 @@ import (
 )
 
 // TestOpenPreallocatesANewWAL: a store opened on a new database has a WAL
-// file of walPreallocBytes, and what it commits is there after a reopen.
+// file of walPreallocBytes; a clean close removes it (SQLite's last
+// connection does), and what the store committed is there after a reopen.
 func TestOpenPreallocatesANewWAL(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "fairway.db")
@@ -33,6 +34,9 @@ func TestOpenPreallocatesANewWAL(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + "-wal"); !os.IsNotExist(err) {
+		t.Errorf("WAL file left after a clean close (%v): the next Open would not preallocate", err)
 	}
 	s, err = Open(ctx, path)
 	if err != nil {
