@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"syscall"
 )
 
 // A new WAL file starts at its working size.
@@ -68,7 +69,7 @@ func preallocateWAL(dbPath, walPath string, size int64) (created bool, err error
 	if err != nil {
 		return false, fmt.Errorf("preallocate WAL: %w", err)
 	}
-	if err := fillZeros(f, size); err != nil {
+	if err := fillLikeSQLite(f, db, size); err != nil {
 		_ = f.Close()
 		return false, errors.Join(fmt.Errorf("preallocate WAL: %w", err), os.Remove(walPath))
 	}
@@ -76,6 +77,21 @@ func preallocateWAL(dbPath, walPath string, size int64) (created bool, err error
 		return false, errors.Join(fmt.Errorf("preallocate WAL: %w", err), os.Remove(walPath))
 	}
 	return true, nil
+}
+
+// fillLikeSQLite gives f the database file's permissions, whatever the
+// umask, and its owner when the process runs as root, as SQLite's unix
+// VFS does for a WAL file it creates, then fills it with size zeros.
+func fillLikeSQLite(f *os.File, db os.FileInfo, size int64) error {
+	if err := f.Chmod(db.Mode().Perm()); err != nil {
+		return err
+	}
+	if st, ok := db.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {
+		if err := f.Chown(int(st.Uid), int(st.Gid)); err != nil {
+			return err
+		}
+	}
+	return fillZeros(f, size)
 }
 
 // fillZeros writes size zero bytes to f from its start and syncs them.

@@ -87,12 +87,16 @@ func TestPreallocationLeavesAnExistingWALAlone(t *testing.T) {
 }
 
 // TestPreallocatedWALTakesTheDatabasePermissions: SQLite gives a WAL it
-// creates the database file's mode; so does preallocation, and the file
+// creates the database file's mode, whatever the umask; so does
+// preallocation (0664 is what a umask of 022 would narrow), and the file
 // is zeros.
 func TestPreallocatedWALTakesTheDatabasePermissions(t *testing.T) {
 	dir := t.TempDir()
 	db, wal := filepath.Join(dir, "fairway.db"), filepath.Join(dir, "fairway.db-wal")
 	if err := os.WriteFile(db, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(db, 0o664); err != nil {
 		t.Fatal(err)
 	}
 	const size = 3<<20 + 5 // not a whole number of fill chunks
@@ -104,8 +108,8 @@ func TestPreallocatedWALTakesTheDatabasePermissions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Mode().Perm() != 0o600 || fi.Size() != size {
-		t.Errorf("WAL mode %v size %d, want -rw------- and %d", fi.Mode().Perm(), fi.Size(), size)
+	if fi.Mode().Perm() != 0o664 || fi.Size() != size {
+		t.Errorf("WAL mode %v size %d, want -rw-rw-r-- and %d", fi.Mode().Perm(), fi.Size(), size)
 	}
 	got, err := os.ReadFile(wal)
 	if err != nil {
