@@ -296,12 +296,3 @@ func TestReadyUnlessSyncingIgnoresOnlyTheFsync(t *testing.T) {
 	r.setWaiting(1)
 	check("a Write waiting", false, false)
 }
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}

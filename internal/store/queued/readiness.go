@@ -83,12 +83,7 @@ func (r *Readiness) update() {
 // match returns a channel that is closed if ready is set and open if
 // not: ch itself when it already is, else ch closed or a new channel.
 func match(ch chan struct{}, ready bool) chan struct{} {
-	closed := false
-	select {
-	case <-ch:
-		closed = true
-	default:
-	}
+	closed := isClosed(ch)
 	switch {
 	case ready && !closed:
 		close(ch)
@@ -96,4 +91,14 @@ func match(ch chan struct{}, ready bool) chan struct{} {
 		return make(chan struct{})
 	}
 	return ch
+}
+
+// isClosed reports whether ch is closed; a nil ch is not.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
