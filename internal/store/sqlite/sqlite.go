@@ -229,7 +229,7 @@ func (s *Store) openWriter(ctx context.Context, o options) error {
 	if o.walPrealloc > 0 {
 		// Best effort (walprealloc.go): on failure SQLite creates the
 		// WAL itself, as it would without.
-		_, _ = preallocateWAL(s.path, s.path+"-wal", o.walPrealloc)
+		_, _ = preallocateWAL(s.path, o.walPrealloc)
 	}
 	wo := o
 	wo.cacheKiB = o.writerKiB

@@ -54,10 +54,11 @@ import (
 // the size the log reaches under continuous writes before it restarts.
 const walPreallocBytes = 32 + backstopPages*(24+pageSize)
 
-// preallocateWAL creates walPath, unless it exists, as size bytes of
-// zeros, synced, with the permissions of the database file dbPath. It
-// reports whether it created the file.
-func preallocateWAL(dbPath, walPath string, size int64) (created bool, err error) {
+// preallocateWAL creates the WAL file of the database file dbPath, unless
+// it exists, as size bytes of zeros, synced, with the database file's
+// permissions. It reports whether it created the file.
+func preallocateWAL(dbPath string, size int64) (created bool, err error) {
+	walPath := dbPath + "-wal"
 	db, err := os.Stat(dbPath)
 	if err != nil {
 		return false, fmt.Errorf("preallocate WAL: %w", err)

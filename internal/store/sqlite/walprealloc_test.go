@@ -73,7 +73,7 @@ func TestPreallocationLeavesAnExistingWALAlone(t *testing.T) {
 	if err := os.WriteFile(wal, frames, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	created, err := preallocateWAL(db, wal, 1<<20)
+	created, err := preallocateWAL(db, 1<<20)
 	if err != nil || created {
 		t.Fatalf("preallocateWAL on an existing WAL: created %v, %v", created, err)
 	}
@@ -100,7 +100,7 @@ func TestPreallocatedWALTakesTheDatabasePermissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	const size = 3<<20 + 5 // not a whole number of fill chunks
-	created, err := preallocateWAL(db, wal, size)
+	created, err := preallocateWAL(db, size)
 	if err != nil || !created {
 		t.Fatalf("created %v, %v", created, err)
 	}
